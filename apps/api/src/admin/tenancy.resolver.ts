@@ -1,0 +1,41 @@
+import { Args, Context, ID, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { notFound } from '@spanforge/errors';
+import { requireAdmin, requireProject, type RequestContext } from '../graphql/request-context';
+import { ApiKeyModel, CreateApiKeyInput, CreateProjectInput, CreateTenantInput, CreatedApiKeyModel, ProjectModel, TenantModel } from './tenancy.model';
+
+/** CONTRACT section 2: admin mutations behind ADMIN_TOKEN; `currentProject` for a project key. */
+@Resolver()
+export class TenancyResolver {
+  @Mutation(() => TenantModel, { description: 'Creates a tenant with a project named "default".' })
+  async createTenant(@Args('input') input: CreateTenantInput, @Context() context: RequestContext): Promise<TenantModel> {
+    requireAdmin(context);
+    const { tenant, project } = await context.infra.tenancy.createTenant(input.name);
+    return { ...tenant, projects: [project] };
+  }
+
+  @Mutation(() => ProjectModel)
+  async createProject(@Args('input') input: CreateProjectInput, @Context() context: RequestContext): Promise<ProjectModel> {
+    requireAdmin(context);
+    return context.infra.tenancy.createProject(input.tenantId, input.name);
+  }
+
+  @Mutation(() => CreatedApiKeyModel)
+  async createApiKey(@Args('input') input: CreateApiKeyInput, @Context() context: RequestContext): Promise<CreatedApiKeyModel> {
+    requireAdmin(context);
+    return context.infra.tenancy.createApiKey(input.projectId, input.name);
+  }
+
+  @Mutation(() => ApiKeyModel, { description: 'Revoked keys are refused by every process within a second.' })
+  async revokeApiKey(@Args('id', { type: () => ID }) id: string, @Context() context: RequestContext): Promise<ApiKeyModel> {
+    requireAdmin(context);
+    return context.infra.tenancy.revokeApiKey(id);
+  }
+
+  @Query(() => ProjectModel, { description: 'The project the bearer API key belongs to.' })
+  async currentProject(@Context() context: RequestContext): Promise<ProjectModel> {
+    const scope = await requireProject(context);
+    const project = await context.infra.tenancy.findProject(scope.projectId);
+    if (!project) throw notFound('the project of this key no longer exists');
+    return project;
+  }
+}

@@ -1,0 +1,36 @@
+import { GraphQLError } from 'graphql';
+import { defaultErrorFormatter, type MercuriusContext } from 'mercurius';
+import { DomainError, ErrorCode } from '@spanforge/errors';
+import type { Logger } from '@spanforge/runtime';
+
+type Execution = Parameters<typeof defaultErrorFormatter>[0];
+
+/**
+ * The one place GraphQL errors get their `extensions.code`. Domain errors keep their message;
+ * anything unexpected becomes INTERNAL with a generic message (the cause goes to the log only);
+ * parse and validation failures are BAD_USER_INPUT.
+ */
+export function graphqlErrorFormatter(log: Logger) {
+  return (execution: Execution, context: MercuriusContext) => {
+    // Mercurius wraps parse/validation failures in one error holding the real ones.
+    const flat = (execution.errors ?? []).flatMap((error) => {
+      const inner = (error.originalError as { errors?: unknown } | undefined)?.errors;
+      return Array.isArray(inner) ? inner.filter((e): e is GraphQLError => e instanceof GraphQLError) : [error];
+    });
+    const errors = flat.map((error) => {
+      const original = error.originalError;
+      if (original instanceof DomainError) return withCode(error, original.message, original.code);
+      if (original && !(original instanceof GraphQLError)) {
+        log.error(`GraphQL resolver failed at ${error.path?.join('.') ?? '?'}`, original);
+        return withCode(error, 'internal error', ErrorCode.INTERNAL);
+      }
+      if (typeof error.extensions?.code === 'string') return error;
+      return withCode(error, error.message, ErrorCode.BAD_USER_INPUT);
+    });
+    return defaultErrorFormatter({ ...execution, errors } as Execution, context);
+  };
+}
+
+function withCode(error: GraphQLError, message: string, code: string): GraphQLError {
+  return new GraphQLError(message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...error.extensions, code } });
+}

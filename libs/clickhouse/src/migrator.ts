@@ -1,0 +1,76 @@
+import { createHash } from 'node:crypto';
+import { readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { splitStatements } from './cluster-ddl';
+
+export interface ClickHouseMigration {
+  version: number;
+  name: string;
+  statements: string[];
+  checksum: string;
+}
+
+export async function readClickHouseMigrations(dir: string): Promise<ClickHouseMigration[]> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
+  const migrations: ClickHouseMigration[] = [];
+  for (const file of files) {
+    const match = /^(\d+)_([\w-]+)\.sql$/.exec(file);
+    if (!match) throw new Error(`migration file ${file} in ${dir} is not named NNN_name.sql`);
+    const text = await readFile(path.join(dir, file), 'utf8');
+    const version = Number(match[1]);
+    if (migrations.some((m) => m.version === version)) throw new Error(`two migrations numbered ${version} in ${dir}`);
+    migrations.push({
+      version,
+      name: file.replace(/\.sql$/, ''),
+      statements: splitStatements(text).map((s) => s.sql),
+      checksum: createHash('sha256').update(text).digest('hex'),
+    });
+  }
+  return migrations;
+}
+
+export interface ClickHouseMigrationResult {
+  applied: string[];
+  alreadyApplied: number;
+}
+
+/**
+ * Applies pending migrations statement by statement and records each in `schema_migrations`.
+ * Every statement is idempotent DDL (IF NOT EXISTS), so a migration interrupted half way, or run
+ * by two processes at once, converges when run again.
+ */
+export async function migrateClickHouse(client: ClickHouseClient, dir: string): Promise<ClickHouseMigrationResult> {
+  await client.command({
+    query: `CREATE TABLE IF NOT EXISTS schema_migrations (
+      version UInt32, name String, checksum String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
+    ) ENGINE = ReplacingMergeTree ORDER BY version`,
+  });
+  const recordedRows = await client.query({ query: 'SELECT version, any(checksum) AS checksum FROM schema_migrations GROUP BY version', format: 'JSONEachRow' });
+  const recorded = new Map((await recordedRows.json<{ version: number; checksum: string }>()).map((r) => [Number(r.version), r.checksum]));
+  const applied: string[] = [];
+  const migrations = await readClickHouseMigrations(dir);
+  for (const migration of migrations) {
+    const checksum = recorded.get(migration.version);
+    if (checksum !== undefined) {
+      if (checksum !== migration.checksum) {
+        throw new Error(`ClickHouse migration ${migration.name} changed after it was applied; add a new migration instead`);
+      }
+      continue;
+    }
+    for (const statement of migration.statements) {
+      try {
+        await client.command({ query: statement });
+      } catch (error) {
+        throw new Error(`ClickHouse migration ${migration.name} failed at "${statement.slice(0, 60)}…": ${(error as Error).message}`);
+      }
+    }
+    await client.insert({
+      table: 'schema_migrations',
+      values: [{ version: migration.version, name: migration.name, checksum: migration.checksum }],
+      format: 'JSONEachRow',
+    });
+    applied.push(`${migration.name}`);
+  }
+  return { applied, alreadyApplied: migrations.length - applied.length };
+}

@@ -1,0 +1,86 @@
+import path from 'node:path';
+import { ConfigError, assertExternalServices, loadConfig } from './config';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env, '/srv/app');
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('loadConfig', () => {
+  it('uses the contract defaults when nothing is set', () => {
+    const config = loadConfig({}, '/srv/app');
+    expect(config.dataDir).toBe(path.resolve('/srv/app', '.data'));
+    expect(config.ports).toEqual({ otlpHttp: 4318, otlpGrpc: 4317, api: 3000 });
+    expect(config.otlpMaxBodyBytes).toBe(16 * 1024 * 1024);
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.clickhouse).toBeUndefined();
+    expect(config.redisUrl).toBeUndefined();
+  });
+
+  it('reads external services and their credentials', () => {
+    const config = loadConfig(
+      {
+        DATABASE_URL: 'postgres://u:p@db:5432/app',
+        CLICKHOUSE_URL: 'https://ch.example:8443',
+        CLICKHOUSE_USER: 'ingest',
+        CLICKHOUSE_PASSWORD: 'pw',
+        CLICKHOUSE_DATABASE: 'obs',
+        REDIS_URL: 'redis://cache:6379',
+        DATA_DIR: '/var/lib/spanforge',
+      },
+      '/srv/app',
+    );
+    expect(config.clickhouse).toEqual({ url: 'https://ch.example:8443', username: 'ingest', password: 'pw', database: 'obs' });
+    expect(config.databaseUrl).toBe('postgres://u:p@db:5432/app');
+    expect(config.redisUrl).toBe('redis://cache:6379');
+    expect(config.dataDir).toBe('/var/lib/spanforge');
+  });
+
+  it('lists every bad variable in one error', () => {
+    const problems = problemsOf({
+      OTLP_HTTP_PORT: 'http',
+      API_PORT: '70000',
+      DATABASE_URL: 'mysql://root:hunter2@db/app',
+      CLICKHOUSE_URL: 'not a url',
+      REDIS_URL: 'http://cache',
+      OTLP_MAX_BODY_BYTES: '-5',
+      ADMIN_TOKEN: 'short',
+      LOG_LEVEL: 'loud',
+      CLICKHOUSE_DATABASE: 'obs; DROP',
+      ALLOW_PRIVATE_WEBHOOKS: 'maybe',
+    });
+    const named = ['OTLP_HTTP_PORT', 'API_PORT', 'DATABASE_URL', 'CLICKHOUSE_URL', 'REDIS_URL', 'OTLP_MAX_BODY_BYTES', 'ADMIN_TOKEN', 'LOG_LEVEL', 'CLICKHOUSE_DATABASE', 'ALLOW_PRIVATE_WEBHOOKS'];
+    expect(problems).toHaveLength(named.length);
+    for (const variable of named) expect(problems.some((p) => p.startsWith(variable))).toBe(true);
+  });
+
+  it('never echoes a URL that may carry a password', () => {
+    const problems = problemsOf({ DATABASE_URL: 'mysql://root:hunter2@db/app', CLICKHOUSE_URL: 'x:hunter2@' });
+    expect(problems.join('\n')).not.toContain('hunter2');
+  });
+
+  it('refuses two listeners on one port', () => {
+    expect(problemsOf({ API_PORT: '4318' })).toEqual(['API_PORT and OTLP_HTTP_PORT are both 4318']);
+  });
+
+  it('keeps the message readable', () => {
+    expect(() => loadConfig({ API_PORT: 'x', OTLP_GRPC_PORT: 'y' })).toThrow(/\(2 problems\):\n {2}- OTLP_GRPC_PORT.*\n {2}- API_PORT/);
+  });
+});
+
+describe('assertExternalServices', () => {
+  it('names what a scaled-out role is missing', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://db/app' });
+    expect(() => assertExternalServices(config, 'gateway')).toThrow(/gateway role needs CLICKHOUSE_URL[\s\S]*API_KEY_PEPPER/);
+  });
+
+  it('passes with every external service set', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://db/app', CLICKHOUSE_URL: 'http://ch:8123', API_KEY_PEPPER: 'p'.repeat(32) });
+    expect(() => assertExternalServices(config, 'worker')).not.toThrow();
+  });
+});

@@ -1,0 +1,190 @@
+import path from 'node:path';
+
+/** Everything the processes read from the environment, validated once at boot. */
+export interface AppConfig {
+  dataDir: string;
+  host: string;
+  ports: { otlpHttp: number; otlpGrpc: number; api: number };
+  /** Set from the environment; otherwise the launcher generates one and keeps it under dataDir. */
+  adminToken?: string;
+  /** Secret mixed into every API key hash; kept out of PostgreSQL on purpose. */
+  keyPepper?: string;
+  databaseUrl?: string;
+  clickhouse?: { url: string; username: string; password: string; database: string };
+  /** Database used by the embedded chDB engine and as the default for a server. */
+  clickhouseDatabase: string;
+  redisUrl?: string;
+  otlpMaxBodyBytes: number;
+  logLevel: LogLevel;
+  /** Cap on waiting + delayed ingest jobs before the gateway answers 503. */
+  queueMaxBacklog: number;
+  allowPrivateWebhooks: boolean;
+}
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Collects every problem instead of stopping at the first, so one boot shows them all. */
+class EnvReader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  raw(name: string): string | undefined {
+    const value = this.env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  }
+
+  string(name: string, fallback: string): string {
+    return this.raw(name) ?? fallback;
+  }
+
+  port(name: string, fallback: number): number {
+    return this.integer(name, fallback, 0, 65535);
+  }
+
+  integer(name: string, fallback: number, min: number, max: number): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      this.problems.push(`${name}="${value}" must be an integer from ${min} to ${max}`);
+      return fallback;
+    }
+    return Number(value);
+  }
+
+  boolean(name: string, fallback: boolean): boolean {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (/^(true|1|yes)$/i.test(value)) return true;
+    if (/^(false|0|no)$/i.test(value)) return false;
+    this.problems.push(`${name}="${value}" must be true or false`);
+    return fallback;
+  }
+
+  url(name: string, protocols: string[]): string | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      // The value may hold a password: never echo it back.
+      this.problems.push(`${name} is not a valid URL (expected ${protocols.map((p) => `${p}//…`).join(' or ')})`);
+      return undefined;
+    }
+    if (!protocols.includes(parsed.protocol)) {
+      this.problems.push(`${name} must use ${protocols.join(' or ')} (got ${parsed.protocol})`);
+      return undefined;
+    }
+    return value;
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (!(allowed as readonly string[]).includes(value)) {
+      this.problems.push(`${name}="${value}" must be one of ${allowed.join(', ')}`);
+      return fallback;
+    }
+    return value as T;
+  }
+
+  secret(name: string, minLength: number): string | undefined {
+    const value = this.raw(name);
+    if (value !== undefined && value.length < minLength) {
+      this.problems.push(`${name} must be at least ${minLength} characters`);
+      return undefined;
+    }
+    return value;
+  }
+
+  identifier(name: string, fallback: string): string {
+    const value = this.string(name, fallback);
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(value)) {
+      this.problems.push(`${name}="${value}" must be a plain identifier (letters, digits, underscore)`);
+      return fallback;
+    }
+    return value;
+  }
+}
+
+const MiB = 1024 * 1024;
+
+/** Reads and validates the environment. Throws one ConfigError listing every bad variable. */
+export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
+  const r = new EnvReader(env);
+  const clickhouseUrl = r.url('CLICKHOUSE_URL', ['http:', 'https:']);
+  const clickhouseDatabase = r.identifier('CLICKHOUSE_DATABASE', 'spanforge');
+  const config: AppConfig = {
+    dataDir: path.resolve(cwd, r.string('DATA_DIR', './.data')),
+    host: r.string('HOST', '0.0.0.0'),
+    ports: {
+      otlpHttp: r.port('OTLP_HTTP_PORT', 4318),
+      otlpGrpc: r.port('OTLP_GRPC_PORT', 4317),
+      api: r.port('API_PORT', 3000),
+    },
+    adminToken: r.secret('ADMIN_TOKEN', 16),
+    keyPepper: r.secret('API_KEY_PEPPER', 16),
+    databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    clickhouse: clickhouseUrl
+      ? {
+          url: clickhouseUrl,
+          username: r.string('CLICKHOUSE_USER', 'default'),
+          password: r.string('CLICKHOUSE_PASSWORD', ''),
+          database: clickhouseDatabase,
+        }
+      : undefined,
+    clickhouseDatabase,
+    redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
+    otlpMaxBodyBytes: r.integer('OTLP_MAX_BODY_BYTES', 16 * MiB, 1024, 1024 * MiB),
+    logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    queueMaxBacklog: r.integer('QUEUE_MAX_BACKLOG', 50_000, 1, 100_000_000),
+    allowPrivateWebhooks: r.boolean('ALLOW_PRIVATE_WEBHOOKS', false),
+  };
+  const ports = Object.entries(config.ports).filter(([, port]) => port !== 0);
+  const taken = new Map<number, string>();
+  for (const [name, port] of ports) {
+    const other = taken.get(port);
+    if (other) r.problems.push(`${portVariable(name)} and ${portVariable(other)} are both ${port}`);
+    taken.set(port, name);
+  }
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return config;
+}
+
+function portVariable(key: string): string {
+  return { otlpHttp: 'OTLP_HTTP_PORT', otlpGrpc: 'OTLP_GRPC_PORT', api: 'API_PORT' }[key] ?? key;
+}
+
+export type Role = 'gateway' | 'worker' | 'api';
+
+/**
+ * A scaled-out role shares PostgreSQL and ClickHouse with its siblings, so it cannot fall back
+ * to the embedded services (chDB binds one data directory to one process). Lists what is missing.
+ */
+export function assertExternalServices(config: AppConfig, role: Role): void {
+  const missing: string[] = [];
+  if (!config.databaseUrl) missing.push('DATABASE_URL (external PostgreSQL)');
+  if (!config.clickhouse) missing.push('CLICKHOUSE_URL (ClickHouse server over HTTP)');
+  if (!config.keyPepper) missing.push('API_KEY_PEPPER (the same secret on every process)');
+  if (missing.length > 0) {
+    throw new ConfigError([
+      ...missing.map((m) => `the ${role} role needs ${m}`),
+      'embedded services run only in the all-in-one server: use `npm start` for a single machine',
+    ]);
+  }
+}
+
+/** The one place that reads process.env. */
+export function loadConfigFromEnvironment(): AppConfig {
+  return loadConfig(process.env);
+}

@@ -1,0 +1,28 @@
+/**
+ * Domain errors carry a code; each transport maps codes once: to HTTP/OTLP status in the gateway,
+ * to GraphQL `extensions.code` in the api, to retry or discard in workers.
+ */
+export enum ErrorCode {
+  UNAUTHENTICATED = 'UNAUTHENTICATED',
+  FORBIDDEN = 'FORBIDDEN',
+  BAD_USER_INPUT = 'BAD_USER_INPUT',
+  NOT_FOUND = 'NOT_FOUND',
+  QUERY_TOO_EXPENSIVE = 'QUERY_TOO_EXPENSIVE',
+  RATE_LIMITED = 'RATE_LIMITED',
+  UNAVAILABLE = 'UNAVAILABLE',
+  INTERNAL = 'INTERNAL',
+}
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export const unauthenticated = (message = 'a valid API key is required') => new DomainError(ErrorCode.UNAUTHENTICATED, message);
+export const badInput = (message: string) => new DomainError(ErrorCode.BAD_USER_INPUT, message);
+export const notFound = (message: string) => new DomainError(ErrorCode.NOT_FOUND, message);

@@ -1,0 +1,4 @@
+export * from './embedded-postgres';
+export * from './free-port';
+export * from './migrator';
+export * from './pool';

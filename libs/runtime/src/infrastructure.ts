@@ -1,0 +1,129 @@
+import path from 'node:path';
+import type { Pool } from 'pg';
+import type { Registry } from 'prom-client';
+import { assertExternalServices, projectRoot, type AppConfig, type Role } from '@spanforge/config';
+import { clickHouseTarget, createClickHouseClient, describeTarget, migrateClickHouse, type ClickHouseClient } from '@spanforge/clickhouse';
+import { createPostgresPool, migratePostgres, startEmbeddedPostgres } from '@spanforge/postgres';
+import { createQueueBackend, type QueueBackend } from '@spanforge/queue';
+import { ApiKeyVerifier, TenancyRepository, TenancyService } from '@spanforge/tenancy';
+import { CredentialsFile, type StoredCredentials } from './credentials';
+import { Logger } from './logger';
+import { createMetricsRegistry } from './metrics';
+import { ReadinessProbe } from './readiness';
+import { ShutdownSequence } from './shutdown';
+
+export type Mode = 'all-in-one' | Role;
+
+/** Every connection and service a role needs, opened once per process. */
+export interface Infrastructure {
+  mode: Mode;
+  config: AppConfig;
+  log: Logger;
+  /** Undefined when a scaled-out api runs without ADMIN_TOKEN: admin mutations are then refused. */
+  adminToken: string | undefined;
+  pg: Pool;
+  databaseUrl: string;
+  clickhouse: ClickHouseClient;
+  queues: QueueBackend;
+  tenancy: TenancyService;
+  keys: ApiKeyVerifier;
+  readiness: ReadinessProbe;
+  metrics: Registry;
+  shutdown: ShutdownSequence;
+  /** How each dependency is provided, for the startup banner. */
+  services: { postgres: string; clickhouse: string; queue: string };
+  credentials?: { file: string; created: boolean; stored: StoredCredentials };
+}
+
+export async function startInfrastructure(config: AppConfig, mode: Mode): Promise<Infrastructure> {
+  const log = new Logger(config.logLevel, mode);
+  const shutdown = new ShutdownSequence(log);
+  if (mode !== 'all-in-one') assertExternalServices(config, mode);
+  try {
+    return await openServices(config, mode, log, shutdown);
+  } catch (error) {
+    // Whatever was opened before the failure is closed again, so a failed start leaves nothing running.
+    await shutdown.run();
+    throw error;
+  }
+}
+
+async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown: ShutdownSequence): Promise<Infrastructure> {
+  let credentials: Infrastructure['credentials'];
+  let adminToken = config.adminToken;
+  let pepper = config.keyPepper;
+  if (mode === 'all-in-one') {
+    const file = new CredentialsFile(config.dataDir);
+    const { credentials: stored, created } = await file.loadOrCreate();
+    credentials = { file: file.path, created, stored };
+    adminToken ??= stored.adminToken;
+    pepper ??= stored.keyPepper;
+  }
+  if (!pepper) throw new Error('API_KEY_PEPPER is required');
+
+  let databaseUrl = config.databaseUrl;
+  let postgresDescription = 'external PostgreSQL';
+  if (!databaseUrl) {
+    const started = performance.now();
+    const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, log: (line) => log.debug(line) });
+    shutdown.add('stop-services', 'embedded PostgreSQL', () => embedded.stop());
+    databaseUrl = embedded.url;
+    postgresDescription = `embedded PostgreSQL 17 at ${embedded.clusterDir}`;
+    log.debug(`embedded PostgreSQL ready in ${Math.round(performance.now() - started)} ms`);
+  }
+  const pg = createPostgresPool(databaseUrl);
+  shutdown.add('close-clients', 'PostgreSQL pool', () => pg.end());
+  const pgMigrations = await migratePostgres(pg, path.join(projectRoot(), 'infra', 'postgres'));
+  if (pgMigrations.applied.length) log.info(`PostgreSQL migrations applied: ${pgMigrations.applied.join(', ')}`);
+
+  const target = clickHouseTarget(config);
+  const clickhouse = createClickHouseClient(target);
+  shutdown.add('close-clients', 'ClickHouse client', () => clickhouse.close());
+  const chMigrations = await migrateClickHouse(clickhouse, path.join(projectRoot(), 'infra', 'clickhouse'));
+  if (chMigrations.applied.length) log.info(`ClickHouse migrations applied: ${chMigrations.applied.join(', ')}`);
+
+  const queues = createQueueBackend({ redisUrl: config.redisUrl, databaseUrl });
+  shutdown.add('drain', 'queues and workers', () => queues.close());
+
+  const repository = new TenancyRepository(pg);
+  const keys = new ApiKeyVerifier(repository, { databaseUrl, pepper, warn: (m) => log.warn(m) });
+  await keys.start();
+  shutdown.add('close-clients', 'API key revocation listener', () => keys.close());
+  const tenancy = new TenancyService(repository, pepper, keys);
+
+  const readiness = new ReadinessProbe();
+  readiness.add('postgres', async () => {
+    await pg.query('SELECT 1');
+  });
+  readiness.add('clickhouse', async () => {
+    const result = await clickhouse.ping();
+    if (!result.success) throw result.error;
+  });
+  readiness.add('queue', () => queues.ping());
+
+  if (credentials && !credentials.stored.development) {
+    const { tenant, project } = await tenancy.createTenant('development');
+    const { secret, apiKey } = await tenancy.createApiKey(project.id, 'development');
+    credentials.stored = { ...credentials.stored, development: { tenantId: tenant.id, projectId: project.id, apiKeyId: apiKey.id, apiKey: secret } };
+    await new CredentialsFile(config.dataDir).write(credentials.stored);
+    credentials.created = true;
+  }
+
+  return {
+    mode,
+    config,
+    log,
+    adminToken,
+    pg,
+    databaseUrl,
+    clickhouse,
+    queues,
+    tenancy,
+    keys,
+    readiness,
+    metrics: createMetricsRegistry(),
+    shutdown,
+    services: { postgres: postgresDescription, clickhouse: describeTarget(target), queue: queues.describe() },
+    credentials,
+  };
+}

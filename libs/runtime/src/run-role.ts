@@ -1,0 +1,57 @@
+import { ConfigError, loadConfigFromEnvironment } from '@spanforge/config';
+import { startInfrastructure, type Infrastructure, type Mode } from './infrastructure';
+
+/**
+ * Boots one process: validate config, open infrastructure, start the role's servers (which return
+ * the lines to print), install the shutdown handlers. A start that fails says why and exits 1.
+ */
+export function runRole(mode: Mode, start: (infra: Infrastructure) => Promise<string[]>): void {
+  const startedAt = performance.now();
+  let config;
+  try {
+    config = loadConfigFromEnvironment();
+  } catch (error) {
+    process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+  void (async () => {
+    let infra: Infrastructure | undefined;
+    try {
+      infra = await startInfrastructure(config, mode);
+      infra.shutdown.installSignalHandlers();
+      const lines = await start(infra);
+      printBanner(infra, lines, (performance.now() - startedAt) / 1000);
+    } catch (error) {
+      const message = error instanceof ConfigError ? error.message : `failed to start: ${(error as Error).stack ?? String(error)}`;
+      process.stderr.write(`${message}\n`);
+      await infra?.shutdown.run();
+      process.exit(1);
+    }
+  })();
+}
+
+function printBanner(infra: Infrastructure, lines: string[], seconds: number): void {
+  const out: string[] = [];
+  out.push(`spanforge ${infra.mode} ready in ${seconds.toFixed(1)} s`);
+  out.push(...lines.map((line) => `  ${line}`));
+  out.push(`  PostgreSQL ${infra.services.postgres}`);
+  out.push(`  ClickHouse ${infra.services.clickhouse}`);
+  out.push(`  Queue      ${infra.services.queue}`);
+  const credentials = infra.credentials;
+  if (credentials?.created && credentials.stored.development) {
+    const otlpHttp = `http://localhost:${infra.config.ports.otlpHttp}`;
+    out.push('');
+    out.push('First start: credentials (also kept in the file below):');
+    out.push(`  ${credentials.file} (mode 0600)`);
+    out.push('');
+    out.push('Admin token (admin mutations on /graphql):');
+    out.push(`ADMIN_TOKEN=${infra.adminToken}`);
+    out.push('');
+    out.push('Development project "development/default" — paste into your application\'s environment:');
+    out.push(`OTEL_EXPORTER_OTLP_ENDPOINT=${otlpHttp}`);
+    out.push(`OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20${credentials.stored.development.apiKey}`);
+  } else if (credentials) {
+    out.push(`  Credentials: admin token and development API key are in ${credentials.file}`);
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}

@@ -1,0 +1,152 @@
+import { createHash } from 'node:crypto';
+import { Client } from 'pg';
+import { parseSecret, secretMatches } from './api-key.secret';
+import type { ProjectScope } from './tenancy.model';
+import { KEY_REVOKED_CHANNEL, type TenancyRepository } from './tenancy.repository';
+
+export interface ApiKeyVerifierOptions {
+  databaseUrl: string;
+  pepper: string;
+  /** How long a verified key is trusted without asking PostgreSQL; revocation evicts sooner. */
+  ttlMs?: number;
+  /** How long an unknown secret is remembered, so a flood of bad keys does not reach PostgreSQL. */
+  negativeTtlMs?: number;
+  maxEntries?: number;
+  warn?: (message: string) => void;
+}
+
+interface CacheEntry {
+  scope: ProjectScope | undefined;
+  expiresAt: number;
+}
+
+const TOUCH_INTERVAL_MS = 60_000;
+
+/**
+ * Turns a bearer secret into a project scope. Hits are served from memory; every process LISTENs
+ * on PostgreSQL for revocations and evicts at once, so a revoked key stops working everywhere
+ * within the NOTIFY latency (milliseconds). While the LISTEN connection is down the cache is
+ * bypassed, so the 1 s revocation promise holds even then.
+ */
+export class ApiKeyVerifier {
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly lastTouched = new Map<string, number>();
+  private readonly ttlMs: number;
+  private readonly negativeTtlMs: number;
+  private readonly maxEntries: number;
+  private listener: Client | undefined;
+  private listening = false;
+  private closed = false;
+  /** Bumped by every revocation; a lookup that raced one does not fill the cache. */
+  private epoch = 0;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly repository: TenancyRepository,
+    private readonly options: ApiKeyVerifierOptions,
+  ) {
+    this.ttlMs = options.ttlMs ?? 60_000;
+    this.negativeTtlMs = options.negativeTtlMs ?? 2_000;
+    this.maxEntries = options.maxEntries ?? 50_000;
+  }
+
+  async start(): Promise<void> {
+    await this.listen();
+  }
+
+  get isListening(): boolean {
+    return this.listening;
+  }
+
+  async verify(secret: string | undefined): Promise<ProjectScope | undefined> {
+    if (!secret) return undefined;
+    const parsed = parseSecret(secret);
+    if (!parsed) return undefined;
+    const digest = createHash('sha256').update(secret).digest('base64');
+    const now = Date.now();
+    const cached = this.listening ? this.cache.get(digest) : undefined;
+    if (cached && cached.expiresAt > now) {
+      if (cached.scope) this.touch(cached.scope.apiKeyId, now);
+      return cached.scope;
+    }
+    const epoch = this.epoch;
+    const stored = await this.repository.findKeyByLookupId(parsed.lookupId);
+    const valid = stored && !stored.revokedAt && secretMatches(secret, stored.salt, stored.hash, this.options.pepper);
+    const scope = valid ? { tenantId: stored.tenantId, projectId: stored.projectId, apiKeyId: stored.id } : undefined;
+    if (this.listening && epoch === this.epoch) this.remember(digest, scope, now);
+    if (scope) this.touch(scope.apiKeyId, now);
+    return scope;
+  }
+
+  /** Drops every cached entry of one key (a revocation seen on the channel, or in this process). */
+  evict(apiKeyId: string): void {
+    this.epoch++;
+    for (const [digest, entry] of this.cache) {
+      if (entry.scope?.apiKeyId === apiKeyId) this.cache.delete(digest);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.reconnectTimer);
+    this.listening = false;
+    await this.listener?.end().catch(() => undefined);
+  }
+
+  private remember(digest: string, scope: ProjectScope | undefined, now: number): void {
+    if (this.cache.size >= this.maxEntries) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    this.cache.set(digest, { scope, expiresAt: now + (scope ? this.ttlMs : this.negativeTtlMs) });
+  }
+
+  /** last_used_at at most once a minute per key from this process; the UPDATE's own guard covers the rest. */
+  private touch(apiKeyId: string, now: number): void {
+    if (now - (this.lastTouched.get(apiKeyId) ?? 0) < TOUCH_INTERVAL_MS) return;
+    this.lastTouched.set(apiKeyId, now);
+    this.repository.touchApiKey(apiKeyId).catch((error: Error) => this.options.warn?.(`could not record API key use: ${error.message}`));
+  }
+
+  private async listen(): Promise<void> {
+    const client = new Client({ connectionString: this.options.databaseUrl, application_name: 'spanforge-key-revocations' });
+    const lost = (reason: string) => {
+      if (this.listener !== client) return;
+      this.listening = false;
+      this.listener = undefined;
+      this.cache.clear();
+      this.epoch++;
+      client.end().catch(() => undefined);
+      if (this.closed) return;
+      this.options.warn?.(`API key revocation channel lost (${reason}); verifying against PostgreSQL until it is back`);
+      this.scheduleReconnect();
+    };
+    this.listener = client;
+    client.on('error', (error) => lost(error.message));
+    client.on('end', () => lost('connection ended'));
+    client.on('notification', (message) => {
+      if (message.channel === KEY_REVOKED_CHANNEL && message.payload) this.evict(message.payload);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${KEY_REVOKED_CHANNEL}`);
+    } catch (error) {
+      this.listener = undefined;
+      client.end().catch(() => undefined);
+      throw error;
+    }
+    // Anything cached before the subscription may have missed a revocation.
+    this.cache.clear();
+    this.epoch++;
+    this.listening = true;
+  }
+
+  private scheduleReconnect(): void {
+    this.reconnectTimer = setTimeout(() => {
+      this.listen().catch(() => {
+        if (!this.closed) this.scheduleReconnect();
+      });
+    }, 1_000);
+    this.reconnectTimer.unref();
+  }
+}

@@ -1,0 +1,5 @@
+export * from './api-key.secret';
+export * from './api-key.verifier';
+export * from './tenancy.model';
+export * from './tenancy.repository';
+export * from './tenancy.service';

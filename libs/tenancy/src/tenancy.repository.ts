@@ -1,0 +1,162 @@
+import type { Pool, PoolClient } from 'pg';
+import { displayPrefix } from './api-key.secret';
+import type { ApiKey, Project, Tenant } from './tenancy.model';
+
+/** PostgreSQL channel on which revocations reach every process's key cache. */
+export const KEY_REVOKED_CHANNEL = 'spanforge_api_key_revoked';
+
+interface ApiKeyRow {
+  id: string;
+  tenant_id: string;
+  project_id: string;
+  name: string | null;
+  lookup_id: string;
+  created_at: Date;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+}
+
+export interface StoredKey extends ApiKey {
+  salt: Buffer;
+  hash: Buffer;
+}
+
+const KEY_COLUMNS = 'id, tenant_id, project_id, name, lookup_id, created_at, revoked_at, last_used_at';
+
+function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    projectId: row.project_id,
+    name: row.name,
+    prefix: displayPrefix(row.lookup_id),
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Ids come from users; anything that is not a UUID cannot exist, so it is not sent to SQL. */
+export const isUuid = (id: string) => UUID.test(id);
+
+/** Owns all tenancy SQL. */
+export class TenancyRepository {
+  constructor(private readonly pool: Pool) {}
+
+  async createTenantWithProject(tenantName: string, projectName: string): Promise<{ tenant: Tenant; project: Project }> {
+    return this.transaction(async (client) => {
+      const tenant = await client.query<{ id: string; name: string; created_at: Date }>(
+        'INSERT INTO tenants (name) VALUES ($1) RETURNING id, name, created_at',
+        [tenantName],
+      );
+      const t = tenant.rows[0]!;
+      const project = await this.insertProject(client, t.id, projectName);
+      return { tenant: { id: t.id, name: t.name, createdAt: t.created_at }, project };
+    });
+  }
+
+  async createProject(tenantId: string, name: string): Promise<Project | undefined> {
+    if (!isUuid(tenantId)) return undefined;
+    const exists = await this.pool.query('SELECT 1 FROM tenants WHERE id = $1', [tenantId]);
+    if (exists.rowCount === 0) return undefined;
+    return this.insertProject(this.pool, tenantId, name);
+  }
+
+  async projectNameTaken(tenantId: string, name: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query('SELECT 1 FROM projects WHERE tenant_id = $1 AND name = $2', [tenantId, name]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  private async insertProject(client: Pool | PoolClient, tenantId: string, name: string): Promise<Project> {
+    const { rows } = await client.query<{ id: string; created_at: Date }>(
+      'INSERT INTO projects (tenant_id, name) VALUES ($1, $2) RETURNING id, created_at',
+      [tenantId, name],
+    );
+    return { id: rows[0]!.id, tenantId, name, createdAt: rows[0]!.created_at };
+  }
+
+  async findTenant(id: string): Promise<Tenant | undefined> {
+    if (!isUuid(id)) return undefined;
+    const { rows } = await this.pool.query<{ id: string; name: string; created_at: Date }>('SELECT id, name, created_at FROM tenants WHERE id = $1', [id]);
+    return rows[0] && { id: rows[0].id, name: rows[0].name, createdAt: rows[0].created_at };
+  }
+
+  async findProject(id: string): Promise<Project | undefined> {
+    if (!isUuid(id)) return undefined;
+    const { rows } = await this.pool.query<{ id: string; tenant_id: string; name: string; created_at: Date }>(
+      'SELECT id, tenant_id, name, created_at FROM projects WHERE id = $1',
+      [id],
+    );
+    const r = rows[0];
+    return r && { id: r.id, tenantId: r.tenant_id, name: r.name, createdAt: r.created_at };
+  }
+
+  async projectsOf(tenantId: string): Promise<Project[]> {
+    const { rows } = await this.pool.query<{ id: string; name: string; created_at: Date }>(
+      'SELECT id, name, created_at FROM projects WHERE tenant_id = $1 ORDER BY created_at, name',
+      [tenantId],
+    );
+    return rows.map((r) => ({ id: r.id, tenantId, name: r.name, createdAt: r.created_at }));
+  }
+
+  async insertApiKey(key: { tenantId: string; projectId: string; name: string | null; lookupId: string; salt: Buffer; hash: Buffer }): Promise<ApiKey> {
+    const { rows } = await this.pool.query<ApiKeyRow>(
+      `INSERT INTO api_keys (tenant_id, project_id, name, lookup_id, salt, hash) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
+      [key.tenantId, key.projectId, key.name, key.lookupId, key.salt, key.hash],
+    );
+    return toApiKey(rows[0]!);
+  }
+
+  async findKeyByLookupId(lookupId: string): Promise<StoredKey | undefined> {
+    const { rows } = await this.pool.query<ApiKeyRow & { salt: Buffer; hash: Buffer }>(
+      `SELECT ${KEY_COLUMNS}, salt, hash FROM api_keys WHERE lookup_id = $1`,
+      [lookupId],
+    );
+    const r = rows[0];
+    return r && { ...toApiKey(r), salt: r.salt, hash: r.hash };
+  }
+
+  /** Revokes (idempotently) and notifies every process in the same transaction. */
+  async revokeApiKey(id: string): Promise<ApiKey | undefined> {
+    if (!isUuid(id)) return undefined;
+    return this.transaction(async (client) => {
+      const { rows } = await client.query<ApiKeyRow>(
+        `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
+        [id],
+      );
+      if (!rows[0]) return undefined;
+      await client.query('SELECT pg_notify($1, $2)', [KEY_REVOKED_CHANNEL, id]);
+      return toApiKey(rows[0]);
+    });
+  }
+
+  /** Writes last_used_at only when the stored value is over a minute old, whatever process asks. */
+  async touchApiKey(id: string): Promise<void> {
+    await this.pool.query(
+      "UPDATE api_keys SET last_used_at = now() WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')",
+      [id],
+    );
+  }
+
+  async findApiKey(id: string): Promise<ApiKey | undefined> {
+    if (!isUuid(id)) return undefined;
+    const { rows } = await this.pool.query<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id]);
+    return rows[0] && toApiKey(rows[0]);
+  }
+
+  private async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+}

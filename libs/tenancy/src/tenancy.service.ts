@@ -1,0 +1,71 @@
+import { badInput, notFound } from '@spanforge/errors';
+import { generateSecret, hashSecret, newSalt } from './api-key.secret';
+import type { ApiKeyVerifier } from './api-key.verifier';
+import type { ApiKey, Project, Tenant } from './tenancy.model';
+import type { TenancyRepository } from './tenancy.repository';
+
+export const DEFAULT_PROJECT_NAME = 'default';
+const MAX_NAME = 200;
+
+function cleanName(value: string, what: string): string {
+  const name = value.trim();
+  if (name.length === 0) throw badInput(`${what} must not be empty`);
+  if (name.length > MAX_NAME) throw badInput(`${what} must be at most ${MAX_NAME} characters`);
+  return name;
+}
+
+/** The admin operations of CONTRACT section 2. */
+export class TenancyService {
+  constructor(
+    private readonly repository: TenancyRepository,
+    private readonly pepper: string,
+    private readonly verifier?: ApiKeyVerifier,
+  ) {}
+
+  /** Every tenant starts with a project named "default". */
+  async createTenant(name: string): Promise<{ tenant: Tenant; project: Project }> {
+    return this.repository.createTenantWithProject(cleanName(name, 'tenant name'), DEFAULT_PROJECT_NAME);
+  }
+
+  async createProject(tenantId: string, name: string): Promise<Project> {
+    const projectName = cleanName(name, 'project name');
+    if (await this.repository.projectNameTaken(tenantId, projectName).catch(() => false)) {
+      throw badInput(`the tenant already has a project named "${projectName}"`);
+    }
+    const project = await this.repository.createProject(tenantId, projectName);
+    if (!project) throw notFound(`no tenant with id ${tenantId}`);
+    return project;
+  }
+
+  /** The secret is returned here and never again: only its hash is stored. */
+  async createApiKey(projectId: string, name?: string | null): Promise<{ secret: string; apiKey: ApiKey }> {
+    const project = await this.repository.findProject(projectId);
+    if (!project) throw notFound(`no project with id ${projectId}`);
+    const { secret, lookupId } = generateSecret();
+    const salt = newSalt();
+    const apiKey = await this.repository.insertApiKey({
+      tenantId: project.tenantId,
+      projectId: project.id,
+      name: name == null ? null : cleanName(name, 'key name'),
+      lookupId,
+      salt,
+      hash: hashSecret(secret, salt, this.pepper),
+    });
+    return { secret, apiKey };
+  }
+
+  async revokeApiKey(id: string): Promise<ApiKey> {
+    const apiKey = await this.repository.revokeApiKey(id);
+    if (!apiKey) throw notFound(`no API key with id ${id}`);
+    this.verifier?.evict(apiKey.id);
+    return apiKey;
+  }
+
+  findProject(id: string): Promise<Project | undefined> {
+    return this.repository.findProject(id);
+  }
+
+  projectsOf(tenantId: string): Promise<Project[]> {
+    return this.repository.projectsOf(tenantId);
+  }
+}

@@ -1,0 +1,40 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { loadConfig, type AppConfig } from '../../libs/config/src';
+
+export function testDatabaseUrl(): string {
+  const url = process.env.SPANFORGE_TEST_DATABASE_URL;
+  if (!url) throw new Error('SPANFORGE_TEST_DATABASE_URL is unset: run integration tests through jest (global setup starts PostgreSQL)');
+  return url;
+}
+
+/** Undefined when redis-server is not installed locally (the setup printed a SKIPPED banner; CI refuses that). */
+export function testRedisUrl(): string | undefined {
+  return process.env.SPANFORGE_TEST_REDIS_URL;
+}
+
+/**
+ * The data directory of this jest worker. chDB binds one data directory per process, so every
+ * test in a worker that opens chDB must use this one (its `clickhouse/` subdirectory).
+ */
+export function workerDataDir(): string {
+  const dir = path.join(process.env.SPANFORGE_TEST_ROOT ?? '/tmp/spanforge-test', `worker-${process.env.JEST_WORKER_ID ?? '0'}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** A config for an in-process Infrastructure on the shared test PostgreSQL and this worker's chDB. */
+export function testConfig(overrides: Record<string, string> = {}): AppConfig {
+  return loadConfig({
+    DATA_DIR: workerDataDir(),
+    DATABASE_URL: testDatabaseUrl(),
+    OTLP_HTTP_PORT: '0',
+    OTLP_GRPC_PORT: '0',
+    API_PORT: '0',
+    HOST: '127.0.0.1',
+    ADMIN_TOKEN: 'test-admin-token-0123456789',
+    API_KEY_PEPPER: 'test-pepper-0123456789abcdef',
+    LOG_LEVEL: 'warn',
+    ...overrides,
+  });
+}
