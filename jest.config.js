@@ -35,9 +35,8 @@ module.exports = {
     {
       ...common,
       displayName: 'e2e',
+      // End-to-end tests start real server processes on their own embedded services.
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
-      globalSetup: '<rootDir>/test/support/global-setup.ts',
-      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
       testTimeout: 120_000,
     },
   ],

@@ -1,7 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+// Jest loads global setup outside its module mapper, so this one import is by path.
+// eslint-disable-next-line @nx/enforce-module-boundaries
 import { findFreePort, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../libs/postgres/src';
 
 /**
@@ -11,6 +13,8 @@ import { findFreePort, startEmbeddedPostgres, type EmbeddedPostgresHandle } from
  */
 export default async function globalSetup(): Promise<void> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'spanforge-test-'));
+  // mkdtemp makes 0700; the postgres user (as root) must traverse it to keep the cluster inside.
+  chmodSync(root, 0o755);
   process.env.SPANFORGE_TEST_ROOT = root;
   const postgres = await startEmbeddedPostgres({ dataDir: path.join(root, 'postgres-data') });
   process.env.SPANFORGE_TEST_DATABASE_URL = postgres.url;

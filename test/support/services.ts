@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig, type AppConfig } from '../../libs/config/src';
+import { loadConfig, type AppConfig } from '@spanforge/config';
 
 export function testDatabaseUrl(): string {
   const url = process.env.SPANFORGE_TEST_DATABASE_URL;

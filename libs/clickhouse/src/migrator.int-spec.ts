@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { projectRoot } from '@spanforge/config';
-import { workerDataDir } from '../../../test/support/services';
+import { workerDataDir } from '@spanforge/testing';
 import { createClickHouseClient, type ClickHouseClient } from './clickhouse.client';
 import { splitStatements } from './cluster-ddl';
 import { migrateClickHouse, readClickHouseMigrations } from './migrator';

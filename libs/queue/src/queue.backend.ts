@@ -86,6 +86,7 @@ class RedisQueueBackend extends TrackingBackend {
   }
 
   async ping(): Promise<void> {
+    if (this.producer.status !== 'ready') await waitForReady(this.producer, 2_000);
     await this.producer.ping();
   }
 
@@ -97,6 +98,21 @@ class RedisQueueBackend extends TrackingBackend {
   protected async closeConnections(): Promise<void> {
     await Promise.all([this.producer, ...this.consumers].map((c) => c.quit().catch(() => c.disconnect())));
   }
+}
+
+/** The producer connection refuses commands until connected (no offline queue); wait for it, bounded. */
+function waitForReady(connection: IORedis, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      connection.off('ready', onReady);
+      reject(new Error(`Redis not reachable within ${timeoutMs} ms (status ${connection.status})`));
+    }, timeoutMs);
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    connection.once('ready', onReady);
+  });
 }
 
 const PostgresClasses = withBackend(createPostgresBackend);

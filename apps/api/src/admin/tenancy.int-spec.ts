@@ -1,0 +1,95 @@
+import { startInfrastructure, type Infrastructure } from '@spanforge/runtime';
+import { graphql } from '@spanforge/testing';
+import { testConfig } from '@spanforge/testing';
+import { startApiServer } from '../api.server';
+
+const ADMIN = 'test-admin-token-0123456789';
+
+describe('admin API (GraphQL, CONTRACT section 2)', () => {
+  let infra: Infrastructure;
+  let url: string;
+
+  beforeAll(async () => {
+    infra = await startInfrastructure(testConfig({ ADMIN_TOKEN: ADMIN }), 'all-in-one');
+    url = (await startApiServer(infra)).url;
+  });
+  afterAll(() => infra.shutdown.run());
+
+  const CREATE_TENANT = 'mutation($name: String!) { createTenant(input: { name: $name }) { id name projects { id name } } }';
+
+  it('creates a tenant with a "default" project, more projects, and keys shown once', async () => {
+    const tenant = await graphql<{ createTenant: { id: string; name: string; projects: Array<{ id: string; name: string }> } }>(url, CREATE_TENANT, { name: 'Acme' }, ADMIN);
+    expect(tenant.errors).toBeUndefined();
+    expect(tenant.data!.createTenant.name).toBe('Acme');
+    expect(tenant.data!.createTenant.projects.map((p) => p.name)).toEqual(['default']);
+
+    const project = await graphql<{ createProject: { id: string; name: string } }>(
+      url,
+      'mutation($t: ID!) { createProject(input: { tenantId: $t, name: "checkout-agent" }) { id name } }',
+      { t: tenant.data!.createTenant.id },
+      ADMIN,
+    );
+    expect(project.data!.createProject.name).toBe('checkout-agent');
+
+    const key = await graphql<{ createApiKey: { secret: string; apiKey: { id: string; prefix: string; createdAt: string; revokedAt: string | null } } }>(
+      url,
+      'mutation($p: ID!) { createApiKey(input: { projectId: $p, name: "prod" }) { secret apiKey { id prefix createdAt revokedAt } } }',
+      { p: project.data!.createProject.id },
+      ADMIN,
+    );
+    const { secret, apiKey } = key.data!.createApiKey;
+    expect(secret.startsWith(`${apiKey.prefix}_`)).toBe(true);
+    expect(apiKey.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    expect(apiKey.revokedAt).toBeNull();
+
+    const whoami = await graphql<{ currentProject: { id: string; name: string } }>(url, '{ currentProject { id name } }', {}, secret);
+    expect(whoami.data!.currentProject).toEqual(project.data!.createProject);
+
+    const revoked = await graphql<{ revokeApiKey: { id: string; revokedAt: string } }>(url, 'mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }', { id: apiKey.id }, ADMIN);
+    expect(revoked.data!.revokeApiKey.revokedAt).toMatch(/Z$/);
+    const refused = await graphql(url, '{ currentProject { id } }', {}, secret);
+    expect(refused.data).toBeNull();
+    expect(refused.errors![0]!.extensions!.code).toBe('UNAUTHENTICATED');
+  });
+
+  it.each([
+    ['no token', undefined],
+    ['a wrong token', 'wrong-token-wrong-token'],
+    ['an almost-right token', ADMIN.slice(0, -1)],
+  ])('refuses admin mutations with %s, saying nothing more', async (_, bearer) => {
+    const result = await graphql(url, CREATE_TENANT, { name: 'Intruder' }, bearer);
+    expect(result.data).toBeNull();
+    expect(result.errors).toHaveLength(1);
+    expect(result.errors![0]!.extensions!.code).toBe('UNAUTHENTICATED');
+    expect(result.errors![0]!.message).toBe('admin token required');
+    expect(JSON.stringify(result)).not.toContain(ADMIN);
+  });
+
+  it('refuses a project API key as an admin token', async () => {
+    const { project } = await infra.tenancy.createTenant('key-holder');
+    const { secret } = await infra.tenancy.createApiKey(project.id);
+    const result = await graphql(url, CREATE_TENANT, { name: 'Escalation' }, secret);
+    expect(result.errors![0]!.extensions!.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('answers bad input with a specific error', async () => {
+    const empty = await graphql(url, CREATE_TENANT, { name: '   ' }, ADMIN);
+    expect(empty.errors![0]).toMatchObject({ message: 'tenant name must not be empty', extensions: { code: 'BAD_USER_INPUT' } });
+    const unknown = await graphql(url, 'mutation { createProject(input: { tenantId: "00000000-0000-0000-0000-000000000000", name: "x" }) { id } }', {}, ADMIN);
+    expect(unknown.errors![0]).toMatchObject({ extensions: { code: 'NOT_FOUND' } });
+    const junkId = await graphql(url, 'mutation { revokeApiKey(id: "1; DROP TABLE api_keys") { id } }', {}, ADMIN);
+    expect(junkId.errors![0]).toMatchObject({ extensions: { code: 'NOT_FOUND' } });
+    const invalid = await graphql(url, '{ noSuchField }', {}, ADMIN);
+    expect(invalid.errors![0]).toMatchObject({ message: expect.stringContaining('noSuchField'), extensions: { code: 'BAD_USER_INPUT' } });
+  });
+
+  it('serves /healthz, /readyz and /metrics', async () => {
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ ready: true, checks: { postgres: { ok: true }, clickhouse: { ok: true }, queue: { ok: true } } });
+    const metrics = await fetch(`${url}/metrics`);
+    expect(metrics.headers.get('content-type')).toContain('text/plain');
+    expect(await metrics.text()).toContain('spanforge_process_cpu_user_seconds_total');
+  });
+});

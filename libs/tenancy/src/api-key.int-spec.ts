@@ -1,0 +1,122 @@
+import { createPostgresPool, migratePostgres } from '@spanforge/postgres';
+import { projectRoot } from '@spanforge/config';
+import path from 'node:path';
+import type { Pool } from 'pg';
+import { testDatabaseUrl } from '@spanforge/testing';
+import { ApiKeyVerifier } from './api-key.verifier';
+import { TenancyRepository } from './tenancy.repository';
+import { TenancyService } from './tenancy.service';
+
+const PEPPER = 'integration-pepper-0123456789';
+
+describe('API keys', () => {
+  let pool: Pool;
+  let repository: TenancyRepository;
+  let service: TenancyService;
+  const verifiers: ApiKeyVerifier[] = [];
+
+  /** Each verifier stands for one process: its own cache and its own LISTEN connection. */
+  async function processVerifier(): Promise<ApiKeyVerifier> {
+    const verifier = new ApiKeyVerifier(new TenancyRepository(pool), { databaseUrl: testDatabaseUrl(), pepper: PEPPER, ttlMs: 60_000 });
+    await verifier.start();
+    verifiers.push(verifier);
+    return verifier;
+  }
+
+  beforeAll(async () => {
+    pool = createPostgresPool(testDatabaseUrl(), 4);
+    await migratePostgres(pool, path.join(projectRoot(), 'infra', 'postgres'));
+    repository = new TenancyRepository(pool);
+    service = new TenancyService(repository, PEPPER);
+  });
+  afterAll(async () => {
+    await Promise.all(verifiers.map((v) => v.close()));
+    await pool.end();
+  });
+
+  async function newKey() {
+    const { tenant, project } = await service.createTenant(`tenant ${Math.random()}`);
+    const created = await service.createApiKey(project.id, 'ci');
+    return { tenant, project, ...created };
+  }
+
+  it('verify to their own project and tenant', async () => {
+    const { tenant, project, secret, apiKey } = await newKey();
+    const verifier = await processVerifier();
+    expect(await verifier.verify(secret)).toEqual({ tenantId: tenant.id, projectId: project.id, apiKeyId: apiKey.id });
+    expect(apiKey.prefix).toBe(secret.slice(0, apiKey.prefix.length));
+  });
+
+  it('refuse a secret that differs from the stored hash, and junk', async () => {
+    const { secret } = await newKey();
+    const verifier = await processVerifier();
+    const tampered = secret.slice(0, -1) + (secret.endsWith('A') ? 'B' : 'A');
+    expect(await verifier.verify(tampered)).toBeUndefined();
+    expect(await verifier.verify(undefined)).toBeUndefined();
+    expect(await verifier.verify("sf_000000000000_' OR '1'='1")).toBeUndefined();
+  });
+
+  it('are stored only as salted hashes', async () => {
+    const { secret, apiKey } = await newKey();
+    const { rows } = await pool.query('SELECT row_to_json(k)::text AS row FROM api_keys k WHERE id = $1', [apiKey.id]);
+    const stored: string = rows[0].row;
+    const randomPart = secret.split('_')[2]!;
+    expect(stored).not.toContain(randomPart);
+    expect(stored).not.toContain(Buffer.from(randomPart).toString('hex'));
+  });
+
+  it('once revoked are refused by every process within 1 s', async () => {
+    const { secret, apiKey } = await newKey();
+    const other = await processVerifier();
+    const same = await processVerifier();
+    // Both caches hold the key as valid before the revocation.
+    expect(await other.verify(secret)).toBeDefined();
+    expect(await same.verify(secret)).toBeDefined();
+
+    const revokedAt = performance.now();
+    const revoking = new TenancyService(repository, PEPPER, same);
+    const revoked = await revoking.revokeApiKey(apiKey.id);
+    expect(revoked.revokedAt).toBeInstanceOf(Date);
+    expect(await same.verify(secret)).toBeUndefined();
+
+    let refusedAfterMs: number | undefined;
+    while (performance.now() - revokedAt < 2_000) {
+      if ((await other.verify(secret)) === undefined) {
+        refusedAfterMs = performance.now() - revokedAt;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(refusedAfterMs).toBeDefined();
+    expect(refusedAfterMs!).toBeLessThan(1_000);
+    // And a fresh process never accepts it.
+    expect(await (await processVerifier()).verify(secret)).toBeUndefined();
+  });
+
+  it('record last use at most once a minute', async () => {
+    const { secret, apiKey } = await newKey();
+    const verifier = await processVerifier();
+    const lastUsed = async () => (await pool.query('SELECT last_used_at FROM api_keys WHERE id = $1', [apiKey.id])).rows[0].last_used_at as Date | null;
+    expect(await lastUsed()).toBeNull();
+    await verifier.verify(secret);
+    let first: Date | null = null;
+    for (let i = 0; i < 50 && !first; i++) {
+      first = await lastUsed();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(first).toBeInstanceOf(Date);
+    // Many more uses from this and another process within the minute leave it unchanged.
+    const another = await processVerifier();
+    for (let i = 0; i < 20; i++) {
+      await verifier.verify(secret);
+      await another.verify(secret);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await lastUsed())?.getTime()).toBe(first!.getTime());
+  });
+
+  it('are refused for a project that does not exist', async () => {
+    await expect(service.createApiKey('00000000-0000-0000-0000-000000000000')).rejects.toThrow(/no project/);
+    await expect(service.createApiKey('not-a-uuid')).rejects.toThrow(/no project/);
+  });
+});

@@ -1,0 +1,3 @@
+export * from './graphql';
+export * from './processes';
+export * from './services';
