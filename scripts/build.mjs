@@ -59,5 +59,5 @@ for (const dir of sourceDirs) {
   }
 }
 if (!process.argv.includes('--quiet') || compiled > 0) {
-  console.log(`build: ${compiled} of ${total} files compiled to dist/ in ${Date.now() - started} ms`);
+  console.error(`build: ${compiled} of ${total} files compiled to dist/ in ${Date.now() - started} ms`);
 }
