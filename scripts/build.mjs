@@ -9,7 +9,7 @@ import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
 const outDir = path.join(root, 'dist');
-const sourceDirs = ['apps', 'libs'];
+const sourceDirs = ['apps', 'libs', 'bench'];
 const { compilerOptions } = JSON.parse(readFileSync(path.join(root, 'tsconfig.base.json'), 'utf8'));
 
 const swcOptions = {

@@ -1,5 +1,9 @@
-import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { Metadata, Server, ServerCredentials, status, type ServerUnaryCall, type sendUnaryData, type ServiceDefinition } from '@grpc/grpc-js';
+import { encodeExportResponse, encodeStatus } from '@spanforge/otlp';
 import type { Infrastructure } from '@spanforge/runtime';
+import { credentialFrom } from '@spanforge/tenancy';
+import type { GatewayMetrics } from './ingest/gateway.metrics';
+import type { IngestService } from './ingest/ingest.service';
 
 export interface OtlpGrpcServer {
   server: Server;
@@ -7,9 +11,68 @@ export interface OtlpGrpcServer {
   address: string;
 }
 
-/** OTLP/gRPC receiver on OTLP_GRPC_PORT. */
-export async function startOtlpGrpcServer(infra: Infrastructure): Promise<OtlpGrpcServer> {
-  const server = new Server({ 'grpc.max_receive_message_length': infra.config.otlpMaxBodyBytes });
+const identity = (bytes: Buffer) => bytes;
+
+/**
+ * The TraceService with raw bytes in and out: our own decoder reads the request, so grpc-js must
+ * not deserialise it (and protobufjs is not needed at run time).
+ */
+const TRACE_SERVICE: ServiceDefinition = {
+  Export: {
+    path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+  },
+};
+
+function first(metadata: Metadata, key: string): string | undefined {
+  const value = metadata.get(key)[0];
+  return typeof value === 'string' ? value : value?.toString('utf8');
+}
+
+/** OTLP/gRPC on OTLP_GRPC_PORT: same decisions as OTLP/HTTP, mapped to gRPC codes (spec §1.4–1.5). */
+export async function startOtlpGrpcServer(infra: Infrastructure, ingest: IngestService, metrics: GatewayMetrics): Promise<OtlpGrpcServer> {
+  const server = new Server({
+    'grpc.max_receive_message_length': infra.config.otlpMaxBodyBytes,
+    'grpc.max_send_message_length': 4 * 1024 * 1024,
+  });
+
+  const exportHandler = (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => {
+    const done = (code: status, error?: { details: string; retryAfterSeconds?: number }, response?: Buffer) => {
+      metrics.requests.inc({ transport: 'grpc', status: status[code] ?? String(code) });
+      if (!error) return callback(null, response);
+      const trailer = new Metadata();
+      if (error.retryAfterSeconds !== undefined) {
+        // RESOURCE_EXHAUSTED is retryable only with RetryInfo (spec §1.5); UNAVAILABLE gets it too.
+        trailer.set('grpc-status-details-bin', Buffer.from(encodeStatus('protobuf', code, error.details, [{ type: 'retry_info', retryDelayMs: error.retryAfterSeconds * 1000 }])));
+      }
+      callback({ code, details: error.details, metadata: trailer });
+    };
+    void (async () => {
+      const scope = await infra.keys.verify(credentialFrom(first(call.metadata, 'authorization'), first(call.metadata, 'x-api-key')));
+      if (!scope) return done(status.UNAUTHENTICATED, { details: 'missing, unknown or revoked API key (metadata authorization: Bearer <key>)' });
+      const decision = await ingest.ingest(scope, 'protobuf', call.request);
+      switch (decision.outcome) {
+        case 'accepted':
+          return done(status.OK, undefined, Buffer.from(encodeExportResponse('protobuf', decision.rejected, decision.message)));
+        case 'invalid':
+          return done(status.INVALID_ARGUMENT, { details: decision.message });
+        case 'rate_limited':
+          return done(status.RESOURCE_EXHAUSTED, { details: decision.message, retryAfterSeconds: decision.retryAfterSeconds });
+        case 'unavailable':
+          return done(status.UNAVAILABLE, { details: decision.message, retryAfterSeconds: decision.retryAfterSeconds });
+      }
+    })().catch((error: Error) => {
+      infra.log.error('OTLP/gRPC export failed', error);
+      done(status.INTERNAL, { details: 'internal error' });
+    });
+  };
+  server.addService(TRACE_SERVICE, { Export: exportHandler });
+
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`${infra.config.host}:${infra.config.ports.otlpGrpc}`, ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
   );
@@ -18,7 +81,7 @@ export async function startOtlpGrpcServer(infra: Infrastructure): Promise<OtlpGr
     'OTLP/gRPC server',
     () =>
       new Promise<void>((resolve) => {
-        // In-flight exports finish; a second timer forces the rest closed.
+        // In-flight exports finish; after 5 s the rest are cut.
         const force = setTimeout(() => server.forceShutdown(), 5_000);
         server.tryShutdown(() => {
           clearTimeout(force);

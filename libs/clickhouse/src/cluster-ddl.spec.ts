@@ -63,7 +63,14 @@ describe('cluster DDL', () => {
     ]);
   });
 
+  it('drops the Distributed table and its local table', () => {
+    expect(toClusterStatements({ sql: 'DROP TABLE IF EXISTS totals', comments: [] }, tables, { cluster: 'c' })).toEqual([
+      'DROP TABLE IF EXISTS totals ON CLUSTER c',
+      'DROP TABLE IF EXISTS totals_local ON CLUSTER c',
+    ]);
+  });
+
   it('refuses a statement it has no cluster form for', () => {
-    expect(() => toClusterStatements({ sql: 'DROP TABLE spans', comments: [] }, tables, { cluster: 'c' })).toThrow(/no cluster form/);
+    expect(() => toClusterStatements({ sql: 'TRUNCATE TABLE spans', comments: [] }, tables, { cluster: 'c' })).toThrow(/no cluster form/);
   });
 });

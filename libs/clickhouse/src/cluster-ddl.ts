@@ -13,6 +13,7 @@ const CREATE_TABLE = /^CREATE TABLE IF NOT EXISTS (\w+)\s*\(([\s\S]*)\)\s*ENGINE
 const CREATE_MV = /^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+)\s+TO\s+(\w+)([\s\S]*)$/;
 const CREATE_VIEW = /^CREATE (?:OR REPLACE )?VIEW (?:IF NOT EXISTS )?(\w+)([\s\S]*)$/;
 const ALTER_TABLE = /^ALTER TABLE (\w+)\s+([\s\S]*)$/;
+const DROP_TABLE = /^DROP TABLE IF EXISTS (\w+)$/;
 
 /** A `-- shard by: <expr>` comment above a CREATE TABLE picks the Distributed sharding key. */
 function shardKey(comments: string[]): string {
@@ -94,6 +95,12 @@ export function toClusterStatements(statement: Statement, tables: Set<string>, {
     const local = `ALTER TABLE ${localName(name)} ${onCluster} ${action}`;
     // Columns must exist on both layers; indexes, projections and TTLs live only where the data is.
     return /^\s*(ADD|DROP|MODIFY|RENAME) COLUMN/i.test(action) ? [local, `ALTER TABLE ${name} ${onCluster} ${action}`] : [local];
+  }
+  const drop = DROP_TABLE.exec(sql);
+  if (drop) {
+    const name = drop[1]!;
+    const statements = [`DROP TABLE IF EXISTS ${name} ${onCluster}`];
+    return tables.has(name) ? [...statements, `DROP TABLE IF EXISTS ${localName(name)} ${onCluster}`] : statements;
   }
   const view = CREATE_VIEW.exec(sql);
   if (view) return [sql.replace(/^(CREATE (?:OR REPLACE )?VIEW (?:IF NOT EXISTS )?\w+)/, `$1 ${onCluster}`)];

@@ -1,1 +1,5 @@
 export * from './otlp.model';
+export { decodeProtobufExport } from './protobuf.decoder';
+export { decodeJsonExport } from './json.decoder';
+export { MAX_RESPONSE_MESSAGE_LENGTH, RpcCode, describeRejections, encodeExportResponse, encodeRetryInfo, encodeStatus } from './response.encoder';
+export type { ResponseFormat, StatusDetail } from './response.encoder';

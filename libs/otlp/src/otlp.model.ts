@@ -11,21 +11,32 @@
 export type AttributeValue = string | number | boolean | null | AttributeValue[] | { [key: string]: AttributeValue };
 export type Attributes = Record<string, AttributeValue>;
 
+/*
+ * Fields marked optional below were added after other libs started building these objects by
+ * hand; the decoders always set them.
+ */
+
 export interface OtlpResource {
   attributes: Attributes;
   droppedAttributesCount: number;
+  /** ResourceSpans.schema_url ('' when absent). */
+  schemaUrl?: string;
 }
 
 export interface OtlpScope {
   name: string;
   version: string;
   attributes: Attributes;
+  droppedAttributesCount?: number;
+  /** ScopeSpans.schema_url ('' when absent): the semantic-convention version the scope wrote. */
+  schemaUrl?: string;
 }
 
 export interface SpanEvent {
   timeUnixNano: bigint;
   name: string;
   attributes: Attributes;
+  droppedAttributesCount?: number;
 }
 
 export interface SpanLink {
@@ -33,6 +44,9 @@ export interface SpanLink {
   spanId: string;
   traceState: string;
   attributes: Attributes;
+  droppedAttributesCount?: number;
+  /** W3C trace flags in bits 0-7, is-remote bits 8-9 (spec §1.6), as on Span.flags. */
+  flags?: number;
 }
 
 export enum SpanKind {

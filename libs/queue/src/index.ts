@@ -1,1 +1,3 @@
 export * from './queue.backend';
+export * from './ingest.queue';
+export * from './export-body';

@@ -26,6 +26,7 @@ export interface Infrastructure {
   clickhouse: ClickHouseClient;
   queues: QueueBackend;
   tenancy: TenancyService;
+  tenancyRepository: TenancyRepository;
   keys: ApiKeyVerifier;
   readiness: ReadinessProbe;
   metrics: Registry;
@@ -119,6 +120,7 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
     clickhouse,
     queues,
     tenancy,
+    tenancyRepository: repository,
     keys,
     readiness,
     metrics: createMetricsRegistry(),

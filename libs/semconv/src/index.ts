@@ -1,1 +1,12 @@
 export * from './semconv.model';
+export { normalizeSpan } from './normalize';
+export { classifySpan, classifyByConvention, LLM_CONVENTIONS, type SpanClassification } from './span-type';
+export { llmScopeConvention } from './llm-scope';
+export { toPricingModel, readModelNames, type ModelNames } from './model';
+export { canonicalProvider, inferProviderFromModel, readProvider } from './provider';
+export { readUsage } from './usage';
+export type { UsageReading } from './usage-buckets';
+export { readExplicitCost } from './cost';
+export { readTtftMs } from './timing';
+export { readIds, readIterations, type SpanIds } from './ids';
+export { moveContent, type ContentMove } from './content';

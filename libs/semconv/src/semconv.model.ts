@@ -19,7 +19,7 @@ export interface UsageBuckets {
 
 export interface NormalizedSpan {
   spanType: SpanType;
-  /** The convention that decided spanType, e.g. 'gen_ai', 'openinference', 'openllmetry', 'vercel_ai', 'langfuse', 'http', 'db', 'default'. */
+  /** The convention that decided spanType, e.g. 'gen_ai', 'openinference', 'openllmetry', 'vercel_ai', 'langfuse', 'http', 'db', 'default' ('logfire' on dropped placeholders). */
   convention: string;
   /** gen_ai.operation.name or its equivalent in the span's convention ('' when none). */
   operation: string;
@@ -28,11 +28,20 @@ export interface NormalizedSpan {
   runId: string;
   /** The model that answered (response model first), as sent. */
   model: string;
-  /** The requested model, as sent. */
+  /** The requested model, as sent; the answering model when the span names only one. */
   modelRequested: string;
-  /** `model` with provider prefixes (`openai/`, `openrouter/x/`) and date-less aliases left as they are: the key for the price table. */
+  /**
+   * The key for the price table: `model` lowercased, routing prefixes stripped (`openai/gpt-4o` →
+   * `gpt-4o`, `models/gemini-1.5-pro` → `gemini-1.5-pro`), Bedrock ids reduced to the model
+   * (`anthropic.claude-3-5-sonnet-20240620-v1:0` → `claude-3-5-sonnet-20240620`); Azure deployment
+   * names and date-less aliases left as they are.
+   */
   pricingModel: string;
-  /** Canonical provider (spec §2.6): openai, anthropic, azure_openai, aws_bedrock, google_vertex, google_gemini, mistral, xai, ... or ''. */
+  /**
+   * Canonical provider (spec §2.6): openai, anthropic, azure_openai, azure_ai_inference, aws_bedrock,
+   * google_vertex, google_gemini, google (a Gemini model with no provider attribute: either API),
+   * mistral, xai, ... or ''.
+   */
   provider: string;
   usage: UsageBuckets;
   /** True when the span only repeats its children's usage (agent/root/wrapper totals): it adds nothing to trace sums. */

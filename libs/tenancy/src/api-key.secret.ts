@@ -49,3 +49,15 @@ export function tokensEqual(given: string, expected: string): boolean {
   const b = createHmac('sha256', 'token-compare').update(expected).digest();
   return timingSafeEqual(a, b);
 }
+
+/**
+ * The secret a request carries: `Authorization: Bearer <secret>` or `x-api-key: <secret>` (HTTP
+ * headers and gRPC metadata alike).
+ */
+export function credentialFrom(authorization: unknown, apiKey: unknown): string | undefined {
+  if (typeof authorization === 'string') {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (match) return match[1];
+  }
+  return typeof apiKey === 'string' && apiKey.trim() ? apiKey.trim() : undefined;
+}

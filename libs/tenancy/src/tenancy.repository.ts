@@ -16,6 +16,16 @@ interface ApiKeyRow {
   last_used_at: Date | null;
 }
 
+export interface PriceOverrideRow {
+  id: string;
+  model: string;
+  input_per_mtok: number;
+  output_per_mtok: number;
+  cache_read_per_mtok: number | null;
+  cache_write_per_mtok: number | null;
+  effective_from: Date;
+}
+
 export interface StoredKey extends ApiKey {
   salt: Buffer;
   hash: Buffer;
@@ -137,6 +147,26 @@ export class TenancyRepository {
       "UPDATE api_keys SET last_used_at = now() WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')",
       [id],
     );
+  }
+
+  /** A project's own ingest limits; null fields mean "the gateway's defaults". */
+  async ingestLimits(projectId: string): Promise<{ spansPerSecond: number | null; bytesPerSecond: number | null }> {
+    const { rows } = await this.pool.query<{ s: number | null; b: string | null }>(
+      'SELECT ingest_spans_per_second AS s, ingest_bytes_per_second AS b FROM projects WHERE id = $1',
+      [projectId],
+    );
+    const row = rows[0];
+    return { spansPerSecond: row?.s ?? null, bytesPerSecond: row?.b == null ? null : Number(row.b) };
+  }
+
+  /** A project's price overrides (USD per million tokens), oldest first. */
+  async priceOverrides(projectId: string): Promise<PriceOverrideRow[]> {
+    const { rows } = await this.pool.query<PriceOverrideRow>(
+      `SELECT id, model, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, effective_from
+       FROM model_price_overrides WHERE project_id = $1 ORDER BY effective_from, model`,
+      [projectId],
+    );
+    return rows;
   }
 
   async findApiKey(id: string): Promise<ApiKey | undefined> {

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { DomainError, ErrorCode } from '@spanforge/errors';
-import { tokensEqual, type ProjectScope } from '@spanforge/tenancy';
+import { credentialFrom, tokensEqual, type ProjectScope } from '@spanforge/tenancy';
 import type { Infrastructure } from '@spanforge/runtime';
 
 /** What a GraphQL request may do, decided once per request from its bearer token. */
@@ -11,13 +11,7 @@ export interface RequestContext {
 }
 
 export function bearerOf(request: Pick<FastifyRequest, 'headers'>): string | undefined {
-  const header = request.headers.authorization;
-  if (typeof header === 'string') {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (match) return match[1];
-  }
-  const apiKey = request.headers['x-api-key'];
-  return typeof apiKey === 'string' && apiKey.trim() ? apiKey.trim() : undefined;
+  return credentialFrom(request.headers.authorization, request.headers['x-api-key']);
 }
 
 /** Admin mutations: one answer for a missing and a wrong token, so nothing is learned by probing. */

@@ -1,0 +1,42 @@
+import type { Queue } from 'bullmq';
+
+/**
+ * Watches the ingest queue's backlog so the gateway can answer 503 before the queue grows without
+ * bound. Polled (not asked per request): one count query a second whatever the request rate.
+ */
+export class BacklogMonitor {
+  private backlog = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly queue: Queue,
+    private readonly maxBacklog: number,
+    private readonly intervalMs = 1_000,
+  ) {}
+
+  start(): void {
+    const poll = async () => {
+      try {
+        const counts = await this.queue.getJobCounts('waiting', 'delayed', 'prioritized');
+        this.backlog = Object.values(counts).reduce((sum, n) => sum + n, 0);
+      } catch {
+        // Unreachable queue: the next enqueue fails and answers 503 on its own.
+      }
+      this.timer = setTimeout(poll, this.intervalMs);
+      this.timer.unref();
+    };
+    void poll();
+  }
+
+  get depth(): number {
+    return this.backlog;
+  }
+
+  get overCap(): boolean {
+    return this.backlog >= this.maxBacklog;
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}

@@ -1,0 +1,31 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+/** Gateway counters, on the process registry (served at /metrics). */
+export class GatewayMetrics {
+  readonly requests: Counter<'transport' | 'status'>;
+  readonly spans: Counter<'outcome'>;
+  readonly queueDepth: Gauge;
+
+  constructor(registry: Registry, depth: () => number) {
+    this.requests = new Counter({
+      name: 'spanforge_gateway_requests_total',
+      help: 'OTLP export requests by transport and answer (HTTP status or gRPC code name)',
+      labelNames: ['transport', 'status'],
+      registers: [registry],
+    });
+    this.spans = new Counter({
+      name: 'spanforge_gateway_spans_total',
+      help: 'Spans by what the gateway did with them: accepted (queued), rejected (invalid), rate_limited',
+      labelNames: ['outcome'],
+      registers: [registry],
+    });
+    this.queueDepth = new Gauge({
+      name: 'spanforge_ingest_queue_depth',
+      help: 'Ingest jobs waiting in the queue (as last polled)',
+      registers: [registry],
+      collect() {
+        this.set(depth());
+      },
+    });
+  }
+}

@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import type { Queue } from 'bullmq';
+import { OtlpDecodeError, decodeJsonExport, decodeProtobufExport, describeRejections, type DecodeResult } from '@spanforge/otlp';
+import { INGEST_JOB_OPTIONS, IngestJobName, packExportBody, type ExportJob, type IngestJob } from '@spanforge/queue';
+import type { ProjectScope } from '@spanforge/tenancy';
+import type { BacklogMonitor } from './backlog.monitor';
+import type { GatewayMetrics } from './gateway.metrics';
+import type { ProjectLimitsCache } from './project-limits.cache';
+import type { IngestRateLimiter } from './rate-limiter';
+import type { RefusalCounter } from './refusal.counter';
+
+export type OtlpFormat = 'protobuf' | 'json';
+
+/** What the gateway answers an export, whatever the transport. */
+export type IngestDecision =
+  | { outcome: 'accepted'; rejected: number; message: string }
+  | { outcome: 'invalid'; message: string }
+  | { outcome: 'rate_limited'; retryAfterSeconds: number; message: string }
+  | { outcome: 'unavailable'; retryAfterSeconds: number; message: string };
+
+/** How long an enqueue may take before the gateway gives up and answers 503. */
+const ENQUEUE_TIMEOUT_MS = 5_000;
+/** Retry-After when the queue is full or away: long enough for a worker to drain some of it. */
+const UNAVAILABLE_RETRY_AFTER_S = 5;
+
+export interface IngestServiceDeps {
+  queue: Queue<IngestJob>;
+  limiter: IngestRateLimiter;
+  limits: ProjectLimitsCache;
+  backlog: BacklogMonitor;
+  refusals: RefusalCounter;
+  metrics: GatewayMetrics;
+}
+
+/**
+ * The gateway's decision for one export: decode and validate (so the answer can count rejected
+ * spans), apply the project's rate limits, then hand the body to the queue. `accepted` is returned
+ * only after the queue has the job: a 200 means durably queued.
+ */
+export class IngestService {
+  constructor(private readonly deps: IngestServiceDeps) {}
+
+  async ingest(scope: ProjectScope, format: OtlpFormat, body: Buffer): Promise<IngestDecision> {
+    const { refusals, metrics } = this.deps;
+    let result: DecodeResult;
+    try {
+      result = format === 'protobuf' ? decodeProtobufExport(body) : decodeJsonExport(body.toString('utf8'));
+    } catch (error) {
+      if (!(error instanceof OtlpDecodeError)) throw error;
+      refusals.count(scope.tenantId, scope.projectId, 'refused', 'invalid_body', 0, body.length);
+      return { outcome: 'invalid', message: error.message };
+    }
+
+    const limits = await this.deps.limits.get(scope.projectId);
+    const wait = this.deps.limiter.take(scope.projectId, result.received, body.length, limits);
+    if (wait > 0) {
+      refusals.count(scope.tenantId, scope.projectId, 'rate_limited', '', result.received, body.length);
+      metrics.spans.inc({ outcome: 'rate_limited' }, result.received);
+      return { outcome: 'rate_limited', retryAfterSeconds: wait, message: `project over its ingest rate (${limits.spansPerSecond} spans/s, ${limits.bytesPerSecond} bytes/s)` };
+    }
+
+    const message = result.rejected > 0 ? describeRejections(result) : '';
+    metrics.spans.inc({ outcome: 'rejected' }, result.rejected);
+    if (result.spans.length === 0) {
+      // Nothing to store: account here, since no export job will.
+      refusals.count(scope.tenantId, scope.projectId, 'received', '', result.received, body.length);
+      for (const [reason, spans] of Object.entries(result.rejectReasons)) refusals.count(scope.tenantId, scope.projectId, 'rejected', reason, spans ?? 0, 0);
+      return { outcome: 'accepted', rejected: result.rejected, message };
+    }
+
+    if (this.deps.backlog.overCap) {
+      refusals.count(scope.tenantId, scope.projectId, 'refused', 'queue_full', result.received, body.length);
+      return { outcome: 'unavailable', retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S, message: 'ingest queue is full; retry later' };
+    }
+    const job: ExportJob = {
+      v: 1,
+      tenantId: scope.tenantId,
+      projectId: scope.projectId,
+      format,
+      ...packExportBody(body),
+      receivedAt: Date.now(),
+      exportId: randomUUID(),
+      receivedSpans: result.received,
+      acceptedSpans: result.spans.length,
+      bytes: body.length,
+    };
+    try {
+      await withTimeout(this.deps.queue.add(IngestJobName.Export, job, INGEST_JOB_OPTIONS), ENQUEUE_TIMEOUT_MS);
+    } catch {
+      refusals.count(scope.tenantId, scope.projectId, 'refused', 'queue_unavailable', result.received, body.length);
+      return { outcome: 'unavailable', retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S, message: 'ingest queue unavailable; retry later' };
+    }
+    metrics.spans.inc({ outcome: 'accepted' }, result.spans.length);
+    return { outcome: 'accepted', rejected: result.rejected, message };
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,168 @@
+import 'reflect-metadata';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '@spanforge/config';
+import { startGateway } from '@spanforge/gateway-app';
+import { SPAN_BATCH, startWorkers } from '@spanforge/worker-app';
+import { decodeProtobufExport } from '@spanforge/otlp';
+import { normalizeSpan } from '@spanforge/semconv';
+import { PriceTable, priceSpan } from '@spanforge/pricing';
+import { toSpanRow, type SpanRow } from '@spanforge/ingest';
+import { startInfrastructure, type Infrastructure } from '@spanforge/runtime';
+import { buildCorpus, type Corpus } from './corpus';
+import { measureQueueHop } from './queue-hop';
+import { argument, progress, writeResults } from './report';
+
+/**
+ * `npm run bench:ingest [-- --traces N]`: decode rate on one core; end-to-end spans/s through the
+ * all-in-one (HTTP → gateway → queue → worker → ClickHouse); the floor, i.e. the raw insert rate of
+ * the same rows into the same ClickHouse; their ratio; sent vs stored; and the queue hop per span.
+ */
+async function main(): Promise<void> {
+  const traces = Number(argument('--traces', '5000'));
+  progress(`building a corpus of ${traces} agent traces (seed 42)`);
+  const corpus = buildCorpus({ traces });
+  progress(`${corpus.spanCount} spans in ${corpus.requests.length} OTLP requests of up to 512 spans`);
+
+  const decode = measureDecode(corpus);
+  progress(`decode: ${Math.round(decode)} spans/s on one core`);
+
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'spanforge-bench-'));
+  chmodSync(dataDir, 0o755);
+  const config = loadConfig({ DATA_DIR: dataDir, HOST: '127.0.0.1', OTLP_HTTP_PORT: '0', OTLP_GRPC_PORT: '0', API_PORT: '0', LOG_LEVEL: 'warn', QUEUE_MAX_BACKLOG: '1000000' });
+  const infra = await startInfrastructure(config, 'all-in-one');
+  try {
+    const queueHop = await measureQueueHop(infra, corpus);
+    progress(`queue hop: per-span JSON jobs ${queueHop.perSpanJsonCpuUsPerSpan.toFixed(1)} µs CPU/span, one job per export ${queueHop.perExportBytesCpuUsPerSpan.toFixed(1)} µs CPU/span`);
+
+    // The floor is measured before and after the end-to-end run, each time on a quiet engine
+    // (no background merges), and averaged: merges left by one phase would otherwise tax the next.
+    const rows = await floorRows(infra, corpus);
+    await quiet(infra);
+    const floorBefore = await measureFloor(infra, rows);
+    progress(`floor (raw insert of the same rows): ${Math.round(floorBefore)} spans/s`);
+    await quiet(infra);
+    await startWorkers(infra);
+    const [httpLine] = await startGateway(infra);
+    const endpoint = /http:\/\/\S+/.exec(httpLine!)![0];
+    const e2e = await measureEndToEnd(infra, corpus, endpoint);
+    progress(`end to end: ${Math.round(e2e.spansPerSec)} spans/s, stored ${e2e.stored} of ${corpus.spanCount}`);
+    await quiet(infra);
+    const floorAfter = await measureFloor(infra, await floorRows(infra, corpus));
+    progress(`floor again: ${Math.round(floorAfter)} spans/s`);
+    const floor = (floorBefore + floorAfter) / 2;
+
+    const results = {
+      ingest: {
+        floorBeforeSpansPerSec: Math.round(floorBefore),
+        floorAfterSpansPerSec: Math.round(floorAfter),
+        decodeSpansPerSec: Math.round(decode),
+        e2eSpansPerSec: Math.round(e2e.spansPerSec),
+        floorSpansPerSec: Math.round(floor),
+        ratio: Number((e2e.spansPerSec / floor).toFixed(3)),
+        sentSpans: corpus.spanCount,
+        storedSpans: e2e.stored,
+        batch: SPAN_BATCH,
+        queueHop,
+      },
+      dataset: { spans: corpus.spanCount, traces: corpus.traceCount, requests: corpus.requests.length },
+    };
+    writeResults(results);
+  } finally {
+    await infra.shutdown.run();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function measureDecode(corpus: Corpus): number {
+  const rounds = 3;
+  let spans = 0;
+  decodeProtobufExport(corpus.requests[0]!); // warm up
+  const started = performance.now();
+  for (let r = 0; r < rounds; r++) for (const request of corpus.requests) spans += decodeProtobufExport(request).spans.length;
+  return spans / ((performance.now() - started) / 1000);
+}
+
+async function newProject(infra: Infrastructure, name: string) {
+  const { tenant, project } = await infra.tenancy.createTenant(name);
+  const { secret } = await infra.tenancy.createApiKey(project.id, 'bench');
+  return { tenantId: tenant.id, projectId: project.id, secret };
+}
+
+async function storedSpans(infra: Infrastructure, projectId: string): Promise<number> {
+  const result = await infra.clickhouse.query({ query: 'SELECT count() AS n FROM spans FINAL WHERE project_id = {projectId:String}', query_params: { projectId }, format: 'JSONEachRow' });
+  const [row] = await result.json<{ n: string }>();
+  return Number(row?.n ?? 0);
+}
+
+async function measureEndToEnd(infra: Infrastructure, corpus: Corpus, endpoint: string): Promise<{ spansPerSec: number; stored: number }> {
+  const project = await newProject(infra, 'bench-e2e');
+  const started = performance.now();
+  let next = 0;
+  const send = async () => {
+    while (next < corpus.requests.length) {
+      const body = corpus.requests[next++]!;
+      for (;;) {
+        const response = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${project.secret}` }, body });
+        await response.arrayBuffer();
+        if (response.status === 200) break;
+        if (response.status !== 429 && response.status !== 503) throw new Error(`gateway answered ${response.status}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  };
+  await Promise.all([send(), send(), send(), send()]);
+  progress(`all ${corpus.requests.length} exports answered 200 after ${((performance.now() - started) / 1000).toFixed(2)} s; waiting for storage`);
+  let stored = 0;
+  const deadline = Date.now() + 10 * 60_000;
+  while (Date.now() < deadline) {
+    stored = await storedSpans(infra, project.projectId);
+    if (stored >= corpus.spanCount) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { spansPerSec: corpus.spanCount / ((performance.now() - started) / 1000), stored };
+}
+
+/** Waits (at most a minute) until ClickHouse has no merge running. */
+async function quiet(infra: Infrastructure): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const result = await infra.clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
+    const [row] = await result.json<{ n: string }>();
+    if (Number(row?.n ?? 0) === 0) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** The same rows the worker writes for the corpus (decoded, normalised, priced), for a new project. */
+async function floorRows(infra: Infrastructure, corpus: Corpus): Promise<SpanRow[]> {
+  const project = await newProject(infra, 'bench-floor');
+  const table = PriceTable.bundled();
+  const rows: SpanRow[] = [];
+  for (const request of corpus.requests) {
+    for (const span of decodeProtobufExport(request).spans) {
+      const normalized = normalizeSpan(span);
+      const price = priceSpan({ pricingModel: normalized.pricingModel, provider: normalized.provider, usage: normalized.usage, explicitCostUsd: normalized.explicitCostUsd, startTime: span.startTimeUnixNano }, table);
+      rows.push(toSpanRow(project.tenantId, project.projectId, span, normalized, price));
+    }
+  }
+  return rows;
+}
+
+/** The raw insert rate: the rows straight into the same table (materialized views included), in the worker's batch size. */
+async function measureFloor(infra: Infrastructure, rows: SpanRow[]): Promise<number> {
+  const started = performance.now();
+  for (let i = 0; i < rows.length; i += SPAN_BATCH.maxItems) {
+    await infra.clickhouse.insert({ table: 'spans', values: rows.slice(i, i + SPAN_BATCH.maxItems), format: 'JSONEachRow' });
+  }
+  return rows.length / ((performance.now() - started) / 1000);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: Error) => {
+    process.stderr.write(`bench:ingest failed: ${error.stack ?? error.message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,23 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const RESULTS = path.resolve(__dirname, '..', '..', 'bench', 'results', 'latest.json');
+
+export function argument(name: string, fallback: string): string {
+  const at = process.argv.indexOf(name);
+  return at >= 0 && process.argv[at + 1] ? process.argv[at + 1]! : fallback;
+}
+
+export function progress(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+/** Merges this run's sections into bench/results/latest.json (CONTRACT section 6) and prints it. */
+export function writeResults(sections: Record<string, unknown>): void {
+  const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>) : {};
+  const results = { ...previous, ...sections, machine: { cpus: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version }, measuredAt: new Date().toISOString() };
+  mkdirSync(path.dirname(RESULTS), { recursive: true });
+  writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+}

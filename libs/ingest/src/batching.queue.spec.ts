@@ -1,0 +1,60 @@
+import { BatchingQueue } from './batching.queue';
+
+describe('BatchingQueue', () => {
+  it('writes a batch when it is full and settles each caller after its batch', async () => {
+    const batches: number[][] = [];
+    const queue = new BatchingQueue<number>(async (items) => {
+      batches.push(items);
+    }, { maxItems: 4, maxDelayMs: 60_000 });
+    const a = queue.add([1, 2]);
+    const b = queue.add([3, 4, 5]);
+    await Promise.all([a, b]);
+    expect(batches).toEqual([[1, 2, 3, 4, 5]]);
+  });
+
+  it('writes a partial batch after the delay', async () => {
+    const batches: number[][] = [];
+    const queue = new BatchingQueue<number>(async (items) => {
+      batches.push(items);
+    }, { maxItems: 1000, maxDelayMs: 20 });
+    const started = Date.now();
+    await queue.add([7]);
+    expect(batches).toEqual([[7]]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(15);
+  });
+
+  it('fails every caller of a failed batch and nobody else', async () => {
+    let calls = 0;
+    const queue = new BatchingQueue<number>(async () => {
+      calls++;
+      if (calls === 1) throw new Error('clickhouse down');
+    }, { maxItems: 2, maxDelayMs: 60_000 });
+    const first = queue.add([1, 2]);
+    const second = queue.add([3, 4]);
+    await expect(first).rejects.toThrow('clickhouse down');
+    await expect(second).resolves.toBeUndefined();
+  });
+
+  it('runs one flush at a time and keeps order', async () => {
+    const log: string[] = [];
+    const queue = new BatchingQueue<number>(async (items) => {
+      log.push(`start ${items.join(',')}`);
+      await new Promise((r) => setTimeout(r, 10));
+      log.push(`end ${items.join(',')}`);
+    }, { maxItems: 1, maxDelayMs: 60_000 });
+    await Promise.all([queue.add([1]), queue.add([2])]);
+    expect(log).toEqual(['start 1', 'end 1', 'start 2', 'end 2']);
+  });
+
+  it('flushes what waits on close and refuses more', async () => {
+    const batches: number[][] = [];
+    const queue = new BatchingQueue<number>(async (items) => {
+      batches.push(items);
+    }, { maxItems: 100, maxDelayMs: 60_000 });
+    const pending = queue.add([1]);
+    await queue.close();
+    await pending;
+    expect(batches).toEqual([[1]]);
+    await expect(queue.add([2])).rejects.toThrow('closed');
+  });
+});

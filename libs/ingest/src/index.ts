@@ -1,0 +1,4 @@
+export * from './batching.queue';
+export * from './span.repository';
+export * from './span.row';
+export * from './span.writer';

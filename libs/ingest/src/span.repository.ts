@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import type { ClickHouseClient } from '@spanforge/clickhouse';
+import type { SpanRow } from './span.row';
+
+export interface AccountingRow {
+  tenant_id: string;
+  project_id: string;
+  /** Start of the minute, seconds since the epoch. */
+  minute: number;
+  outcome: string;
+  reason: string;
+  batch_id: string;
+  requests: number;
+  spans: number;
+  bytes: number;
+}
+
+export interface ProjectRef {
+  tenantId: string;
+  projectId: string;
+}
+
+/** Named queries show up in ClickHouse's query_log (log_comment) and in our metrics. */
+function named(name: string) {
+  return { query_id: `${name}:${randomUUID()}`, clickhouse_settings: { log_comment: name } };
+}
+
+/** All SQL of the ingest write path. Every statement is bound to one tenant and project. */
+export class SpanRepository {
+  constructor(private readonly client: ClickHouseClient) {}
+
+  async insertSpans(rows: SpanRow[]): Promise<void> {
+    await this.client.insert({ table: 'spans', values: rows, format: 'JSONEachRow', ...named('ingest.insert_spans') });
+  }
+
+  async insertAccounting(rows: AccountingRow[]): Promise<void> {
+    await this.client.insert({ table: 'ingest_accounting', values: rows, format: 'JSONEachRow', ...named('ingest.insert_accounting') });
+  }
+
+  /** The session already known for each of these traces (from spans stored earlier). */
+  async traceSessions(project: ProjectRef, traceIds: string[]): Promise<Map<string, string>> {
+    if (traceIds.length === 0) return new Map();
+    const result = await this.client.query({
+      query: `SELECT trace_id, max(session_id) AS session_id
+              FROM trace_index
+              WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
+              GROUP BY trace_id
+              HAVING session_id != ''`,
+      query_params: { ...project, traceIds },
+      format: 'JSONEachRow',
+      ...named('ingest.trace_sessions'),
+    });
+    const rows = await result.json<{ trace_id: string; session_id: string }>();
+    return new Map(rows.map((r) => [r.trace_id, r.session_id]));
+  }
+
+  /**
+   * Gives earlier, session-less spans of these traces their trace's session by writing them
+   * again with it: the newer copy replaces the old one (ReplacingMergeTree) and the session
+   * rollup picks it up; the idempotent rollups are unchanged by the copy.
+   */
+  async backfillSessions(project: ProjectRef, sessions: Map<string, string>, fromDay: string, toDay: string): Promise<void> {
+    if (sessions.size === 0) return;
+    await this.client.command({
+      query: `INSERT INTO spans
+              SELECT * REPLACE (transform(trace_id, {traceIds:Array(String)}, {sessionIds:Array(String)}, '') AS session_id, now64(3) AS ingested_at)
+              FROM spans
+              WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+                AND toDate(start_time) BETWEEN {fromDay:Date} AND {toDay:Date}
+                AND trace_id IN {traceIds:Array(String)} AND session_id = ''`,
+      query_params: { ...project, traceIds: [...sessions.keys()], sessionIds: [...sessions.values()], fromDay, toDay },
+      ...named('ingest.backfill_sessions'),
+    });
+  }
+}
