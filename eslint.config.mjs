@@ -44,7 +44,7 @@ function boundaries({ tests }) {
       { sourceTag: 'type:composition', onlyDependOnLibsWithTags: ['type:app', 'type:lib'] },
       { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib', ...testing] },
       { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib', ...testing] },
-      { sourceTag: 'type:test', onlyDependOnLibsWithTags: ['type:lib', 'type:test'] },
+      { sourceTag: 'type:test', onlyDependOnLibsWithTags: ['type:lib', 'type:app', 'type:test'] },
       {
         sourceTag: 'scope:pure',
         onlyDependOnLibsWithTags: ['scope:pure', ...testing],

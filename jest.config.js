@@ -22,22 +22,22 @@ const moduleNameMapper = Object.fromEntries(
 const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironment: 'node', rootDir: __dirname };
 
 module.exports = {
+  // Integration and end-to-end tests start real services; per-project testTimeout is not honoured by jest.
+  testTimeout: 60_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
     {
       ...common,
       displayName: 'integration',
-      testMatch: ['<rootDir>/{apps,libs}/**/*.int-spec.ts'],
+      testMatch: ['<rootDir>/{apps,libs}/**/*.int-spec.ts', '<rootDir>/test/integration/**/*.int-spec.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 60_000,
     },
     {
       ...common,
       displayName: 'e2e',
       // End-to-end tests start real server processes on their own embedded services.
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
-      testTimeout: 120_000,
     },
   ],
 };

@@ -62,12 +62,14 @@ export class SpanRepository {
   async backfillSessions(project: ProjectRef, sessions: Map<string, string>, fromDay: string, toDay: string): Promise<void> {
     if (sessions.size === 0) return;
     await this.client.command({
+      // The filter sits in a subquery: in the outer SELECT the REPLACE alias would shadow session_id.
       query: `INSERT INTO spans
               SELECT * REPLACE (transform(trace_id, {traceIds:Array(String)}, {sessionIds:Array(String)}, '') AS session_id, now64(3) AS ingested_at)
-              FROM spans
-              WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-                AND toDate(start_time) BETWEEN {fromDay:Date} AND {toDay:Date}
-                AND trace_id IN {traceIds:Array(String)} AND session_id = ''`,
+              FROM (
+                SELECT * FROM spans
+                WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+                  AND toDate(start_time) BETWEEN {fromDay:Date} AND {toDay:Date}
+                  AND trace_id IN {traceIds:Array(String)} AND session_id = '')`,
       query_params: { ...project, traceIds: [...sessions.keys()], sessionIds: [...sessions.values()], fromDay, toDay },
       ...named('ingest.backfill_sessions'),
     });

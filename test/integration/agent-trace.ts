@@ -1,0 +1,91 @@
+import { SpanStatusCode, type Span } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import { PriceTable, priceSpan } from '@spanforge/pricing';
+import { SpanRecorder } from '../support';
+
+export interface LlmCall {
+  model: string;
+  provider: string;
+  input: number;
+  cacheRead: number;
+  output: number;
+  failed?: boolean;
+}
+
+/**
+ * Records one agent turn with a real SDK tracer: a root carrying the session (and, optionally,
+ * gen_ai.agent.iterations), `iterations` AGENT children, each with one LLM call and a tool call,
+ * so a test can compute every expected figure from what it sends.
+ */
+export function recordAgentTrace(recorder: SpanRecorder, options: { session: string; calls: LlmCall[]; start: number; rootIterations?: number }) {
+  const { tracer } = recorder;
+  void tracer;
+  let at = options.start;
+  const root = recorder.span('agent.run', { 'session.id': options.session, 'user.id': 'user-7', 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support', ...(options.rootIterations === undefined ? {} : { 'gen_ai.agent.iterations': options.rootIterations }) }, { start: at, end: 0 });
+  const spans: Span[] = [];
+  for (const call of options.calls) {
+    const agentStart = at;
+    const agent = recorder.span('invoke_agent planner', { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'planner' }, { start: agentStart, end: 0 }, root);
+    const llm = recorder.span(
+      `chat ${call.model}`,
+      {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': call.provider,
+        'gen_ai.request.model': call.model,
+        'gen_ai.response.model': call.model,
+        'gen_ai.usage.input_tokens': call.input,
+        'gen_ai.usage.cache_read.input_tokens': call.cacheRead,
+        'gen_ai.usage.output_tokens': call.output,
+        'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'what is the weather in Lisbon?' }] }]),
+      },
+      { start: at + 1, end: at + 400 },
+      agent,
+      call.failed ? { code: SpanStatusCode.ERROR, message: 'provider error' } : undefined,
+    );
+    recorder.end(llm);
+    const tool = recorder.span('execute_tool get_weather', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather' }, { start: at + 401, end: at + 450 }, agent);
+    recorder.end(tool);
+    at += 500;
+    (agent as Span & { plannedEnd: number }).plannedEnd = at;
+    recorder.end(agent);
+    spans.push(agent, llm, tool);
+  }
+  (root as Span & { plannedEnd: number }).plannedEnd = at + 10;
+  recorder.end(root);
+  return root;
+}
+
+/** The figures CONTRACT section 4 defines for a trace, computed from the spans as sent. */
+export function expectedTrace(spans: ReadableSpan[]) {
+  const table = PriceTable.bundled();
+  const toMs = (t: [number, number]) => t[0] * 1000 + t[1] / 1e6;
+  const llm = spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat');
+  let inputTokens = 0;
+  let outputTokens = 0;
+  let cost = 0;
+  for (const span of llm) {
+    const input = Number(span.attributes['gen_ai.usage.input_tokens']);
+    const cacheRead = Number(span.attributes['gen_ai.usage.cache_read.input_tokens']);
+    const output = Number(span.attributes['gen_ai.usage.output_tokens']);
+    inputTokens += input;
+    outputTokens += output;
+    const usage = { inputUncached: input - cacheRead, cacheRead, cacheWrite: 0, output, reasoning: 0 };
+    const startNanos = BigInt(span.startTime[0]) * 1_000_000_000n + BigInt(span.startTime[1]);
+    cost += priceSpan({ pricingModel: String(span.attributes['gen_ai.response.model']), provider: String(span.attributes['gen_ai.provider.name']), usage, explicitCostUsd: undefined, startTime: startNanos }, table).costUsd;
+  }
+  const root = spans.find((s) => !s.parentSpanContext)!;
+  const agentChildren = spans.filter((s) => s.parentSpanContext?.spanId === root.spanContext().spanId && s.attributes['gen_ai.operation.name'] === 'invoke_agent');
+  const stated = root.attributes['gen_ai.agent.iterations'];
+  return {
+    traceId: root.spanContext().traceId,
+    spanCount: spans.length,
+    durationMs: Math.max(...spans.map((s) => toMs(s.endTime))) - Math.min(...spans.map((s) => toMs(s.startTime))),
+    inputTokens,
+    outputTokens,
+    costUsd: cost,
+    errorCount: spans.filter((s) => s.status.code === SpanStatusCode.ERROR).length,
+    llmCalls: llm.length,
+    iterations: stated !== undefined ? Number(stated) : agentChildren.length,
+    session: String(root.attributes['session.id']),
+  };
+}
