@@ -1,4 +1,5 @@
 import { Client, Metadata, credentials, type ServiceError } from '@grpc/grpc-js';
+import type { Attributes } from '@opentelemetry/api';
 import { JsonTraceSerializer, ProtobufLogsSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
@@ -19,7 +20,7 @@ const PROTOS = parse(`
   message Duration { int64 seconds = 1; int32 nanos = 2; }
   message ExportTraceServiceResponse { ExportTracePartialSuccess partial_success = 1; }
   message ExportTracePartialSuccess { int64 rejected_spans = 1; string error_message = 2; }
-`).root;
+`, { keepCase: true }).root;
 const RETRY_INFO_TYPE = 'type.googleapis.com/google.rpc.RetryInfo';
 
 function decode(type: string, bytes: Uint8Array): Record<string, unknown> {
@@ -132,10 +133,10 @@ export function grpcExport(address: string, body: Uint8Array, key?: string, meta
 let traceSeq = 0;
 
 /** `count` spans of one fresh trace recorded by the real SDK (a root and its children), 1 s apart. */
-export function recordTrace(count: number, label = 'export'): ReadableSpan[] {
+export function recordTrace(count: number, label = 'export', rootAttributes: Attributes = {}): ReadableSpan[] {
   const recorder = new SpanRecorder('refusal-tests');
   const start = Date.UTC(2025, 0, 1) + ++traceSeq * 60_000;
-  const root = recorder.span(`${label} ${traceSeq}`, { 'test.case': label }, { start, end: start + count * 1000 });
+  const root = recorder.span(`${label} ${traceSeq}`, rootAttributes, { start, end: start + count * 1000 });
   for (let i = 1; i < count; i++) recorder.end(recorder.span(`${label} child ${i}`, {}, { start: start + i * 1000, end: start + i * 1000 + 500 }, root));
   recorder.end(root);
   return recorder.finished();

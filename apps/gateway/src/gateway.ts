@@ -19,7 +19,7 @@ export async function startGateway(infra: Infrastructure): Promise<string[]> {
   const backlog = new BacklogMonitor(queue, infra.config.queueMaxBacklog);
   backlog.start();
   const refusals = new RefusalCounter();
-  const metrics = new GatewayMetrics(infra.metrics, () => backlog.depth);
+  const metrics = new GatewayMetrics(infra.metrics, () => backlog.depth, () => backlog.active);
   const ingest = new IngestService({
     queue,
     limiter: new IngestRateLimiter(),

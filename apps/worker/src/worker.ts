@@ -1,4 +1,5 @@
 import type { Job } from 'bullmq';
+import { Counter, Gauge } from 'prom-client';
 import { BatchingQueue, SpanRepository, SpanWriter, type AccountingRow } from '@spanforge/ingest';
 import { INGEST_QUEUE, type IngestJob } from '@spanforge/queue';
 import type { Infrastructure } from '@spanforge/runtime';
@@ -22,7 +23,26 @@ export async function startWorkers(infra: Infrastructure): Promise<string[]> {
   const spans = new SpanWriter(repository, SPAN_BATCH, infra.metrics);
   const accounting = new BatchingQueue<AccountingRow>((rows) => repository.insertAccounting(rows), { maxItems: 5_000, maxDelayMs: 1_000 });
   const processor = new IngestProcessor({ spans, accounting, pricing: new ProjectPricing(infra.tenancyRepository) });
-  infra.queues.worker<IngestJob>(INGEST_QUEUE, (job: Job<IngestJob>) => processor.process(job), { concurrency: INGEST_CONCURRENCY });
+  const jobs = new Counter({ name: 'spanforge_worker_jobs_total', help: 'Ingest jobs finished by this worker, by outcome', labelNames: ['outcome'], registers: [infra.metrics] });
+  const active = new Gauge({ name: 'spanforge_worker_jobs_active', help: 'Ingest jobs this worker is processing now', registers: [infra.metrics] });
+  infra.queues.worker<IngestJob>(
+    INGEST_QUEUE,
+    async (job: Job<IngestJob>) => {
+      active.inc();
+      try {
+        const result = await processor.process(job);
+        jobs.inc({ outcome: 'completed' });
+        return result;
+      } catch (error) {
+        jobs.inc({ outcome: 'failed' });
+        throw error;
+      } finally {
+        active.dec();
+      }
+    },
+    // A crashed worker's jobs return to the queue once their 10 s lock lapses (renewed every 5 s while alive).
+    { concurrency: INGEST_CONCURRENCY, lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 5 },
+  );
   infra.shutdown.add('flush', 'span and accounting writers', async () => {
     await Promise.all([spans.close(), accounting.close()]);
   });

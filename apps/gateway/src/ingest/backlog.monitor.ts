@@ -6,6 +6,7 @@ import type { Queue } from 'bullmq';
  */
 export class BacklogMonitor {
   private backlog = 0;
+  private activeJobs = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -17,8 +18,9 @@ export class BacklogMonitor {
   start(): void {
     const poll = async () => {
       try {
-        const counts = await this.queue.getJobCounts('waiting', 'delayed', 'prioritized');
-        this.backlog = Object.values(counts).reduce((sum, n) => sum + n, 0);
+        const counts = await this.queue.getJobCounts('waiting', 'delayed', 'prioritized', 'active');
+        this.backlog = counts.waiting! + counts.delayed! + counts.prioritized!;
+        this.activeJobs = counts.active!;
       } catch {
         // Unreachable queue: the next enqueue fails and answers 503 on its own.
       }
@@ -30,6 +32,11 @@ export class BacklogMonitor {
 
   get depth(): number {
     return this.backlog;
+  }
+
+  /** Jobs some worker holds now (including those of a crashed worker until their lock lapses). */
+  get active(): number {
+    return this.activeJobs;
   }
 
   get overCap(): boolean {

@@ -5,8 +5,9 @@ export class GatewayMetrics {
   readonly requests: Counter<'transport' | 'status'>;
   readonly spans: Counter<'outcome'>;
   readonly queueDepth: Gauge;
+  readonly queueActive: Gauge;
 
-  constructor(registry: Registry, depth: () => number) {
+  constructor(registry: Registry, depth: () => number, active: () => number) {
     this.requests = new Counter({
       name: 'spanforge_gateway_requests_total',
       help: 'OTLP export requests by transport and answer (HTTP status or gRPC code name)',
@@ -25,6 +26,14 @@ export class GatewayMetrics {
       registers: [registry],
       collect() {
         this.set(depth());
+      },
+    });
+    this.queueActive = new Gauge({
+      name: 'spanforge_ingest_queue_active',
+      help: 'Ingest jobs held by workers (as last polled)',
+      registers: [registry],
+      collect() {
+        this.set(active());
       },
     });
   }

@@ -1,0 +1,113 @@
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SpanStatusCode } from '@opentelemetry/api';
+import {
+  SpanRecorder,
+  entryPoint,
+  exportSpans,
+  exportSucceeded,
+  freePorts,
+  otlpExporter,
+  postgresPidsFor,
+  queryEmbeddedClickHouse,
+  startProcess,
+  waitFor,
+  type ServerProcess,
+} from '../support';
+
+/**
+ * A worker killed (SIGKILL) right after the gateway acknowledged a stream of exports, while their
+ * batches are being written: after a restart every acknowledged span is stored, and counted, once.
+ */
+describe('a worker killed in the middle of a batch', () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'spanforge-crash-'));
+  chmodSync(dataDir, 0o755);
+  let ports: Awaited<ReturnType<typeof freePorts>>;
+  let server: ServerProcess | undefined;
+
+  const start = async () => {
+    const started = startProcess(entryPoint('all-in-one'), { DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...ports });
+    await waitFor(() => started.stdout().includes('ready in') || started.child.exitCode !== null, 'the ready banner');
+    if (started.child.exitCode !== null) throw new Error(`server exited: ${started.stderr()}`);
+    return started;
+  };
+
+  /** Queue states from /metrics: nothing waiting and nothing held, three polls in a row. */
+  const drained = async () => {
+    let quiet = 0;
+    await waitFor(async () => {
+      const text = await (await fetch(`http://127.0.0.1:${ports.API_PORT}/metrics`)).text();
+      const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+      quiet = value('spanforge_ingest_queue_depth') === 0 && value('spanforge_ingest_queue_active') === 0 ? quiet + 1 : 0;
+      return quiet >= 3;
+    }, 'the ingest queue to drain', 90_000);
+  };
+
+  beforeAll(async () => {
+    ports = await freePorts();
+  });
+  afterAll(async () => {
+    if (server && server.child.exitCode === null) {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    for (const pid of await postgresPidsFor(dataDir)) process.kill(pid, 'SIGINT');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('loses nothing acknowledged and counts nothing twice', async () => {
+    server = await start();
+    const apiKey = decodeURIComponent(/^OTEL_EXPORTER_OTLP_HEADERS=authorization=(\S+)$/m.exec(server.stdout())![1]!).replace(/^Bearer /, '');
+
+    const recorder = new SpanRecorder('crash-agent');
+    const base = Date.UTC(2026, 10, 7);
+    let expectedInput = 0;
+    let expectedErrors = 0;
+    for (let t = 0; t < 60; t++) {
+      const root = recorder.span('agent.run', { 'session.id': `crash-session-${t % 6}`, 'gen_ai.operation.name': 'invoke_agent' }, { start: base + t * 10_000, end: base + t * 10_000 + 5_000 });
+      for (let i = 0; i < 9; i++) {
+        const failed = i === 4 && t % 5 === 0;
+        const llm = recorder.span(
+          'chat gpt-4o-mini',
+          { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.provider.name': 'openai', 'gen_ai.usage.input_tokens': 100 + i, 'gen_ai.usage.output_tokens': 10 },
+          { start: base + t * 10_000 + i * 100, end: base + t * 10_000 + i * 100 + 90 },
+          root,
+          failed ? { code: SpanStatusCode.ERROR } : undefined,
+        );
+        recorder.end(llm);
+        expectedInput += 100 + i;
+        if (failed) expectedErrors++;
+      }
+      recorder.end(root);
+    }
+    const sent = recorder.finished();
+    const exporter = otlpExporter('http/protobuf', { http: `http://127.0.0.1:${ports.OTLP_HTTP_PORT}`, grpc: '' }, apiKey);
+    for (let i = 0; i < sent.length; i += 20) expect(exportSucceeded(await exportSpans(exporter, sent.slice(i, i + 20)))).toBe(true);
+    await exporter.shutdown();
+
+    server.child.kill('SIGKILL');
+    await server.exited;
+    server = await start();
+    await drained();
+    // The restarted worker had jobs to finish: the kill did land before the work was done.
+    const metrics = await (await fetch(`http://127.0.0.1:${ports.API_PORT}/metrics`)).text();
+    expect(Number(/^spanforge_worker_jobs_total\{outcome="completed"\} (\S+)$/m.exec(metrics)?.[1] ?? 0)).toBeGreaterThan(0);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+
+    const [stored] = await queryEmbeddedClickHouse<{ spans: string; distinct: string }>(dataDir, 'SELECT count() AS spans, uniqExact(span_id) AS distinct FROM spans FINAL');
+    expect(Number(stored!.spans)).toBe(sent.length);
+    expect(Number(stored!.distinct)).toBe(sent.length);
+    const [totals] = await queryEmbeddedClickHouse<{ input: string; errors: string; traces: string }>(
+      dataDir,
+      `SELECT sum(input) AS input, sum(errors) AS errors, count() AS traces FROM (
+         SELECT trace_id, arraySum((maxMap(usage)).3) AS input, length(groupUniqArrayArray(error_span_ids)) AS errors FROM traces GROUP BY trace_id)`,
+    );
+    expect(Number(totals!.traces)).toBe(60);
+    expect(Number(totals!.input)).toBe(expectedInput);
+    expect(Number(totals!.errors)).toBe(expectedErrors);
+    const [accounting] = await queryEmbeddedClickHouse<{ accepted: string }>(dataDir, "SELECT sum(spans) AS accepted FROM ingest_accounting FINAL WHERE outcome = 'accepted'");
+    expect(Number(accounting!.accepted)).toBe(sent.length);
+  });
+});

@@ -1,0 +1,391 @@
+import { randomBytes } from 'node:crypto';
+import { createGzip } from 'node:zlib';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { Queue } from 'bullmq';
+import { RpcCode } from '@spanforge/otlp';
+import { IngestJobName } from '@spanforge/queue';
+import { exportSpans, exportSucceeded, otlpExporter } from '../support';
+import { startIngestHarness, type IngestHarness } from './ingest-harness';
+import {
+  JSON_TYPE,
+  PROTOBUF,
+  ZERO_TRACE_ID,
+  broken,
+  exportResponseOf,
+  grpcExport,
+  jsonBody,
+  logsProtobufBody,
+  postTraces,
+  protobufBody,
+  recordTrace,
+  statusOf,
+  traceIdOf,
+  type HttpAnswer,
+} from './raw-otlp';
+
+/*
+ * Contract §3: every answer of OTLP/HTTP /v1/traces and OTLP/gRPC Export, in the request's own
+ * content type, and that a refused export stores nothing while an acknowledged one is stored.
+ */
+
+type Project = Awaited<ReturnType<IngestHarness['newProject']>>;
+
+const COUNT_SQL = 'SELECT count() AS n FROM spans FINAL WHERE project_id = {p:String}';
+const TRACES_SQL = 'SELECT count() AS n FROM spans FINAL WHERE trace_id IN {ids:Array(String)}';
+
+async function count(h: IngestHarness, sql: string, params: Record<string, unknown>): Promise<number> {
+  const [row] = await h.query<{ n: string }>(sql, params);
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * A refusal stored nothing: a one-span marker sent after it on the same project (jobs are
+ * processed in arrival order) is stored, alone, and no span of the refused traces exists anywhere.
+ */
+async function expectNothingStored(h: IngestHarness, project: Project, refusedTraceIds: string[], key = project.apiKey): Promise<void> {
+  const marker = await postTraces(h.http, protobufBody(recordTrace(1, 'marker')), { type: PROTOBUF, key });
+  expect(marker.status).toBe(200);
+  await h.waitForSpans(project.projectId, 1);
+  expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(1);
+  if (refusedTraceIds.length > 0) expect(await count(h, TRACES_SQL, { ids: refusedTraceIds })).toBe(0);
+}
+
+function expectRefusal(answer: HttpAnswer, status: number, type: string, code: RpcCode, message: RegExp): void {
+  expect({ status: answer.status, type: answer.type }).toEqual({ status, type });
+  expect(statusOf(answer)).toMatchObject({ code, message: expect.stringMatching(message) });
+}
+
+const endpoints = (h: IngestHarness) => ({ http: h.http, grpc: `http://${h.grpc}` });
+
+async function expectReady(h: IngestHarness): Promise<void> {
+  expect((await fetch(`${h.http}/readyz`)).status).toBe(200);
+}
+
+describe('OTLP ingest answers (default limits)', () => {
+  let h: IngestHarness;
+  beforeAll(async () => {
+    h = await startIngestHarness();
+  });
+  afterAll(() => h?.stop());
+  afterEach(() => expectReady(h));
+
+  describe('200', () => {
+    it.each([
+      ['protobuf', PROTOBUF, protobufBody],
+      ['JSON', JSON_TYPE, jsonBody],
+    ])('acknowledges a valid %s export with no partial_success and stores every span', async (_name, type, serialize) => {
+      const project = await h.newProject();
+      const spans = recordTrace(4);
+      const answer = await postTraces(h.http, serialize(spans), { type, key: project.apiKey });
+
+      expect({ status: answer.status, type: answer.type }).toEqual({ status: 200, type });
+      expect(exportResponseOf(answer)).toBeUndefined();
+      await h.waitForSpans(project.projectId, spans.length);
+      expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(spans.length);
+    });
+
+    it('answers partial_success for a hand-made JSON export with broken spans and stores the rest', async () => {
+      const project = await h.newProject();
+      const spans = recordTrace(6);
+      const request = JSON.parse(Buffer.from(jsonBody(spans)).toString('utf8')) as { resourceSpans: { scopeSpans: { spans: Record<string, string>[] }[] }[] };
+      const sent = request.resourceSpans[0]!.scopeSpans[0]!.spans;
+      sent[1]!.traceId = ZERO_TRACE_ID;
+      for (const span of [sent[2]!, sent[3]!]) span.endTimeUnixNano = String(BigInt(span.startTimeUnixNano!) - 1n);
+      const valid = sent.length - 3;
+
+      const answer = await postTraces(h.http, Buffer.from(JSON.stringify(request)), { type: JSON_TYPE, key: project.apiKey });
+
+      expect({ status: answer.status, type: answer.type }).toEqual({ status: 200, type: JSON_TYPE });
+      const partial = exportResponseOf(answer);
+      expect(partial?.rejectedSpans).toBe(3);
+      expect(partial?.errorMessage).toMatch(/1 invalid_trace_id/);
+      expect(partial?.errorMessage).toMatch(/2 end_before_start/);
+      await h.waitForSpans(project.projectId, valid);
+      expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(valid);
+    });
+
+    it('answers partial_success in protobuf for spans a broken SDK sent', async () => {
+      const project = await h.newProject();
+      const [first, ...rest] = recordTrace(5);
+      const spans = [broken(first!, { traceId: ZERO_TRACE_ID }), ...rest];
+      const answer = await postTraces(h.http, protobufBody(spans), { type: PROTOBUF, key: project.apiKey });
+
+      expect({ status: answer.status, type: answer.type }).toEqual({ status: 200, type: PROTOBUF });
+      expect(exportResponseOf(answer)).toEqual({ rejectedSpans: 1, errorMessage: expect.stringMatching(/invalid_trace_id/) });
+      await h.waitForSpans(project.projectId, rest.length);
+      expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(rest.length);
+    });
+  });
+
+  describe('400', () => {
+    const spans = recordTrace(3, 'bad body');
+    const whole = protobufBody(spans);
+    it.each([
+      ['a truncated protobuf export', PROTOBUF, () => whole.subarray(0, whole.length - 7), undefined, /./, [traceIdOf(spans)]],
+      ['malformed JSON', JSON_TYPE, () => Buffer.from('{"resourceSpans": [{"scopeSpans": ['), undefined, /JSON/, []],
+      ['an OTLP logs export', PROTOBUF, logsProtobufBody, undefined, /\/v1\/logs/, []],
+      ['Content-Encoding: gzip on a plain body', PROTOBUF, () => whole, 'gzip', /gzip/, [traceIdOf(spans)]],
+    ])('refuses %s as INVALID_ARGUMENT in the request content type', async (_name, type, body, encoding, message, traceIds) => {
+      const project = await h.newProject();
+      const answer = await postTraces(h.http, body(), { type, key: project.apiKey, encoding });
+
+      expectRefusal(answer, 400, type, RpcCode.INVALID_ARGUMENT, message);
+      await expectNothingStored(h, project, traceIds);
+    });
+  });
+
+  describe('401', () => {
+    const unknownKey = `sf_${randomBytes(6).toString('hex')}_${randomBytes(32).toString('base64url')}`;
+    it.each([
+      ['no key', undefined, PROTOBUF],
+      ['an unknown well-formed key', unknownKey, JSON_TYPE],
+      ['a garbage key', 'hunter2', PROTOBUF],
+    ])('refuses %s as UNAUTHENTICATED', async (_name, key, type) => {
+      const project = await h.newProject();
+      const spans = recordTrace(2);
+      const answer = await postTraces(h.http, type === PROTOBUF ? protobufBody(spans) : jsonBody(spans), { type, key });
+
+      expectRefusal(answer, 401, type, RpcCode.UNAUTHENTICATED, /API key/);
+      await expectNothingStored(h, project, [traceIdOf(spans)]);
+    });
+
+    it('refuses a revoked key within 1 s, on HTTP and gRPC', async () => {
+      const project = await h.newProject();
+      expect((await postTraces(h.http, protobufBody(recordTrace(1)), { type: PROTOBUF, key: project.apiKey })).status).toBe(200);
+      await h.waitForSpans(project.projectId, 1);
+
+      await h.infra.tenancy.revokeApiKey(project.apiKeyId);
+      const revokedAt = Date.now();
+      const spans = recordTrace(2);
+      let answer = await postTraces(h.http, protobufBody(spans), { type: PROTOBUF, key: project.apiKey });
+      while (answer.status === 200 && Date.now() - revokedAt < 1_000) answer = await postTraces(h.http, protobufBody(spans), { type: PROTOBUF, key: project.apiKey });
+
+      expectRefusal(answer, 401, PROTOBUF, RpcCode.UNAUTHENTICATED, /API key/);
+      expect((await grpcExport(h.grpc, protobufBody(spans), project.apiKey)).code).toBe(GrpcStatus.UNAUTHENTICATED);
+      // Nothing of the refused trace, checked with a second key of the same project.
+      const { secret } = await h.infra.tenancy.createApiKey(project.projectId, 'after revocation');
+      await postTraces(h.http, protobufBody(recordTrace(1, 'marker')), { type: PROTOBUF, key: secret });
+      await h.waitForSpans(project.projectId, 2);
+      expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(2);
+      expect(await count(h, TRACES_SQL, { ids: [traceIdOf(spans)] })).toBe(0);
+    });
+
+    it('accepts a valid key in Authorization: Bearer and in x-api-key', async () => {
+      const project = await h.newProject();
+      const [bearer, header] = [recordTrace(2), recordTrace(3)];
+      const answers = [
+        await postTraces(h.http, protobufBody(bearer), { type: PROTOBUF, key: project.apiKey, keyHeader: 'authorization' }),
+        await postTraces(h.http, jsonBody(header), { type: JSON_TYPE, key: project.apiKey, keyHeader: 'x-api-key' }),
+      ];
+      expect(answers.map((a) => [a.status, a.type])).toEqual([
+        [200, PROTOBUF],
+        [200, JSON_TYPE],
+      ]);
+      await h.waitForSpans(project.projectId, bearer.length + header.length);
+    });
+  });
+
+  describe('415', () => {
+    it.each([
+      ['text/plain', 'text/plain'],
+      ['no Content-Type', undefined],
+    ])('refuses %s, answering in JSON', async (_name, type) => {
+      const project = await h.newProject();
+      const spans = recordTrace(2);
+      const answer = await postTraces(h.http, jsonBody(spans), { type, key: project.apiKey });
+
+      expectRefusal(answer, 415, JSON_TYPE, RpcCode.INVALID_ARGUMENT, /application\/x-protobuf or application\/json/);
+      await expectNothingStored(h, project, [traceIdOf(spans)]);
+    });
+  });
+
+  describe('429', () => {
+    it('refuses exports over the project rate with Retry-After, and gRPC with RESOURCE_EXHAUSTED + RetryInfo', async () => {
+      const project = await h.newProject();
+      const perSecond = 5;
+      // Before the project's first export: the gateway caches limits for 30 s.
+      await h.infra.pg.query('UPDATE projects SET ingest_spans_per_second = $2 WHERE id = $1', [project.projectId, perSecond]);
+      const burst = 2 * perSecond;
+      const batch = Math.ceil((burst * 2) / 3); // two batches overrun the 2 s burst, one does not
+      const [admitted, overJson, overProto, overGrpc] = [recordTrace(batch), recordTrace(batch), recordTrace(batch), recordTrace(batch)];
+
+      expect((await postTraces(h.http, protobufBody(admitted), { type: PROTOBUF, key: project.apiKey })).status).toBe(200);
+      const answers = [
+        await postTraces(h.http, jsonBody(overJson), { type: JSON_TYPE, key: project.apiKey }),
+        await postTraces(h.http, protobufBody(overProto), { type: PROTOBUF, key: project.apiKey }),
+      ];
+      const grpc = await grpcExport(h.grpc, protobufBody(overGrpc), project.apiKey);
+
+      // The wait for `batch` tokens when `burst - batch` are left; refill since then only shortens it.
+      const longestWait = Math.ceil((batch - (burst - batch)) / perSecond);
+      for (const [answer, type] of [
+        [answers[0]!, JSON_TYPE],
+        [answers[1]!, PROTOBUF],
+      ] as const) {
+        expectRefusal(answer, 429, type, RpcCode.RESOURCE_EXHAUSTED, /rate/);
+        expect(answer.retryAfter).toMatch(/^\d+$/);
+        expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
+        expect(Number(answer.retryAfter)).toBeLessThanOrEqual(longestWait);
+        expect(statusOf(answer).retryDelaySeconds).toBe(Number(answer.retryAfter));
+      }
+      expect(grpc.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
+      expect(grpc.status?.retryDelaySeconds).toBeGreaterThanOrEqual(1);
+
+      await h.waitForSpans(project.projectId, admitted.length);
+      expect(await count(h, TRACES_SQL, { ids: [overJson, overProto, overGrpc].map(traceIdOf) })).toBe(0);
+      expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(admitted.length);
+    });
+  });
+
+  describe('503', () => {
+    it('refuses with Retry-After (gRPC UNAVAILABLE) while the queue fails, and stores exactly the acknowledged exports', async () => {
+      const project = await h.newProject();
+      // Fault injection at the queue seam: export jobs of this project fail where `refuse` says so.
+      const refuse = [false, true, true, false, true, false];
+      let call = 0;
+      const add = Queue.prototype.add;
+      const spy = jest.spyOn(Queue.prototype, 'add').mockImplementation(function (this: Queue, name: string, data: unknown, options?: unknown) {
+        if (name === IngestJobName.Export && (data as { projectId: string }).projectId === project.projectId && refuse[call++]) {
+          return Promise.reject(new Error('injected: queue unreachable'));
+        }
+        return (add as (...args: unknown[]) => ReturnType<Queue['add']>).call(this, name, data, options);
+      });
+      const exports = refuse.map((_, i) => recordTrace(i + 1));
+      const outcomes: { spans: number; traceId: string; acknowledged: boolean }[] = [];
+      try {
+        for (const [i, spans] of exports.entries()) {
+          if (i === 4) {
+            const grpc = await grpcExport(h.grpc, protobufBody(spans), project.apiKey);
+            expect({ code: grpc.code, delay: grpc.status?.retryDelaySeconds }).toEqual({ code: refuse[i] ? GrpcStatus.UNAVAILABLE : GrpcStatus.OK, delay: refuse[i] ? expect.any(Number) : undefined });
+            outcomes.push({ spans: spans.length, traceId: traceIdOf(spans), acknowledged: grpc.code === GrpcStatus.OK });
+            continue;
+          }
+          const type = i % 2 === 0 ? PROTOBUF : JSON_TYPE;
+          const answer = await postTraces(h.http, type === PROTOBUF ? protobufBody(spans) : jsonBody(spans), { type, key: project.apiKey });
+          if (refuse[i]) {
+            expectRefusal(answer, 503, type, RpcCode.UNAVAILABLE, /queue/);
+            expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
+            expect(answer.retryAfter).toMatch(/^\d+$/);
+          } else {
+            expect({ status: answer.status, type: answer.type }).toEqual({ status: 200, type });
+          }
+          outcomes.push({ spans: spans.length, traceId: traceIdOf(spans), acknowledged: answer.status === 200 });
+        }
+      } finally {
+        spy.mockRestore();
+      }
+
+      const acknowledged = outcomes.filter((o) => o.acknowledged);
+      const expected = acknowledged.reduce((sum, o) => sum + o.spans, 0);
+      await h.waitForSpans(project.projectId, expected);
+      const stored = await h.query<{ trace_id: string; n: string }>('SELECT trace_id, count() AS n FROM spans FINAL WHERE project_id = {p:String} GROUP BY trace_id ORDER BY trace_id', {
+        p: project.projectId,
+      });
+      const byTrace = (rows: { traceId: string; spans: number }[]) => rows.map((r) => [r.traceId, r.spans]).sort(([a], [b]) => String(a).localeCompare(String(b)));
+      expect(stored.map((r) => [r.trace_id, Number(r.n)])).toEqual(byTrace(acknowledged));
+    });
+  });
+
+  describe('gRPC', () => {
+    it.each([
+      ['no metadata', undefined],
+      ['a garbage key', 'hunter2'],
+      ['an unknown well-formed key', `sf_${randomBytes(6).toString('hex')}_${randomBytes(32).toString('base64url')}`],
+    ])('answers UNAUTHENTICATED for %s', async (_name, key) => {
+      const project = await h.newProject();
+      const spans = recordTrace(2);
+      const answer = await grpcExport(h.grpc, protobufBody(spans), key);
+
+      expect(answer).toMatchObject({ code: GrpcStatus.UNAUTHENTICATED, details: expect.stringMatching(/API key/) });
+      await expectNothingStored(h, project, [traceIdOf(spans)]);
+    });
+
+    it('answers INVALID_ARGUMENT for undecodable bytes', async () => {
+      const project = await h.newProject();
+      const spans = recordTrace(2);
+      const whole = protobufBody(spans);
+      const answer = await grpcExport(h.grpc, whole.subarray(0, whole.length - 7), project.apiKey);
+
+      expect(answer.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+      expect(answer.details).not.toBe('');
+      await expectNothingStored(h, project, [traceIdOf(spans)]);
+    });
+
+    it('answers OK with partial_success counting the broken spans, and stores the rest', async () => {
+      const project = await h.newProject();
+      const [first, second, ...rest] = recordTrace(5);
+      const spans = [broken(first!, { endTime: [first!.startTime[0] - 1, 0] }), broken(second!, { traceId: ZERO_TRACE_ID }), ...rest];
+      const answer = await grpcExport(h.grpc, protobufBody(spans), project.apiKey);
+
+      expect(answer.code).toBe(GrpcStatus.OK);
+      expect(exportResponseOf(answer.response!)).toEqual({ rejectedSpans: 2, errorMessage: expect.stringMatching(/end_before_start.*invalid_trace_id|invalid_trace_id.*end_before_start/) });
+      await h.waitForSpans(project.projectId, rest.length);
+      expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(rest.length);
+    });
+
+    it('the real OTel gRPC exporter succeeds with a valid key and fails with a revoked one', async () => {
+      const project = await h.newProject();
+      const spans = recordTrace(3);
+      expect(exportSucceeded(await exportSpans(otlpExporter('grpc', endpoints(h), project.apiKey), spans))).toBe(true);
+      await h.infra.tenancy.revokeApiKey(project.apiKeyId);
+      expect(exportSucceeded(await exportSpans(otlpExporter('grpc', endpoints(h), project.apiKey), recordTrace(2)))).toBe(false);
+      await h.waitForSpans(project.projectId, spans.length);
+    });
+  });
+});
+
+describe('OTLP ingest answers with OTLP_MAX_BODY_BYTES=65536', () => {
+  const cap = 65_536;
+  let h: IngestHarness;
+  beforeAll(async () => {
+    h = await startIngestHarness({ OTLP_MAX_BODY_BYTES: String(cap) });
+  });
+  afterAll(() => h?.stop());
+  afterEach(() => expectReady(h));
+
+  describe('413', () => {
+    it('refuses a body over the cap and accepts one under it', async () => {
+      const project = await h.newProject();
+      const over = recordTrace(2, 'over', { 'test.padding': 'x'.repeat(cap) });
+      const under = recordTrace(2, 'under', { 'test.padding': 'x'.repeat(cap / 2) });
+      const [overBody, underBody] = [protobufBody(over), protobufBody(under)];
+      expect({ over: overBody.length > cap, under: underBody.length < cap }).toEqual({ over: true, under: true });
+
+      expectRefusal(await postTraces(h.http, overBody, { type: PROTOBUF, key: project.apiKey }), 413, PROTOBUF, RpcCode.INVALID_ARGUMENT, /OTLP_MAX_BODY_BYTES|larger/);
+      expect(await grpcExport(h.grpc, overBody, project.apiKey)).toMatchObject({ code: GrpcStatus.RESOURCE_EXHAUSTED });
+      expect((await postTraces(h.http, underBody, { type: PROTOBUF, key: project.apiKey })).status).toBe(200);
+      await h.waitForSpans(project.projectId, under.length);
+      expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(under.length);
+    });
+
+    it('refuses a gzip bomb after inflating no more than the cap', async () => {
+      const project = await h.newProject();
+      const inflated = 256 * 1024 * 1024;
+      const bomb = await gzipOfZeros(inflated);
+      const rssBefore = process.memoryUsage().rss;
+      const startedAt = performance.now();
+      const answer = await postTraces(h.http, bomb, { type: JSON_TYPE, key: project.apiKey, encoding: 'gzip' });
+      const elapsedMs = performance.now() - startedAt;
+
+      expectRefusal(answer, 413, JSON_TYPE, RpcCode.INVALID_ARGUMENT, /OTLP_MAX_BODY_BYTES|larger/);
+      expect(elapsedMs).toBeLessThan(2_000);
+      expect(process.memoryUsage().rss - rssBefore).toBeLessThan(inflated / 8);
+      await expectNothingStored(h, project, []);
+    });
+  });
+});
+
+/** gzip of `size` zero bytes, streamed so the test itself never holds the inflated body (~1000:1). */
+async function gzipOfZeros(size: number): Promise<Buffer> {
+  const gzip = createGzip({ level: 9 });
+  const chunks: Buffer[] = [];
+  gzip.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const done = new Promise((resolve) => gzip.on('end', resolve));
+  const zeros = Buffer.alloc(1024 * 1024);
+  for (let written = 0; written < size; written += zeros.length) {
+    if (!gzip.write(zeros)) await new Promise((resolve) => gzip.once('drain', resolve));
+  }
+  gzip.end();
+  await done;
+  return Buffer.concat(chunks);
+}
