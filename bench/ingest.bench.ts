@@ -11,6 +11,7 @@ import { PriceTable, priceSpan } from '@spanforge/pricing';
 import { toSpanRow, type SpanRow } from '@spanforge/ingest';
 import { startInfrastructure, type Infrastructure } from '@spanforge/runtime';
 import { buildCorpus, type Corpus } from './corpus';
+import { cpuSince, cpuSnapshot } from './cpu';
 import { measureQueueHop } from './queue-hop';
 import { argument, progress, writeResults } from './report';
 
@@ -40,13 +41,18 @@ async function main(): Promise<void> {
     // (no background merges), and averaged: merges left by one phase would otherwise tax the next.
     const rows = await floorRows(infra, corpus);
     await quiet(infra);
+    let cpu = cpuSnapshot();
     const floorBefore = await measureFloor(infra, rows);
+    const floorCpu = cpuSince(cpu);
     progress(`floor (raw insert of the same rows): ${Math.round(floorBefore)} spans/s`);
     await quiet(infra);
     await startWorkers(infra);
     const [httpLine] = await startGateway(infra);
     const endpoint = /http:\/\/\S+/.exec(httpLine!)![0];
+    cpu = cpuSnapshot();
     const e2e = await measureEndToEnd(infra, corpus, endpoint);
+    const e2eCpu = cpuSince(cpu);
+    progress(`CPU seconds: floor ${JSON.stringify(floorCpu)}, end to end ${JSON.stringify(e2eCpu)}`);
     progress(`end to end: ${Math.round(e2e.spansPerSec)} spans/s, stored ${e2e.stored} of ${corpus.spanCount}`);
     await quiet(infra);
     const floorAfter = await measureFloor(infra, await floorRows(infra, corpus));
@@ -64,6 +70,7 @@ async function main(): Promise<void> {
         sentSpans: corpus.spanCount,
         storedSpans: e2e.stored,
         batch: SPAN_BATCH,
+        cpuSeconds: { floor: floorCpu, endToEnd: e2eCpu },
         queueHop,
       },
       dataset: { spans: corpus.spanCount, traces: corpus.traceCount, requests: corpus.requests.length },
@@ -90,8 +97,9 @@ async function newProject(infra: Infrastructure, name: string) {
   return { tenantId: tenant.id, projectId: project.id, secret };
 }
 
-async function storedSpans(infra: Infrastructure, projectId: string): Promise<number> {
-  const result = await infra.clickhouse.query({ query: 'SELECT count() AS n FROM spans FINAL WHERE project_id = {projectId:String}', query_params: { projectId }, format: 'JSONEachRow' });
+/** Distinct spans stored (final = true), or rows written so far (cheap enough to poll while measuring). */
+async function storedSpans(infra: Infrastructure, projectId: string, final = true): Promise<number> {
+  const result = await infra.clickhouse.query({ query: `SELECT count() AS n FROM spans ${final ? 'FINAL' : ''} WHERE project_id = {projectId:String}`, query_params: { projectId }, format: 'JSONEachRow' });
   const [row] = await result.json<{ n: string }>();
   return Number(row?.n ?? 0);
 }
@@ -114,14 +122,12 @@ async function measureEndToEnd(infra: Infrastructure, corpus: Corpus, endpoint: 
   };
   await Promise.all([send(), send(), send(), send()]);
   progress(`all ${corpus.requests.length} exports answered 200 after ${((performance.now() - started) / 1000).toFixed(2)} s; waiting for storage`);
-  let stored = 0;
   const deadline = Date.now() + 10 * 60_000;
-  while (Date.now() < deadline) {
-    stored = await storedSpans(infra, project.projectId);
-    if (stored >= corpus.spanCount) break;
-    await new Promise((r) => setTimeout(r, 100));
+  while (Date.now() < deadline && (await storedSpans(infra, project.projectId, false)) < corpus.spanCount) {
+    await new Promise((r) => setTimeout(r, 250));
   }
-  return { spansPerSec: corpus.spanCount / ((performance.now() - started) / 1000), stored };
+  const seconds = (performance.now() - started) / 1000;
+  return { spansPerSec: corpus.spanCount / seconds, stored: await storedSpans(infra, project.projectId) };
 }
 
 /** Waits (at most a minute) until ClickHouse has no merge running. */

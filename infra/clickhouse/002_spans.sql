@@ -150,15 +150,17 @@ CREATE TABLE IF NOT EXISTS trace_index (
   end_time SimpleAggregateFunction(max, DateTime64(9, 'UTC')),
   session_id SimpleAggregateFunction(max, String),
   user_id SimpleAggregateFunction(max, String),
-  run_id SimpleAggregateFunction(max, String)
+  run_id SimpleAggregateFunction(max, String),
+  -- 1 once any span of the trace was stored without a session: the worker back-fills only then.
+  has_sessionless SimpleAggregateFunction(max, UInt8)
 )
 ENGINE = AggregatingMergeTree
 ORDER BY (tenant_id, project_id, trace_id);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS trace_index_mv TO trace_index AS
 SELECT tenant_id, project_id, trace_id, min(span_start) AS start_time, max(span_end) AS end_time,
-  max(session_id) AS session_id, max(user_id) AS user_id, max(run_id) AS run_id
-FROM (SELECT *, start_time AS span_start, end_time AS span_end FROM spans)
+  max(session_id) AS session_id, max(user_id) AS user_id, max(run_id) AS run_id, max(span_session = '') AS has_sessionless
+FROM (SELECT *, start_time AS span_start, end_time AS span_end, session_id AS span_session FROM spans)
 GROUP BY tenant_id, project_id, trace_id;
 
 -- Per-session rollup from the spans that carry the session (the worker gives a trace's session to all

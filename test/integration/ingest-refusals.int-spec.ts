@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { createGzip } from 'node:zlib';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { Queue } from 'bullmq';
 import { RpcCode } from '@spanforge/otlp';
@@ -13,6 +11,7 @@ import {
   broken,
   exportResponseOf,
   grpcExport,
+  gzipOfZeros,
   jsonBody,
   logsProtobufBody,
   postTraces,
@@ -20,6 +19,7 @@ import {
   recordTrace,
   statusOf,
   traceIdOf,
+  unknownKey,
   type HttpAnswer,
 } from './raw-otlp';
 
@@ -39,8 +39,9 @@ async function count(h: IngestHarness, sql: string, params: Record<string, unkno
 }
 
 /**
- * A refusal stored nothing: a one-span marker sent after it on the same project (jobs are
- * processed in arrival order) is stored, alone, and no span of the refused traces exists anywhere.
+ * A refusal stored nothing: a one-span marker sent after it on the same project (any job the
+ * refusal had made would be queued ahead of it) is stored, alone, and no span of the refused
+ * traces exists in any project.
  */
 async function expectNothingStored(h: IngestHarness, project: Project, refusedTraceIds: string[], key = project.apiKey): Promise<void> {
   const marker = await postTraces(h.http, protobufBody(recordTrace(1, 'marker')), { type: PROTOBUF, key });
@@ -56,6 +57,13 @@ function expectRefusal(answer: HttpAnswer, status: number, type: string, code: R
 }
 
 const endpoints = (h: IngestHarness) => ({ http: h.http, grpc: `http://${h.grpc}` });
+
+/** Retry-After in delay-seconds (spec §1.5), at least 1, and the Status body's RetryInfo says the same. */
+function expectRetryAfter(answer: HttpAnswer): number {
+  expect(answer.retryAfter).toMatch(/^[1-9]\d*$/);
+  expect(statusOf(answer).retryDelaySeconds).toBe(Number(answer.retryAfter));
+  return Number(answer.retryAfter);
+}
 
 async function expectReady(h: IngestHarness): Promise<void> {
   expect((await fetch(`${h.http}/readyz`)).status).toBe(200);
@@ -89,17 +97,18 @@ describe('OTLP ingest answers (default limits)', () => {
       const spans = recordTrace(6);
       const request = JSON.parse(Buffer.from(jsonBody(spans)).toString('utf8')) as { resourceSpans: { scopeSpans: { spans: Record<string, string>[] }[] }[] };
       const sent = request.resourceSpans[0]!.scopeSpans[0]!.spans;
-      sent[1]!.traceId = ZERO_TRACE_ID;
-      for (const span of [sent[2]!, sent[3]!]) span.endTimeUnixNano = String(BigInt(span.startTimeUnixNano!) - 1n);
-      const valid = sent.length - 3;
+      const [zeroTrace, endsEarly] = [[sent[1]!], [sent[2]!, sent[3]!]];
+      for (const span of zeroTrace) span.traceId = ZERO_TRACE_ID;
+      for (const span of endsEarly) span.endTimeUnixNano = String(BigInt(span.startTimeUnixNano!) - 1n);
+      const valid = sent.length - zeroTrace.length - endsEarly.length;
 
       const answer = await postTraces(h.http, Buffer.from(JSON.stringify(request)), { type: JSON_TYPE, key: project.apiKey });
 
       expect({ status: answer.status, type: answer.type }).toEqual({ status: 200, type: JSON_TYPE });
       const partial = exportResponseOf(answer);
-      expect(partial?.rejectedSpans).toBe(3);
-      expect(partial?.errorMessage).toMatch(/1 invalid_trace_id/);
-      expect(partial?.errorMessage).toMatch(/2 end_before_start/);
+      expect(partial?.rejectedSpans).toBe(zeroTrace.length + endsEarly.length);
+      expect(partial?.errorMessage).toContain(`${zeroTrace.length} invalid_trace_id`);
+      expect(partial?.errorMessage).toContain(`${endsEarly.length} end_before_start`);
       await h.waitForSpans(project.projectId, valid);
       expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(valid);
     });
@@ -121,7 +130,7 @@ describe('OTLP ingest answers (default limits)', () => {
     const spans = recordTrace(3, 'bad body');
     const whole = protobufBody(spans);
     it.each([
-      ['a truncated protobuf export', PROTOBUF, () => whole.subarray(0, whole.length - 7), undefined, /./, [traceIdOf(spans)]],
+      ['a truncated protobuf export', PROTOBUF, () => whole.subarray(0, whole.length - 7), undefined, /truncated/, [traceIdOf(spans)]],
       ['malformed JSON', JSON_TYPE, () => Buffer.from('{"resourceSpans": [{"scopeSpans": ['), undefined, /JSON/, []],
       ['an OTLP logs export', PROTOBUF, logsProtobufBody, undefined, /\/v1\/logs/, []],
       ['Content-Encoding: gzip on a plain body', PROTOBUF, () => whole, 'gzip', /gzip/, [traceIdOf(spans)]],
@@ -135,10 +144,9 @@ describe('OTLP ingest answers (default limits)', () => {
   });
 
   describe('401', () => {
-    const unknownKey = `sf_${randomBytes(6).toString('hex')}_${randomBytes(32).toString('base64url')}`;
     it.each([
       ['no key', undefined, PROTOBUF],
-      ['an unknown well-formed key', unknownKey, JSON_TYPE],
+      ['an unknown well-formed key', unknownKey(), JSON_TYPE],
       ['a garbage key', 'hunter2', PROTOBUF],
     ])('refuses %s as UNAUTHENTICATED', async (_name, key, type) => {
       const project = await h.newProject();
@@ -182,6 +190,7 @@ describe('OTLP ingest answers (default limits)', () => {
         [200, JSON_TYPE],
       ]);
       await h.waitForSpans(project.projectId, bearer.length + header.length);
+      expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(bearer.length + header.length);
     });
   });
 
@@ -218,17 +227,10 @@ describe('OTLP ingest answers (default limits)', () => {
 
       // The wait for `batch` tokens when `burst - batch` are left; refill since then only shortens it.
       const longestWait = Math.ceil((batch - (burst - batch)) / perSecond);
-      for (const [answer, type] of [
-        [answers[0]!, JSON_TYPE],
-        [answers[1]!, PROTOBUF],
-      ] as const) {
-        expectRefusal(answer, 429, type, RpcCode.RESOURCE_EXHAUSTED, /rate/);
-        expect(answer.retryAfter).toMatch(/^\d+$/);
-        expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
-        expect(Number(answer.retryAfter)).toBeLessThanOrEqual(longestWait);
-        expect(statusOf(answer).retryDelaySeconds).toBe(Number(answer.retryAfter));
-      }
-      expect(grpc.code).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
+      expectRefusal(answers[0]!, 429, JSON_TYPE, RpcCode.RESOURCE_EXHAUSTED, /rate/);
+      expectRefusal(answers[1]!, 429, PROTOBUF, RpcCode.RESOURCE_EXHAUSTED, /rate/);
+      for (const answer of answers) expect(expectRetryAfter(answer)).toBeLessThanOrEqual(longestWait);
+      expect(grpc).toMatchObject({ code: GrpcStatus.RESOURCE_EXHAUSTED, details: expect.stringMatching(/rate/), status: { code: RpcCode.RESOURCE_EXHAUSTED } });
       expect(grpc.status?.retryDelaySeconds).toBeGreaterThanOrEqual(1);
 
       await h.waitForSpans(project.projectId, admitted.length);
@@ -240,49 +242,51 @@ describe('OTLP ingest answers (default limits)', () => {
   describe('503', () => {
     it('refuses with Retry-After (gRPC UNAVAILABLE) while the queue fails, and stores exactly the acknowledged exports', async () => {
       const project = await h.newProject();
-      // Fault injection at the queue seam: export jobs of this project fail where `refuse` says so.
-      const refuse = [false, true, true, false, true, false];
+      const plan = [
+        { via: PROTOBUF, refuse: false },
+        { via: JSON_TYPE, refuse: true },
+        { via: PROTOBUF, refuse: true },
+        { via: JSON_TYPE, refuse: false },
+        { via: 'grpc', refuse: true },
+        { via: PROTOBUF, refuse: false },
+      ];
+      // Fault injection at the queue seam: the n-th export job of this project fails when plan[n] says so.
       let call = 0;
-      const add = Queue.prototype.add;
+      const add = Queue.prototype.add as (...args: unknown[]) => ReturnType<Queue['add']>;
       const spy = jest.spyOn(Queue.prototype, 'add').mockImplementation(function (this: Queue, name: string, data: unknown, options?: unknown) {
-        if (name === IngestJobName.Export && (data as { projectId: string }).projectId === project.projectId && refuse[call++]) {
-          return Promise.reject(new Error('injected: queue unreachable'));
-        }
-        return (add as (...args: unknown[]) => ReturnType<Queue['add']>).call(this, name, data, options);
+        const ours = name === IngestJobName.Export && (data as { projectId: string }).projectId === project.projectId;
+        if (ours && plan[call++]?.refuse) return Promise.reject(new Error('injected: queue unreachable'));
+        return add.call(this, name, data, options);
       });
-      const exports = refuse.map((_, i) => recordTrace(i + 1));
-      const outcomes: { spans: number; traceId: string; acknowledged: boolean }[] = [];
+      const acknowledged: [traceId: string, spans: number][] = [];
       try {
-        for (const [i, spans] of exports.entries()) {
-          if (i === 4) {
-            const grpc = await grpcExport(h.grpc, protobufBody(spans), project.apiKey);
-            expect({ code: grpc.code, delay: grpc.status?.retryDelaySeconds }).toEqual({ code: refuse[i] ? GrpcStatus.UNAVAILABLE : GrpcStatus.OK, delay: refuse[i] ? expect.any(Number) : undefined });
-            outcomes.push({ spans: spans.length, traceId: traceIdOf(spans), acknowledged: grpc.code === GrpcStatus.OK });
+        for (const [i, step] of plan.entries()) {
+          const spans = recordTrace(i + 1);
+          if (step.via === 'grpc') {
+            const answer = await grpcExport(h.grpc, protobufBody(spans), project.apiKey);
+            expect(answer).toMatchObject({ code: GrpcStatus.UNAVAILABLE, status: { code: RpcCode.UNAVAILABLE, retryDelaySeconds: expect.any(Number) } });
+            if (answer.code === GrpcStatus.OK) acknowledged.push([traceIdOf(spans), spans.length]);
             continue;
           }
-          const type = i % 2 === 0 ? PROTOBUF : JSON_TYPE;
-          const answer = await postTraces(h.http, type === PROTOBUF ? protobufBody(spans) : jsonBody(spans), { type, key: project.apiKey });
-          if (refuse[i]) {
-            expectRefusal(answer, 503, type, RpcCode.UNAVAILABLE, /queue/);
-            expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
-            expect(answer.retryAfter).toMatch(/^\d+$/);
-          } else {
-            expect({ status: answer.status, type: answer.type }).toEqual({ status: 200, type });
+          const answer = await postTraces(h.http, step.via === PROTOBUF ? protobufBody(spans) : jsonBody(spans), { type: step.via, key: project.apiKey });
+          if (answer.status === 200) acknowledged.push([traceIdOf(spans), spans.length]);
+          if (!step.refuse) {
+            expect({ status: answer.status, type: answer.type }).toEqual({ status: 200, type: step.via });
+            continue;
           }
-          outcomes.push({ spans: spans.length, traceId: traceIdOf(spans), acknowledged: answer.status === 200 });
+          expectRefusal(answer, 503, step.via, RpcCode.UNAVAILABLE, /queue/);
+          expectRetryAfter(answer);
         }
       } finally {
         spy.mockRestore();
       }
 
-      const acknowledged = outcomes.filter((o) => o.acknowledged);
-      const expected = acknowledged.reduce((sum, o) => sum + o.spans, 0);
-      await h.waitForSpans(project.projectId, expected);
-      const stored = await h.query<{ trace_id: string; n: string }>('SELECT trace_id, count() AS n FROM spans FINAL WHERE project_id = {p:String} GROUP BY trace_id ORDER BY trace_id', {
+      await h.waitForSpans(project.projectId, acknowledged.reduce((sum, [, n]) => sum + n, 0));
+      const stored = await h.query<{ trace_id: string; n: string }>('SELECT trace_id, count() AS n FROM spans FINAL WHERE project_id = {p:String} GROUP BY trace_id', {
         p: project.projectId,
       });
-      const byTrace = (rows: { traceId: string; spans: number }[]) => rows.map((r) => [r.traceId, r.spans]).sort(([a], [b]) => String(a).localeCompare(String(b)));
-      expect(stored.map((r) => [r.trace_id, Number(r.n)])).toEqual(byTrace(acknowledged));
+      const sorted = (rows: [string, number][]) => [...rows].sort(([a], [b]) => a.localeCompare(b));
+      expect(sorted(stored.map((r) => [r.trace_id, Number(r.n)]))).toEqual(sorted(acknowledged));
     });
   });
 
@@ -290,7 +294,7 @@ describe('OTLP ingest answers (default limits)', () => {
     it.each([
       ['no metadata', undefined],
       ['a garbage key', 'hunter2'],
-      ['an unknown well-formed key', `sf_${randomBytes(6).toString('hex')}_${randomBytes(32).toString('base64url')}`],
+      ['an unknown well-formed key', unknownKey()],
     ])('answers UNAUTHENTICATED for %s', async (_name, key) => {
       const project = await h.newProject();
       const spans = recordTrace(2);
@@ -314,11 +318,11 @@ describe('OTLP ingest answers (default limits)', () => {
     it('answers OK with partial_success counting the broken spans, and stores the rest', async () => {
       const project = await h.newProject();
       const [first, second, ...rest] = recordTrace(5);
-      const spans = [broken(first!, { endTime: [first!.startTime[0] - 1, 0] }), broken(second!, { traceId: ZERO_TRACE_ID }), ...rest];
-      const answer = await grpcExport(h.grpc, protobufBody(spans), project.apiKey);
+      const invalid = [broken(first!, { endTime: [first!.startTime[0] - 1, 0] }), broken(second!, { traceId: ZERO_TRACE_ID })];
+      const answer = await grpcExport(h.grpc, protobufBody([...invalid, ...rest]), project.apiKey);
 
       expect(answer.code).toBe(GrpcStatus.OK);
-      expect(exportResponseOf(answer.response!)).toEqual({ rejectedSpans: 2, errorMessage: expect.stringMatching(/end_before_start.*invalid_trace_id|invalid_trace_id.*end_before_start/) });
+      expect(exportResponseOf(answer.response!)).toEqual({ rejectedSpans: invalid.length, errorMessage: expect.stringMatching(/end_before_start.*invalid_trace_id|invalid_trace_id.*end_before_start/) });
       await h.waitForSpans(project.projectId, rest.length);
       expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(rest.length);
     });
@@ -330,6 +334,7 @@ describe('OTLP ingest answers (default limits)', () => {
       await h.infra.tenancy.revokeApiKey(project.apiKeyId);
       expect(exportSucceeded(await exportSpans(otlpExporter('grpc', endpoints(h), project.apiKey), recordTrace(2)))).toBe(false);
       await h.waitForSpans(project.projectId, spans.length);
+      expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(spans.length);
     });
   });
 });
@@ -344,48 +349,46 @@ describe('OTLP ingest answers with OTLP_MAX_BODY_BYTES=65536', () => {
   afterEach(() => expectReady(h));
 
   describe('413', () => {
-    it('refuses a body over the cap and accepts one under it', async () => {
+    // The reply must be a 413, not a reset connection: the client must learn not to retry.
+    it('refuses a body over the cap', async () => {
       const project = await h.newProject();
-      const over = recordTrace(2, 'over', { 'test.padding': 'x'.repeat(cap) });
-      const under = recordTrace(2, 'under', { 'test.padding': 'x'.repeat(cap / 2) });
+      const spans = recordTrace(2, 'over', { 'test.padding': 'x'.repeat(2 * cap) });
+      const body = protobufBody(spans);
+      expect(body.length).toBeGreaterThan(cap);
+
+      expectRefusal(await postTraces(h.http, body, { type: PROTOBUF, key: project.apiKey }), 413, PROTOBUF, RpcCode.INVALID_ARGUMENT, /OTLP_MAX_BODY_BYTES/);
+      await expectNothingStored(h, project, [traceIdOf(spans)]);
+    });
+
+    it('accepts a body under the cap; gRPC refuses one over it with RESOURCE_EXHAUSTED', async () => {
+      const project = await h.newProject();
+      const [over, under] = [recordTrace(2, 'over', { 'test.padding': 'x'.repeat(cap) }), recordTrace(2, 'under', { 'test.padding': 'x'.repeat(cap / 2) })];
       const [overBody, underBody] = [protobufBody(over), protobufBody(under)];
       expect({ over: overBody.length > cap, under: underBody.length < cap }).toEqual({ over: true, under: true });
 
-      expectRefusal(await postTraces(h.http, overBody, { type: PROTOBUF, key: project.apiKey }), 413, PROTOBUF, RpcCode.INVALID_ARGUMENT, /OTLP_MAX_BODY_BYTES|larger/);
       expect(await grpcExport(h.grpc, overBody, project.apiKey)).toMatchObject({ code: GrpcStatus.RESOURCE_EXHAUSTED });
       expect((await postTraces(h.http, underBody, { type: PROTOBUF, key: project.apiKey })).status).toBe(200);
       await h.waitForSpans(project.projectId, under.length);
       expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(under.length);
+      expect(await count(h, TRACES_SQL, { ids: [traceIdOf(over)] })).toBe(0);
     });
 
-    it('refuses a gzip bomb after inflating no more than the cap', async () => {
+    // 16 MiB inflate from ~16 KB, which arrives in one piece; 256 MiB from ~256 KB does not, and
+    // then hits the body.reader.ts bug above (ECONNRESET instead of 413). Fails until it is fixed.
+    it.each([16, 256])('refuses a gzip bomb inflating to %i MiB after inflating no more than the cap', async (mebibytes) => {
       const project = await h.newProject();
-      const inflated = 256 * 1024 * 1024;
+      const inflated = mebibytes * 1024 * 1024;
       const bomb = await gzipOfZeros(inflated);
       const rssBefore = process.memoryUsage().rss;
       const startedAt = performance.now();
       const answer = await postTraces(h.http, bomb, { type: JSON_TYPE, key: project.apiKey, encoding: 'gzip' });
       const elapsedMs = performance.now() - startedAt;
+      const rssGrowth = process.memoryUsage().rss - rssBefore;
 
-      expectRefusal(answer, 413, JSON_TYPE, RpcCode.INVALID_ARGUMENT, /OTLP_MAX_BODY_BYTES|larger/);
+      expectRefusal(answer, 413, JSON_TYPE, RpcCode.INVALID_ARGUMENT, /OTLP_MAX_BODY_BYTES/);
       expect(elapsedMs).toBeLessThan(2_000);
-      expect(process.memoryUsage().rss - rssBefore).toBeLessThan(inflated / 8);
+      expect(rssGrowth).toBeLessThan(inflated / 4);
       await expectNothingStored(h, project, []);
     });
   });
 });
-
-/** gzip of `size` zero bytes, streamed so the test itself never holds the inflated body (~1000:1). */
-async function gzipOfZeros(size: number): Promise<Buffer> {
-  const gzip = createGzip({ level: 9 });
-  const chunks: Buffer[] = [];
-  gzip.on('data', (chunk: Buffer) => chunks.push(chunk));
-  const done = new Promise((resolve) => gzip.on('end', resolve));
-  const zeros = Buffer.alloc(1024 * 1024);
-  for (let written = 0; written < size; written += zeros.length) {
-    if (!gzip.write(zeros)) await new Promise((resolve) => gzip.once('drain', resolve));
-  }
-  gzip.end();
-  await done;
-  return Buffer.concat(chunks);
-}

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { createGzip } from 'node:zlib';
 import { Client, Metadata, credentials, type ServiceError } from '@grpc/grpc-js';
 import type { Attributes } from '@opentelemetry/api';
 import { JsonTraceSerializer, ProtobufLogsSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
@@ -185,4 +187,22 @@ export function logsProtobufBody(): Uint8Array {
   const bytes = ProtobufLogsSerializer.serializeRequest([record]);
   if (!bytes) throw new Error('the OTel logs serializer returned nothing');
   return bytes;
+}
+
+/** A key of the right shape (`sf_<12 hex>_<43 base64url>`) that no project has. */
+export const unknownKey = () => `sf_${randomBytes(6).toString('hex')}_${randomBytes(32).toString('base64url')}`;
+
+/** gzip of `size` zero bytes (~1000:1), streamed so the test never holds the inflated body. */
+export async function gzipOfZeros(size: number): Promise<Buffer> {
+  const gzip = createGzip({ level: 9 });
+  const chunks: Buffer[] = [];
+  gzip.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const done = new Promise((resolve) => gzip.on('end', resolve));
+  const zeros = Buffer.alloc(1024 * 1024);
+  for (let written = 0; written < size; written += zeros.length) {
+    if (!gzip.write(zeros)) await new Promise((resolve) => gzip.once('drain', resolve));
+  }
+  gzip.end();
+  await done;
+  return Buffer.concat(chunks);
 }

@@ -15,6 +15,11 @@ export interface AccountingRow {
   bytes: number;
 }
 
+export interface StoredTrace {
+  sessionId: string;
+  hasSessionless: boolean;
+}
+
 export interface ProjectRef {
   tenantId: string;
   projectId: string;
@@ -37,21 +42,20 @@ export class SpanRepository {
     await this.client.insert({ table: 'ingest_accounting', values: rows, format: 'JSONEachRow', ...named('ingest.insert_accounting') });
   }
 
-  /** The session already known for each of these traces (from spans stored earlier). */
-  async traceSessions(project: ProjectRef, traceIds: string[]): Promise<Map<string, string>> {
+  /** What is stored of these traces: their session ('' if none yet) and whether any span of them lacks one. */
+  async storedTraces(project: ProjectRef, traceIds: string[]): Promise<Map<string, StoredTrace>> {
     if (traceIds.length === 0) return new Map();
     const result = await this.client.query({
-      query: `SELECT trace_id, max(session_id) AS session_id
+      query: `SELECT trace_id, max(session_id) AS session_id, max(has_sessionless) AS has_sessionless
               FROM trace_index
               WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
-              GROUP BY trace_id
-              HAVING session_id != ''`,
+              GROUP BY trace_id`,
       query_params: { ...project, traceIds },
       format: 'JSONEachRow',
-      ...named('ingest.trace_sessions'),
+      ...named('ingest.stored_traces'),
     });
-    const rows = await result.json<{ trace_id: string; session_id: string }>();
-    return new Map(rows.map((r) => [r.trace_id, r.session_id]));
+    const rows = await result.json<{ trace_id: string; session_id: string; has_sessionless: number }>();
+    return new Map(rows.map((r) => [r.trace_id, { sessionId: r.session_id, hasSessionless: Number(r.has_sessionless) === 1 }]));
   }
 
   /**

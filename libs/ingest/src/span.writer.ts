@@ -9,8 +9,8 @@ const RETRY_DELAYS_MS = [200, 1_000, 3_000];
 
 /**
  * Batches span rows across jobs into one insert, and gives every span its trace's session id —
- * including spans that arrived before the span naming the session (CONTRACT section 4: the session
- * is a property of the whole trace).
+ * including spans stored before the span naming the session arrived (CONTRACT section 4: the
+ * session is a property of the whole trace).
  */
 export class SpanWriter {
   private readonly queue: BatchingQueue<SpanRow>;
@@ -50,40 +50,57 @@ export class SpanWriter {
     const stop = this.insertSeconds.startTimer();
     this.batchRows.observe(rows.length);
     await withRetries(async () => {
-      const projects = groupByProject(rows);
-      const unresolved = new Map<string, Set<string>>();
-      for (const [key, group] of projects) unresolved.set(key, await this.fillSessions(group.ref, group.rows));
+      const groups = [...groupByProject(rows).values()];
+      const plans = [];
+      for (const group of groups) plans.push(await this.attribute(group.ref, group.rows));
       await this.repository.insertSpans(rows);
-      for (const [key, group] of projects) await this.backfill(group.ref, group.rows, unresolved.get(key)!);
+      for (let i = 0; i < groups.length; i++) await this.backfill(groups[i]!.ref, groups[i]!.rows, plans[i]!);
     });
     stop();
   }
 
-  /** Fills rows from sessions seen in this batch or stored earlier; returns the traces still without one. */
-  private async fillSessions(ref: ProjectRef, rows: SpanRow[]): Promise<Set<string>> {
+  /**
+   * Before the insert: fills each row's session from its batch or from what is stored, and notes
+   * which traces need their stored session-less spans rewritten, and which must be looked at again
+   * after the insert (another worker may be writing the same trace right now).
+   */
+  private async attribute(ref: ProjectRef, rows: SpanRow[]): Promise<AttributionPlan> {
     const sessions = sessionsIn(rows);
-    const missing = new Set<string>();
-    for (const row of rows) if (!sessions.has(row.trace_id)) missing.add(row.trace_id);
-    for (const [traceId, sessionId] of await this.repository.traceSessions(ref, [...missing])) {
-      sessions.set(traceId, sessionId);
-      missing.delete(traceId);
+    const traceIds = [...new Set(rows.map((r) => r.trace_id))];
+    const stored = await this.repository.storedTraces(ref, traceIds);
+    const backfill = new Map<string, string>();
+    const recheck = new Set<string>();
+    for (const traceId of traceIds) {
+      const known = stored.get(traceId);
+      if (!sessions.has(traceId) && known?.sessionId) sessions.set(traceId, known.sessionId);
+      const session = sessions.get(traceId);
+      if (session && known?.hasSessionless) backfill.set(traceId, session);
+      else recheck.add(traceId);
     }
     for (const row of rows) if (row.session_id === '') row.session_id = sessions.get(row.trace_id) ?? '';
-    return missing;
+    return { backfill, recheck };
   }
 
   /**
-   * After the insert, both sides of a race look again: a batch that brought a session back-fills
-   * the trace's earlier spans, and a batch still without one asks once more whether a concurrent
-   * batch stored it meanwhile. Whichever lands second sees the other.
+   * After the insert, both sides of a race look again: whichever of two concurrent batches lands
+   * second sees the other's session, or its session-less spans, and back-fills.
    */
-  private async backfill(ref: ProjectRef, rows: SpanRow[], unresolved: Set<string>): Promise<void> {
-    const sessions = sessionsIn(rows);
-    for (const [traceId, sessionId] of await this.repository.traceSessions(ref, [...unresolved])) sessions.set(traceId, sessionId);
+  private async backfill(ref: ProjectRef, rows: SpanRow[], plan: AttributionPlan): Promise<void> {
+    const sessions = new Map(plan.backfill);
+    for (const [traceId, stored] of await this.repository.storedTraces(ref, [...plan.recheck])) {
+      if (stored.sessionId && stored.hasSessionless) sessions.set(traceId, stored.sessionId);
+    }
     if (sessions.size === 0) return;
-    const days = rows.filter((r) => sessions.has(r.trace_id)).map((r) => r.start_time);
-    await this.repository.backfillSessions(ref, sessions, dayOf(days, -1), dayOf(days, +1));
+    const times = rows.filter((r) => sessions.has(r.trace_id)).map((r) => r.start_time);
+    await this.repository.backfillSessions(ref, sessions, dayOf(times, -1), dayOf(times, +1));
   }
+}
+
+interface AttributionPlan {
+  /** trace → session, for traces whose stored spans include some without it. */
+  backfill: Map<string, string>;
+  /** Every other trace of the batch: looked at again after the insert (a cheap key lookup). */
+  recheck: Set<string>;
 }
 
 function sessionsIn(rows: SpanRow[]): Map<string, string> {

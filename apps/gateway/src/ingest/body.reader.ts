@@ -24,11 +24,17 @@ export async function readBody(stream: Readable, contentEncoding: string | undef
   const chunks: Buffer[] = [];
   let size = 0;
   try {
-    for await (const chunk of source) {
+    // Leaving the loop early must not destroy the request either (see below).
+    for await (const chunk of source.iterator({ destroyOnReturn: source !== stream })) {
       size += (chunk as Buffer).length;
       if (size > maxBytes) {
-        stream.destroy();
-        source.destroy();
+        // Stop inflating, and drain the rest of the upload without keeping it: destroying the
+        // request would reset the connection before the 413 could be written.
+        if (source !== stream) {
+          stream.unpipe(source as unknown as NodeJS.WritableStream);
+          source.destroy();
+        }
+        stream.resume();
         throw new BodyTooLargeError(maxBytes);
       }
       chunks.push(chunk as Buffer);
