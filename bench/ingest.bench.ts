@@ -8,10 +8,11 @@ import { SPAN_BATCH, startWorkers } from '@spanforge/worker-app';
 import { decodeProtobufExport } from '@spanforge/otlp';
 import { normalizeSpan } from '@spanforge/semconv';
 import { PriceTable, priceSpan } from '@spanforge/pricing';
-import { toSpanRow, type SpanRow } from '@spanforge/ingest';
+import { SpanRepository, toSpanRow, type SpanRow } from '@spanforge/ingest';
 import { startInfrastructure, type Infrastructure } from '@spanforge/runtime';
 import { buildCorpus, type Corpus } from './corpus';
 import { cpuSince, cpuSnapshot } from './cpu';
+import { profiled } from './profile';
 import { measureQueueHop } from './queue-hop';
 import { argument, progress, writeResults } from './report';
 
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
     const [httpLine] = await startGateway(infra);
     const endpoint = /http:\/\/\S+/.exec(httpLine!)![0];
     cpu = cpuSnapshot();
-    const e2e = await measureEndToEnd(infra, corpus, endpoint);
+    const e2e = await profiled('ingest-e2e', process.argv.includes('--profile'), () => measureEndToEnd(infra, corpus, endpoint));
     const e2eCpu = cpuSince(cpu);
     progress(`CPU seconds: floor ${JSON.stringify(floorCpu)}, end to end ${JSON.stringify(e2eCpu)}`);
     progress(`end to end: ${Math.round(e2e.spansPerSec)} spans/s, stored ${e2e.stored} of ${corpus.spanCount}`);
@@ -158,9 +159,10 @@ async function floorRows(infra: Infrastructure, corpus: Corpus): Promise<SpanRow
 
 /** The raw insert rate: the rows straight into the same table (materialized views included), in the worker's batch size. */
 async function measureFloor(infra: Infrastructure, rows: SpanRow[]): Promise<number> {
+  const repository = new SpanRepository(infra.clickhouse);
   const started = performance.now();
   for (let i = 0; i < rows.length; i += SPAN_BATCH.maxItems) {
-    await infra.clickhouse.insert({ table: 'spans', values: rows.slice(i, i + SPAN_BATCH.maxItems), format: 'JSONEachRow' });
+    await repository.insertSpanLines(rows.slice(i, i + SPAN_BATCH.maxItems).map((row) => `${JSON.stringify(row)}\n`));
   }
   return rows.length / ((performance.now() - started) / 1000);
 }

@@ -8,9 +8,10 @@ import { ProjectPricing } from './ingest/project-pricing';
 
 /**
  * Batch shape, chosen with `npm run bench:ingest` (BENCHMARKS.md): big enough that one insert
- * carries many exports, short enough that a job waits at most a quarter second for its batch.
+ * carries many exports, short enough that a job waits at most 100 ms for its batch; two batches
+ * in flight let one's session attribution overlap the next one's insert.
  */
-export const SPAN_BATCH = { maxItems: 10_000, maxDelayMs: 250 };
+export const SPAN_BATCH = { maxItems: 10_000, maxDelayMs: 100, maxConcurrentFlushes: 2 };
 /** Jobs in flight per worker process: they fill the shared batch while an insert runs. */
 export const INGEST_CONCURRENCY = 64;
 

@@ -58,3 +58,19 @@ describe('BatchingQueue', () => {
     await expect(queue.add([2])).rejects.toThrow('closed');
   });
 });
+
+describe('BatchingQueue with concurrent flushes', () => {
+  it('writes up to maxConcurrentFlushes batches at once, and never more', async () => {
+    let running = 0;
+    let peak = 0;
+    const queue = new BatchingQueue<number>(async () => {
+      running++;
+      peak = Math.max(peak, running);
+      await new Promise((r) => setTimeout(r, 15));
+      running--;
+    }, { maxItems: 1, maxDelayMs: 60_000, maxConcurrentFlushes: 2 });
+    await Promise.all([1, 2, 3, 4, 5].map((n) => queue.add([n])));
+    expect(peak).toBe(2);
+    await queue.close();
+  });
+});

@@ -1,4 +1,5 @@
 export * from './batching.queue';
+export * from './export-rows';
 export * from './span.repository';
 export * from './span.row';
 export * from './span.writer';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import type { ClickHouseClient } from '@spanforge/clickhouse';
-import type { SpanRow } from './span.row';
 
 export interface AccountingRow {
   tenant_id: string;
@@ -34,8 +35,11 @@ function named(name: string) {
 export class SpanRepository {
   constructor(private readonly client: ClickHouseClient) {}
 
-  async insertSpans(rows: SpanRow[]): Promise<void> {
-    await this.client.insert({ table: 'spans', values: rows, format: 'JSONEachRow', ...named('ingest.insert_spans') });
+  /** Inserts rows already serialised as JSONEachRow lines (one string per export), as one insert. */
+  async insertSpanLines(texts: string[]): Promise<void> {
+    const result = await this.client.exec({ query: 'INSERT INTO spans FORMAT JSONEachRow', values: Readable.from(texts), ...named('ingest.insert_spans') });
+    result.stream.resume();
+    await finished(result.stream).catch(() => undefined);
   }
 
   async insertAccounting(rows: AccountingRow[]): Promise<void> {

@@ -1,19 +1,19 @@
 import type { Registry } from 'prom-client';
 import { Histogram } from 'prom-client';
 import { BatchingQueue, type BatchingOptions } from './batching.queue';
+import type { RowChunk } from './export-rows';
 import type { ProjectRef, SpanRepository } from './span.repository';
-import type { SpanRow } from './span.row';
 
 /** Transient ClickHouse failures are retried this often inside one flush before the jobs fail (and BullMQ retries them). */
 const RETRY_DELAYS_MS = [200, 1_000, 3_000];
 
 /**
- * Batches span rows across jobs into one insert, and gives every span its trace's session id —
- * including spans stored before the span naming the session arrived (CONTRACT section 4: the
- * session is a property of the whole trace).
+ * Batches exports' rows (already serialised) into one insert, and gives every span its trace's
+ * session id — including spans stored before the span naming the session arrived (CONTRACT
+ * section 4: the session is a property of the whole trace).
  */
 export class SpanWriter {
-  private readonly queue: BatchingQueue<SpanRow>;
+  private readonly queue: BatchingQueue<RowChunk>;
   private readonly batchRows: Histogram;
   private readonly insertSeconds: Histogram;
 
@@ -22,7 +22,7 @@ export class SpanWriter {
     options: BatchingOptions,
     registry?: Registry,
   ) {
-    this.queue = new BatchingQueue((rows) => this.store(rows), options);
+    this.queue = new BatchingQueue((chunks) => this.store(chunks), options, (chunk) => chunk.rows);
     this.batchRows = new Histogram({
       name: 'spanforge_worker_batch_rows',
       help: 'Span rows per ClickHouse insert',
@@ -37,101 +37,68 @@ export class SpanWriter {
     });
   }
 
-  /** Resolves once these rows are stored. */
-  write(rows: SpanRow[]): Promise<void> {
-    return this.queue.add(rows);
+  /** Resolves once this export's rows are stored. */
+  write(chunk: RowChunk): Promise<void> {
+    return chunk.rows === 0 ? Promise.resolve() : this.queue.add([chunk]);
   }
 
   close(): Promise<void> {
     return this.queue.close();
   }
 
-  private async store(rows: SpanRow[]): Promise<void> {
+  private async store(chunks: RowChunk[]): Promise<void> {
     const stop = this.insertSeconds.startTimer();
-    this.batchRows.observe(rows.length);
+    this.batchRows.observe(chunks.reduce((n, c) => n + c.rows, 0));
     await withRetries(async () => {
-      const groups = [...groupByProject(rows).values()];
-      const plans = [];
-      for (const group of groups) plans.push(await this.attribute(group.ref, group.rows));
-      await this.repository.insertSpans(rows);
-      for (let i = 0; i < groups.length; i++) await this.backfill(groups[i]!.ref, groups[i]!.rows, plans[i]!);
+      await this.repository.insertSpanLines(chunks.map((c) => c.text));
+      for (const group of groupByProject(chunks).values()) await this.attribute(group.ref, group.traces);
     });
     stop();
   }
 
   /**
-   * Before the insert: fills each row's session from its batch or from what is stored, and notes
-   * which traces need their stored session-less spans rewritten, and which must be looked at again
-   * after the insert (another worker may be writing the same trace right now).
+   * After the insert, one look at what is stored of the batch's traces: a trace that has a
+   * session somewhere and a span stored without it gets those spans rewritten with it. Looking
+   * after the insert settles races: of two batches writing the same trace, whichever inserts
+   * second sees both the session and the session-less spans (both may back-fill; that is harmless).
    */
-  private async attribute(ref: ProjectRef, rows: SpanRow[]): Promise<AttributionPlan> {
-    const sessions = sessionsIn(rows);
-    const traceIds = [...new Set(rows.map((r) => r.trace_id))];
-    const stored = await this.repository.storedTraces(ref, traceIds);
-    const backfill = new Map<string, string>();
-    const recheck = new Set<string>();
-    for (const traceId of traceIds) {
-      const known = stored.get(traceId);
-      if (!sessions.has(traceId) && known?.sessionId) sessions.set(traceId, known.sessionId);
-      const session = sessions.get(traceId);
-      if (session && known?.hasSessionless) backfill.set(traceId, session);
-      else recheck.add(traceId);
-    }
-    for (const row of rows) if (row.session_id === '') row.session_id = sessions.get(row.trace_id) ?? '';
-    return { backfill, recheck };
-  }
-
-  /**
-   * After the insert, both sides of a race look again: whichever of two concurrent batches lands
-   * second sees the other's session, or its session-less spans, and back-fills.
-   */
-  private async backfill(ref: ProjectRef, rows: SpanRow[], plan: AttributionPlan): Promise<void> {
-    const sessions = new Map(plan.backfill);
-    for (const [traceId, stored] of await this.repository.storedTraces(ref, [...plan.recheck])) {
+  private async attribute(ref: ProjectRef, traces: Map<string, [number, number]>): Promise<void> {
+    const sessions = new Map<string, string>();
+    for (const [traceId, stored] of await this.repository.storedTraces(ref, [...traces.keys()])) {
       if (stored.sessionId && stored.hasSessionless) sessions.set(traceId, stored.sessionId);
     }
     if (sessions.size === 0) return;
-    const times = rows.filter((r) => sessions.has(r.trace_id)).map((r) => r.start_time);
-    await this.repository.backfillSessions(ref, sessions, dayOf(times, -1), dayOf(times, +1));
+    let from = Infinity;
+    let to = -Infinity;
+    for (const traceId of sessions.keys()) {
+      const [first, last] = traces.get(traceId)!;
+      from = Math.min(from, first);
+      to = Math.max(to, last);
+    }
+    await this.repository.backfillSessions(ref, sessions, day(from - DAY_S), day(to + DAY_S));
   }
 }
 
-interface AttributionPlan {
-  /** trace → session, for traces whose stored spans include some without it. */
-  backfill: Map<string, string>;
-  /** Every other trace of the batch: looked at again after the insert (a cheap key lookup). */
-  recheck: Set<string>;
+/** A trace's spans rarely start more than a day apart: the back-fill scans its days ± 1. */
+const DAY_S = 86_400;
+
+function day(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().slice(0, 10);
 }
 
-function sessionsIn(rows: SpanRow[]): Map<string, string> {
-  const sessions = new Map<string, string>();
-  for (const row of rows) if (row.session_id !== '') sessions.set(row.trace_id, row.session_id);
-  return sessions;
-}
-
-function groupByProject(rows: SpanRow[]): Map<string, { ref: ProjectRef; rows: SpanRow[] }> {
-  const groups = new Map<string, { ref: ProjectRef; rows: SpanRow[] }>();
-  for (const row of rows) {
-    const key = `${row.tenant_id}|${row.project_id}`;
+/** Per project: its traces with their earliest and latest span start (seconds). */
+function groupByProject(chunks: RowChunk[]): Map<string, { ref: ProjectRef; traces: Map<string, [number, number]> }> {
+  const groups = new Map<string, { ref: ProjectRef; traces: Map<string, [number, number]> }>();
+  for (const chunk of chunks) {
+    const key = `${chunk.tenantId}|${chunk.projectId}`;
     let group = groups.get(key);
-    if (!group) groups.set(key, (group = { ref: { tenantId: row.tenant_id, projectId: row.project_id }, rows: [] }));
-    group.rows.push(row);
+    if (!group) groups.set(key, (group = { ref: { tenantId: chunk.tenantId, projectId: chunk.projectId }, traces: new Map() }));
+    for (const [traceId, first, last] of chunk.traces) {
+      const known = group.traces.get(traceId);
+      group.traces.set(traceId, known ? [Math.min(known[0], first), Math.max(known[1], last)] : [first, last]);
+    }
   }
   return groups;
-}
-
-/**
- * The earliest (direction −1) or latest (+1) day of these `seconds.nanos` times, widened by a day:
- * a trace's spans rarely start more than a day apart, and the widening keeps the back-fill's scan
- * to a few days of one project.
- */
-function dayOf(times: string[], direction: -1 | 1): string {
-  let edge = direction < 0 ? Infinity : -Infinity;
-  for (const time of times) {
-    const seconds = Number(time.slice(0, time.indexOf('.')));
-    edge = direction < 0 ? Math.min(edge, seconds) : Math.max(edge, seconds);
-  }
-  return new Date((edge + direction * 86_400) * 1000).toISOString().slice(0, 10);
 }
 
 async function withRetries(work: () => Promise<void>): Promise<void> {

@@ -1,8 +1,6 @@
 import { UnrecoverableError, type Job } from 'bullmq';
-import { OtlpDecodeError, decodeJsonExport, decodeProtobufExport, type DecodeResult } from '@spanforge/otlp';
-import { IngestJobName, unpackExportBody, type AccountingJob, type ExportJob, type IngestJob } from '@spanforge/queue';
-import { normalizeSpan } from '@spanforge/semconv';
-import { BatchingQueue, toSpanRow, type AccountingRow, type SpanRow, type SpanWriter } from '@spanforge/ingest';
+import { IngestJobName, type AccountingJob, type ExportJob, type IngestJob } from '@spanforge/queue';
+import { PoisonExportError, exportRows, type AccountingRow, type BatchingQueue, type SpanWriter } from '@spanforge/ingest';
 import type { ProjectPricing } from './project-pricing';
 
 export interface IngestProcessorDeps {
@@ -12,10 +10,10 @@ export interface IngestProcessorDeps {
 }
 
 /**
- * One queue job → rows. An export is decoded again (the gateway validated it; decoding is ~1 µs a
- * span), each span normalised and priced, and the job resolves only when its rows are stored, so
- * BullMQ acknowledges nothing that could still be lost. Input that cannot be decoded is poison:
- * retrying cannot help, so it goes to the failed set at once with the reason.
+ * One queue job → rows. An export is decoded again (the gateway validated it), each span
+ * normalised and priced, and the job resolves only when its rows are stored, so BullMQ
+ * acknowledges nothing that could still be lost. Input that cannot be decoded is poison: retrying
+ * cannot help, so it goes to the failed set at once with the reason.
  */
 export class IngestProcessor {
   constructor(private readonly deps: IngestProcessorDeps) {}
@@ -27,45 +25,17 @@ export class IngestProcessor {
       return { stored: 0 };
     }
     if (job.name !== IngestJobName.Export) throw new UnrecoverableError(`unknown ingest job name "${job.name}"`);
-    return this.processExport(job.data as ExportJob);
-  }
-
-  private async processExport(job: ExportJob): Promise<{ stored: number }> {
-    let result: DecodeResult;
+    const data = job.data as ExportJob;
+    const overrides = await this.deps.pricing.overridesFor(data.projectId);
+    let chunk;
     try {
-      const body = unpackExportBody(job);
-      result = job.format === 'protobuf' ? decodeProtobufExport(body) : decodeJsonExport(body.toString('utf8'));
+      // On this thread: moving it to worker threads measured no faster on 2 cores (BENCHMARKS.md).
+      chunk = exportRows(data, overrides);
     } catch (error) {
-      if (error instanceof OtlpDecodeError) throw new UnrecoverableError(`export ${job.exportId} cannot be decoded: ${error.message}`);
+      if (error instanceof PoisonExportError) throw new UnrecoverableError(error.message);
       throw error;
     }
-    const pricing = await this.deps.pricing.forProject(job.projectId);
-    const rows: SpanRow[] = [];
-    let dropped = 0;
-    for (const span of result.spans) {
-      const normalized = normalizeSpan(span);
-      if (normalized.drop) {
-        dropped++;
-        continue;
-      }
-      rows.push(toSpanRow(job.tenantId, job.projectId, span, normalized, pricing.price(normalized, span.startTimeUnixNano)));
-    }
-    await Promise.all([this.deps.spans.write(rows), this.deps.accounting.add(accountingRows(job, result, dropped))]);
-    return { stored: rows.length };
+    await Promise.all([this.deps.spans.write(chunk), this.deps.accounting.add(chunk.accounting)]);
+    return { stored: chunk.rows };
   }
-}
-
-/** received / accepted / rejected-by-reason for one export, keyed by its id so a retry rewrites them. */
-function accountingRows(job: ExportJob, result: DecodeResult, dropped: number): AccountingRow[] {
-  const base = { tenant_id: job.tenantId, project_id: job.projectId, minute: Math.floor(job.receivedAt / 60_000) * 60, batch_id: job.exportId };
-  const rows: AccountingRow[] = [
-    { ...base, outcome: 'received', reason: '', requests: 1, spans: result.received, bytes: job.bytes },
-    { ...base, outcome: 'accepted', reason: '', requests: 1, spans: result.spans.length - dropped, bytes: 0 },
-  ];
-  for (const [reason, spans] of Object.entries(result.rejectReasons)) {
-    if (spans) rows.push({ ...base, outcome: 'rejected', reason, requests: 1, spans, bytes: 0 });
-  }
-  // Placeholders (Logfire pending spans) are valid but not stored: counted apart from rejections.
-  if (dropped > 0) rows.push({ ...base, outcome: 'dropped', reason: 'pending_span', requests: 1, spans: dropped, bytes: 0 });
-  return rows;
 }

@@ -1,0 +1,106 @@
+import { OtlpDecodeError, decodeJsonExport, decodeProtobufExport, type DecodeResult } from '@spanforge/otlp';
+import { PriceTable, priceSpan, type PriceOverride } from '@spanforge/pricing';
+import { unpackExportBody, type ExportJob } from '@spanforge/queue';
+import { normalizeSpan, type NormalizedSpan } from '@spanforge/semconv';
+import type { AccountingRow } from './span.repository';
+import { toSpanRow, type SpanPrice, type SpanRow } from './span.row';
+
+/**
+ * The rows of one export, already serialised as JSONEachRow lines: everything CPU-bound between a
+ * queue job and the ClickHouse insert, so it can run on a worker thread.
+ */
+export interface RowChunk {
+  tenantId: string;
+  projectId: string;
+  /** JSONEachRow lines, each ending in '\n'. */
+  text: string;
+  rows: number;
+  /** Per trace of the export: [traceId, earliest start, latest start] in seconds since the epoch. */
+  traces: Array<[string, number, number]>;
+  accounting: AccountingRow[];
+}
+
+/** The export cannot be decoded: retrying will not help (the job is poison). */
+export class PoisonExportError extends Error {}
+
+const NO_PRICE: SpanPrice = { costUsd: 0, costSource: '', priceVersion: '' };
+const bundled = PriceTable.bundled();
+const tables = new Map<string, PriceTable>();
+
+/** The bundled table with a project's overrides; tables are kept per override set (a handful per process). */
+function priceTableFor(overrides: PriceOverride[]): PriceTable {
+  if (overrides.length === 0) return bundled;
+  const key = JSON.stringify(overrides);
+  let table = tables.get(key);
+  if (!table) {
+    if (tables.size > 1_000) tables.clear();
+    tables.set(key, (table = bundled.withOverrides(overrides)));
+  }
+  return table;
+}
+
+function priceOf(span: NormalizedSpan, startTimeUnixNano: bigint, table: PriceTable): SpanPrice {
+  const { usage } = span;
+  // Spans without usage or a stated cost have nothing to price (and are not "unpriced models").
+  if (usage.inputUncached + usage.cacheRead + usage.cacheWrite + usage.output + usage.reasoning === 0 && span.explicitCostUsd === undefined) return NO_PRICE;
+  return priceSpan({ pricingModel: span.pricingModel, provider: span.provider, usage, explicitCostUsd: span.explicitCostUsd, startTime: startTimeUnixNano }, table);
+}
+
+export function exportRows(job: ExportJob, overrides: PriceOverride[]): RowChunk {
+  let result: DecodeResult;
+  try {
+    const body = unpackExportBody(job);
+    result = job.format === 'protobuf' ? decodeProtobufExport(body) : decodeJsonExport(body.toString('utf8'));
+  } catch (error) {
+    if (error instanceof OtlpDecodeError) throw new PoisonExportError(`export ${job.exportId} cannot be decoded: ${error.message}`);
+    throw error;
+  }
+  const table = priceTableFor(overrides);
+  const rows: SpanRow[] = [];
+  let dropped = 0;
+  for (const span of result.spans) {
+    const normalized = normalizeSpan(span);
+    if (normalized.drop) {
+      dropped++;
+      continue;
+    }
+    rows.push(toSpanRow(job.tenantId, job.projectId, span, normalized, priceOf(normalized, span.startTimeUnixNano, table)));
+  }
+  shareSessions(rows);
+  let text = '';
+  const traces = new Map<string, [string, number, number]>();
+  for (const row of rows) {
+    text += `${JSON.stringify(row)}\n`;
+    const seconds = Number(row.start_time.slice(0, row.start_time.indexOf('.')));
+    const trace = traces.get(row.trace_id);
+    if (!trace) traces.set(row.trace_id, [row.trace_id, seconds, seconds]);
+    else {
+      trace[1] = Math.min(trace[1], seconds);
+      trace[2] = Math.max(trace[2], seconds);
+    }
+  }
+  return { tenantId: job.tenantId, projectId: job.projectId, text, rows: rows.length, traces: [...traces.values()], accounting: accountingRows(job, result, dropped) };
+}
+
+/** Within one export, every span of a trace gets the session some span of that trace names. */
+function shareSessions(rows: SpanRow[]): void {
+  const sessions = new Map<string, string>();
+  for (const row of rows) if (row.session_id !== '') sessions.set(row.trace_id, row.session_id);
+  if (sessions.size === 0) return;
+  for (const row of rows) if (row.session_id === '') row.session_id = sessions.get(row.trace_id) ?? '';
+}
+
+/** received / accepted / rejected-by-reason for one export, keyed by its id so a retry rewrites them. */
+function accountingRows(job: ExportJob, result: DecodeResult, dropped: number): AccountingRow[] {
+  const base = { tenant_id: job.tenantId, project_id: job.projectId, minute: Math.floor(job.receivedAt / 60_000) * 60, batch_id: job.exportId };
+  const rows: AccountingRow[] = [
+    { ...base, outcome: 'received', reason: '', requests: 1, spans: result.received, bytes: job.bytes },
+    { ...base, outcome: 'accepted', reason: '', requests: 1, spans: result.spans.length - dropped, bytes: 0 },
+  ];
+  for (const [reason, spans] of Object.entries(result.rejectReasons)) {
+    if (spans) rows.push({ ...base, outcome: 'rejected', reason, requests: 1, spans, bytes: 0 });
+  }
+  // Placeholders (Logfire pending spans) are valid but not stored: counted apart from rejections.
+  if (dropped > 0) rows.push({ ...base, outcome: 'dropped', reason: 'pending_span', requests: 1, spans: dropped, bytes: 0 });
+  return rows;
+}
