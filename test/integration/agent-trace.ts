@@ -55,23 +55,29 @@ export function recordAgentTrace(recorder: SpanRecorder, options: { session: str
   return root;
 }
 
+const table = PriceTable.bundled();
+
+/** The cost of one LLM span as sent: its tokens at the bundled price in force at its start. */
+export function expectedLlmCost(span: ReadableSpan): number {
+  const input = Number(span.attributes['gen_ai.usage.input_tokens']);
+  const cacheRead = Number(span.attributes['gen_ai.usage.cache_read.input_tokens'] ?? 0);
+  const output = Number(span.attributes['gen_ai.usage.output_tokens']);
+  const usage = { inputUncached: input - cacheRead, cacheRead, cacheWrite: 0, output, reasoning: 0 };
+  const startNanos = BigInt(span.startTime[0]) * 1_000_000_000n + BigInt(span.startTime[1]);
+  return priceSpan({ pricingModel: String(span.attributes['gen_ai.response.model']), provider: String(span.attributes['gen_ai.provider.name']), usage, explicitCostUsd: undefined, startTime: startNanos }, table).costUsd;
+}
+
 /** The figures CONTRACT section 4 defines for a trace, computed from the spans as sent. */
 export function expectedTrace(spans: ReadableSpan[]) {
-  const table = PriceTable.bundled();
   const toMs = (t: [number, number]) => t[0] * 1000 + t[1] / 1e6;
   const llm = spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat');
   let inputTokens = 0;
   let outputTokens = 0;
   let cost = 0;
   for (const span of llm) {
-    const input = Number(span.attributes['gen_ai.usage.input_tokens']);
-    const cacheRead = Number(span.attributes['gen_ai.usage.cache_read.input_tokens']);
-    const output = Number(span.attributes['gen_ai.usage.output_tokens']);
-    inputTokens += input;
-    outputTokens += output;
-    const usage = { inputUncached: input - cacheRead, cacheRead, cacheWrite: 0, output, reasoning: 0 };
-    const startNanos = BigInt(span.startTime[0]) * 1_000_000_000n + BigInt(span.startTime[1]);
-    cost += priceSpan({ pricingModel: String(span.attributes['gen_ai.response.model']), provider: String(span.attributes['gen_ai.provider.name']), usage, explicitCostUsd: undefined, startTime: startNanos }, table).costUsd;
+    inputTokens += Number(span.attributes['gen_ai.usage.input_tokens']);
+    outputTokens += Number(span.attributes['gen_ai.usage.output_tokens']);
+    cost += expectedLlmCost(span);
   }
   const root = spans.find((s) => !s.parentSpanContext)!;
   const agentChildren = spans.filter((s) => s.parentSpanContext?.spanId === root.spanContext().spanId && s.attributes['gen_ai.operation.name'] === 'invoke_agent');

@@ -7,9 +7,12 @@ import type { Infrastructure } from '@spanforge/runtime';
 import { TenancyResolver } from './admin/tenancy.resolver';
 import { graphqlErrorFormatter } from './graphql/error-formatter';
 import { GraphqlPassthroughFilter } from './graphql/passthrough.filter';
+import { queryLimitsRule } from './graphql/query-limits.rule';
 import { bearerOf, type RequestContext } from './graphql/request-context';
 import { HealthController } from './health/health.controller';
 import { INFRASTRUCTURE } from './infrastructure.token';
+import { AnalyticsResolver } from './query/analytics.resolver';
+import { TraceResolver } from './query/trace.resolver';
 
 @Module({})
 export class ApiModule {
@@ -26,10 +29,11 @@ export class ApiModule {
           graphiql: false,
           context: (request: FastifyRequest): RequestContext => ({ bearer: bearerOf(request), infra }),
           errorFormatter: graphqlErrorFormatter(infra.log.child('graphql')),
+          validationRules: [queryLimitsRule],
         }),
       ],
       controllers: [HealthController],
-      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useClass: GraphqlPassthroughFilter }, TenancyResolver],
+      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useClass: GraphqlPassthroughFilter }, TenancyResolver, TraceResolver, AnalyticsResolver],
     };
   }
 }

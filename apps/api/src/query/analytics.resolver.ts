@@ -1,0 +1,67 @@
+import { Args, Context, Int, Query, Resolver } from '@nestjs/graphql';
+import { AnalyticsRepository, ScopedClickHouse, decodeCursor, encodeCursor, isoOf, pageSize } from '@spanforge/query';
+import { requireProject, type RequestContext } from '../graphql/request-context';
+import { CostDimension, CostRow, IterationLatency, SessionConnection, SessionFilterInput, TraceFilterInput } from './query.model';
+
+async function repository(context: RequestContext): Promise<AnalyticsRepository> {
+  const scope = await requireProject(context);
+  return new AnalyticsRepository(new ScopedClickHouse(context.infra.clickhouse, scope));
+}
+
+/** CONTRACT section 5 aggregates, served from the rollups. */
+@Resolver()
+export class AnalyticsResolver {
+  @Query(() => [IterationLatency], { description: 'Trace latency percentiles (exact, inclusive) per agent iteration count.' })
+  async latencyByIterations(
+    @Context() context: RequestContext,
+    @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput,
+  ): Promise<IterationLatency[]> {
+    const rows = await (await repository(context)).latencyByIterations(filter);
+    return rows.map((r) => ({
+      iterations: Number(r.iterations),
+      traceCount: Number(r.trace_count),
+      p50Ms: Number(r.p50_ms),
+      p95Ms: Number(r.p95_ms),
+      p99Ms: Number(r.p99_ms),
+      avgCostUsd: Number(r.avg_cost_usd),
+    }));
+  }
+
+  @Query(() => SessionConnection, { description: 'Sessions, most expensive first.' })
+  async sessions(
+    @Context() context: RequestContext,
+    @Args('filter', { type: () => SessionFilterInput, nullable: true }) filter?: SessionFilterInput,
+    @Args('first', { type: () => Int, nullable: true }) first?: number,
+    @Args('after', { type: () => String, nullable: true }) after?: string,
+  ): Promise<SessionConnection> {
+    const size = pageSize(first);
+    const cursor = decodeCursor(after, ['number', 'string']) as [number, string] | undefined;
+    const { rows, total } = await (await repository(context)).sessions(filter, size, cursor);
+    const page = rows.slice(0, size);
+    const last = page[page.length - 1];
+    return {
+      nodes: page.map((r) => ({
+        sessionId: r.session_id,
+        traceCount: Number(r.trace_count),
+        costUsd: Number(r.cost_usd),
+        inputTokens: Number(r.input_tokens),
+        outputTokens: Number(r.output_tokens),
+        firstSeen: isoOf(r.first_seen),
+        lastSeen: isoOf(r.last_seen),
+        feedback: [],
+      })),
+      totalCount: total,
+      pageInfo: { hasNextPage: rows.length > size, endCursor: last ? encodeCursor([Number(last.cost_usd), last.session_id]) : null },
+    };
+  }
+
+  @Query(() => [CostRow], { description: 'Cost and tokens grouped by the chosen dimensions, most expensive first.' })
+  async costBreakdown(
+    @Context() context: RequestContext,
+    @Args('groupBy', { type: () => [CostDimension] }) groupBy: CostDimension[],
+    @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput,
+  ): Promise<CostRow[]> {
+    const rows = await (await repository(context)).costBreakdown(groupBy, filter);
+    return rows.map((r) => ({ keys: r.keys, costUsd: Number(r.cost_usd), inputTokens: Number(r.input_tokens), outputTokens: Number(r.output_tokens), spanCount: Number(r.span_count) }));
+  }
+}

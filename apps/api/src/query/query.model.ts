@@ -1,0 +1,188 @@
+import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { JSONScalar } from './json.scalar';
+
+export enum SpanType {
+  RUN = 'RUN',
+  AGENT = 'AGENT',
+  LLM = 'LLM',
+  TOOL = 'TOOL',
+  RETRIEVAL = 'RETRIEVAL',
+  EMBEDDING = 'EMBEDDING',
+  RERANK = 'RERANK',
+  GUARDRAIL = 'GUARDRAIL',
+  EVALUATION = 'EVALUATION',
+  CHAIN = 'CHAIN',
+  HTTP = 'HTTP',
+  DB = 'DB',
+  OTHER = 'OTHER',
+}
+export enum StatusCode {
+  UNSET = 'UNSET',
+  OK = 'OK',
+  ERROR = 'ERROR',
+}
+export enum CostDimension {
+  MODEL = 'MODEL',
+  PROVIDER = 'PROVIDER',
+  SPAN_TYPE = 'SPAN_TYPE',
+  SERVICE = 'SERVICE',
+  DAY = 'DAY',
+  SESSION = 'SESSION',
+}
+registerEnumType(SpanType, { name: 'SpanType' });
+registerEnumType(StatusCode, { name: 'StatusCode' });
+registerEnumType(CostDimension, { name: 'CostDimension' });
+
+@ObjectType()
+export class Span {
+  @Field() spanId!: string;
+  @Field(() => String, { nullable: true }) parentSpanId!: string | null;
+  @Field() name!: string;
+  @Field(() => SpanType) type!: SpanType;
+  @Field() startTime!: string;
+  @Field() endTime!: string;
+  @Field(() => Float) durationMs!: number;
+  @Field(() => StatusCode) statusCode!: StatusCode;
+  @Field(() => String, { nullable: true }) model!: string | null;
+  @Field(() => Int) inputTokens!: number;
+  @Field(() => Int) outputTokens!: number;
+  @Field(() => Float) costUsd!: number;
+  @Field(() => JSONScalar, { nullable: true, description: 'Span attributes (message contents excluded: see spanDetail).' }) attributes!: Record<string, unknown> | null;
+}
+
+@ObjectType()
+export class CriticalPathStep {
+  @Field() spanId!: string;
+  @Field() name!: string;
+  @Field(() => Float) durationMs!: number;
+  @Field(() => Float, { description: 'Time of this span on the path not spent in its children on the path.' }) selfMs!: number;
+}
+
+@ObjectType()
+export class FeedbackScore {
+  @Field() name!: string;
+  @Field(() => JSONScalar) value!: unknown;
+  @Field(() => String, { nullable: true }) comment!: string | null;
+}
+
+@ObjectType()
+export class Finding {
+  @Field() kind!: string;
+  @Field() message!: string;
+  @Field(() => [String]) spanIds!: string[];
+}
+
+@ObjectType()
+export class Trace {
+  @Field() traceId!: string;
+  @Field(() => String, { nullable: true }) sessionId!: string | null;
+  @Field(() => String, { nullable: true }) userId!: string | null;
+  @Field(() => String, { nullable: true }) rootName!: string | null;
+  @Field() startTime!: string;
+  @Field(() => Float) durationMs!: number;
+  @Field(() => Int) iterations!: number;
+  @Field(() => Float) costUsd!: number;
+  @Field(() => Int) inputTokens!: number;
+  @Field(() => Int) outputTokens!: number;
+  @Field(() => Int) errorCount!: number;
+  @Field(() => Int) llmCalls!: number;
+  @Field(() => [String]) models!: string[];
+  @Field(() => [String]) toolsUsed!: string[];
+  @Field(() => [FeedbackScore]) feedback!: FeedbackScore[];
+}
+
+@ObjectType()
+export class PageInfo {
+  @Field(() => String, { nullable: true }) endCursor!: string | null;
+  @Field() hasNextPage!: boolean;
+}
+
+@ObjectType()
+export class TraceConnection {
+  @Field(() => [Trace]) nodes!: Trace[];
+  @Field(() => Int) totalCount!: number;
+  @Field(() => PageInfo) pageInfo!: PageInfo;
+}
+
+@ObjectType()
+export class IterationLatency {
+  @Field(() => Int) iterations!: number;
+  @Field(() => Int) traceCount!: number;
+  @Field(() => Float) p50Ms!: number;
+  @Field(() => Float) p95Ms!: number;
+  @Field(() => Float) p99Ms!: number;
+  @Field(() => Float) avgCostUsd!: number;
+}
+
+@ObjectType()
+export class SessionFeedback {
+  @Field() name!: string;
+  @Field(() => Int) count!: number;
+  @Field(() => Float, { nullable: true }) avg!: number | null;
+}
+
+@ObjectType()
+export class Session {
+  @Field() sessionId!: string;
+  @Field(() => Int) traceCount!: number;
+  @Field(() => Float) costUsd!: number;
+  @Field(() => Int) inputTokens!: number;
+  @Field(() => Int) outputTokens!: number;
+  @Field() firstSeen!: string;
+  @Field() lastSeen!: string;
+  @Field(() => [SessionFeedback]) feedback!: SessionFeedback[];
+}
+
+@ObjectType()
+export class SessionConnection {
+  @Field(() => [Session]) nodes!: Session[];
+  @Field(() => Int) totalCount!: number;
+  @Field(() => PageInfo) pageInfo!: PageInfo;
+}
+
+@ObjectType()
+export class CostRow {
+  @Field(() => [String]) keys!: string[];
+  @Field(() => Float) costUsd!: number;
+  @Field(() => Int) inputTokens!: number;
+  @Field(() => Int) outputTokens!: number;
+  @Field(() => Int) spanCount!: number;
+}
+
+@ObjectType()
+export class SpanDetail {
+  @Field() spanId!: string;
+  @Field(() => JSONScalar) attributes!: Record<string, unknown>;
+  @Field(() => JSONScalar) resourceAttributes!: Record<string, unknown>;
+  @Field(() => String, { nullable: true, description: 'Message contents sent to the model (JSON text), when captured.' }) input!: string | null;
+  @Field(() => String, { nullable: true, description: 'Message contents the model returned (JSON text), when captured.' }) output!: string | null;
+}
+
+@InputType()
+export class AttributeFilter {
+  @Field() key!: string;
+  @Field({ description: 'Compared with the stored value as text; numbers and booleans as JSON (42, true).' }) value!: string;
+}
+
+@InputType()
+export class TraceFilterInput {
+  @Field(() => Date, { nullable: true }) from?: Date;
+  @Field(() => Date, { nullable: true }) to?: Date;
+  @Field(() => String, { nullable: true }) sessionId?: string;
+  @Field(() => String, { nullable: true }) userId?: string;
+  @Field(() => String, { nullable: true }) rootName?: string;
+  @Field(() => Boolean, { nullable: true, description: 'true: only traces with an ERROR span; false: only traces without.' }) hasError?: boolean;
+  @Field(() => Int, { nullable: true }) minIterations?: number;
+  @Field(() => Int, { nullable: true }) maxIterations?: number;
+  @Field(() => String, { nullable: true }) model?: string;
+  @Field(() => [AttributeFilter], { nullable: true }) attributes?: AttributeFilter[];
+}
+
+@InputType()
+export class SessionFilterInput {
+  @Field(() => Date, { nullable: true }) from?: Date;
+  @Field(() => Date, { nullable: true }) to?: Date;
+  @Field(() => String, { nullable: true }) userId?: string;
+}
+
+export { ID };

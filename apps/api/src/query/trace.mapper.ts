@@ -1,0 +1,77 @@
+import { isoOf, msOf, type SpanRecord, type TraceFiguresRow } from '@spanforge/query';
+import { SpanType, StatusCode, type Span, type Trace } from './query.model';
+
+/** What a Trace's field resolvers need but GraphQL does not show. */
+export interface TraceSource extends Trace {
+  bounds: { start: string; end: string };
+  rootSpanId: string;
+  genAi: boolean;
+}
+
+const GEN_AI_TYPES = new Set(['LLM', 'AGENT', 'EMBEDDING', 'RETRIEVAL', 'RERANK', 'TOOL', 'RUN']);
+
+export function toTrace(row: TraceFiguresRow): TraceSource {
+  return {
+    traceId: row.trace_id,
+    sessionId: row.session_id || null,
+    userId: row.user_id || null,
+    rootName: row.root_name || null,
+    startTime: isoOf(row.start_time),
+    durationMs: Number(row.duration_ms),
+    iterations: Number(row.iterations),
+    costUsd: Number(row.cost_usd),
+    inputTokens: Number(row.input_tokens),
+    outputTokens: Number(row.output_tokens),
+    errorCount: Number(row.error_count),
+    llmCalls: Number(row.llm_calls),
+    models: [...row.models].sort(),
+    toolsUsed: [...row.tools_used].sort(),
+    feedback: [],
+    bounds: { start: row.start_time, end: row.end_time },
+    rootSpanId: row.root_span_id,
+    genAi: row.span_types.some((t) => GEN_AI_TYPES.has(t) && t !== 'TOOL'),
+  };
+}
+
+/**
+ * CONTRACT section 4: the root span of a GenAI trace is RUN — also when the root itself carried
+ * no LLM convention (a plain HTTP handler whose children call models).
+ */
+export function toSpan(record: SpanRecord, trace: Pick<TraceSource, 'genAi'>): Span {
+  const isRoot = record.parent_span_id === '';
+  return {
+    spanId: record.span_id,
+    parentSpanId: isRoot ? null : record.parent_span_id,
+    name: record.name,
+    type: (isRoot && trace.genAi ? 'RUN' : record.span_type) as SpanType,
+    startTime: isoOf(record.start_time),
+    endTime: isoOf(record.end_time),
+    durationMs: Number(record.duration_ns) / 1e6,
+    statusCode: record.status_code as StatusCode,
+    model: record.model || null,
+    inputTokens: Number(record.input_tokens),
+    outputTokens: Number(record.output_tokens),
+    costUsd: Number(record.cost_usd),
+    attributes: record.attributes ? typedAttributes(record.attributes, record.attribute_json_keys ?? []) : null,
+  };
+}
+
+/** Stored attribute text back to its JSON type (keys listed in attribute_json_keys hold JSON). */
+export function typedAttributes(values: Record<string, string>, jsonKeys: string[]): Record<string, unknown> {
+  const json = new Set(jsonKeys);
+  const typed: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(values)) {
+    if (!json.has(key)) typed[key] = value;
+    else {
+      try {
+        typed[key] = JSON.parse(value);
+      } catch {
+        // NaN and ±Infinity are stored by name; GraphQL JSON cannot carry them as numbers.
+        typed[key] = value;
+      }
+    }
+  }
+  return typed;
+}
+
+export { msOf };

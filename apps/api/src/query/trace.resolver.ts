@@ -1,0 +1,81 @@
+import { Args, Context, Info, Int, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { ScopedClickHouse, TraceRepository, decodeCursor, encodeCursor, pageSize } from '@spanforge/query';
+import { badInput } from '@spanforge/errors';
+import { requireProject, type RequestContext } from '../graphql/request-context';
+import { Span, SpanDetail, Trace, TraceConnection, TraceFilterInput } from './query.model';
+import { toSpan, toTrace, typedAttributes, type TraceSource } from './trace.mapper';
+import { selects } from './selection';
+
+const TRACE_ID = /^[0-9a-f]{32}$/;
+const SPAN_ID = /^[0-9a-f]{16}$/;
+
+function checkTraceId(traceId: string): string {
+  const id = traceId.toLowerCase();
+  if (!TRACE_ID.test(id)) throw badInput('traceId must be 32 hex characters');
+  return id;
+}
+
+async function repository(context: RequestContext): Promise<TraceRepository> {
+  const scope = await requireProject(context);
+  return new TraceRepository(new ScopedClickHouse(context.infra.clickhouse, scope));
+}
+
+/** CONTRACT section 5: `trace`, `traces`; spans, critical path and analysis resolve only when asked. */
+@Resolver(() => Trace)
+export class TraceResolver {
+  @Query(() => Trace, { nullable: true })
+  async trace(@Args('traceId') traceId: string, @Context() context: RequestContext): Promise<TraceSource | null> {
+    const traces = await repository(context);
+    const id = checkTraceId(traceId);
+    const bounds = await traces.bounds(id);
+    if (!bounds) return null;
+    const figures = await traces.figures(id, bounds.start_time, bounds.end_time);
+    return figures ? toTrace(figures) : null;
+  }
+
+  @Query(() => TraceConnection)
+  async traces(
+    @Context() context: RequestContext,
+    @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput,
+    @Args('first', { type: () => Int, nullable: true }) first?: number,
+    @Args('after', { type: () => String, nullable: true }) after?: string,
+  ): Promise<TraceConnection> {
+    const traces = await repository(context);
+    const size = pageSize(first);
+    const cursor = decodeCursor(after, ['string', 'string']) as [string, string] | undefined;
+    const { rows, total } = await traces.page(filter, size, cursor);
+    const nodes = rows.slice(0, size).map(toTrace);
+    const last = rows[Math.min(rows.length, size) - 1];
+    return {
+      nodes,
+      totalCount: total,
+      pageInfo: { hasNextPage: rows.length > size, endCursor: last ? encodeCursor([last.start_ns, last.trace_id]) : null },
+    };
+  }
+
+  @Query(() => SpanDetail, { nullable: true, description: 'One span with its attributes, resource and message contents.' })
+  async spanDetail(@Args('traceId') traceId: string, @Args('spanId') spanId: string, @Context() context: RequestContext): Promise<SpanDetail | null> {
+    const traces = await repository(context);
+    const id = checkTraceId(traceId);
+    if (!SPAN_ID.test(spanId.toLowerCase())) throw badInput('spanId must be 16 hex characters');
+    const bounds = await traces.bounds(id);
+    if (!bounds) return null;
+    const row = await traces.spanContent(id, spanId.toLowerCase(), bounds.start_time, bounds.end_time);
+    if (!row) return null;
+    return {
+      spanId: row.span_id,
+      attributes: typedAttributes(row.attributes, row.attribute_json_keys),
+      resourceAttributes: row.resource_attributes,
+      input: row.input || null,
+      output: row.output || null,
+    };
+  }
+
+  @ResolveField(() => [Span])
+  async spans(@Parent() trace: TraceSource, @Context() context: RequestContext, @Info() info: GraphQLResolveInfo): Promise<Span[]> {
+    const traces = await repository(context);
+    const records = await traces.spans(trace.traceId, trace.bounds.start, trace.bounds.end, selects(info, 'attributes'));
+    return records.map((r) => toSpan(r, trace));
+  }
+}

@@ -1,0 +1,148 @@
+import { badInput } from '@spanforge/errors';
+import type { ScopedClickHouse } from './scoped-clickhouse';
+import { parseInstant } from './query.values';
+import { traceFilterSql, type TraceFilter } from './trace-filter';
+import { traceFiguresSql } from './trace-figures.sql';
+
+export interface IterationLatencyRow {
+  iterations: number;
+  trace_count: number;
+  p50_ms: number;
+  p95_ms: number;
+  p99_ms: number;
+  avg_cost_usd: number;
+}
+
+export const COST_DIMENSIONS = ['MODEL', 'PROVIDER', 'SPAN_TYPE', 'SERVICE', 'DAY', 'SESSION'] as const;
+export type CostDimension = (typeof COST_DIMENSIONS)[number];
+
+/** The column (as text) each dimension groups by; fixed SQL, never user text. */
+const DIMENSION_SQL: Record<CostDimension, string> = {
+  MODEL: 'toString(model)',
+  PROVIDER: 'toString(provider)',
+  SPAN_TYPE: 'toString(span_type)',
+  SERVICE: 'toString(service_name)',
+  DAY: 'toString(toDate(start_time))',
+  SESSION: 'session_id',
+};
+
+export interface CostRowRecord {
+  keys: string[];
+  cost_usd: number;
+  input_tokens: number;
+  output_tokens: number;
+  span_count: number;
+}
+
+export interface SessionRecord {
+  session_id: string;
+  trace_count: number;
+  cost_usd: number;
+  input_tokens: number;
+  output_tokens: number;
+  first_seen: string;
+  last_seen: string;
+}
+
+export interface SessionFilter {
+  from?: string | Date;
+  to?: string | Date;
+  userId?: string;
+}
+
+/** All SQL behind the aggregate queries. Percentiles are exact and inclusive (linear interpolation). */
+export class AnalyticsRepository {
+  constructor(private readonly db: ScopedClickHouse) {}
+
+  async latencyByIterations(filter: TraceFilter | undefined): Promise<IterationLatencyRow[]> {
+    const sql = traceFilterSql(filter);
+    return this.db.rows<IterationLatencyRow>(
+      'query.latency_by_iterations',
+      `SELECT iterations, count() AS trace_count,
+              quantileExactInclusive(0.5)(duration_ms) AS p50_ms,
+              quantileExactInclusive(0.95)(duration_ms) AS p95_ms,
+              quantileExactInclusive(0.99)(duration_ms) AS p99_ms,
+              avg(cost_usd) AS avg_cost_usd
+       FROM (${traceFiguresSql(sql.rows)})${sql.traces}
+       GROUP BY iterations ORDER BY iterations`,
+      sql.params,
+    );
+  }
+
+  /**
+   * Cost and tokens grouped by the chosen dimensions, from the spans that own their usage
+   * (aggregate spans repeat their children's and are left out), each span once (FINAL).
+   */
+  async costBreakdown(groupBy: CostDimension[], filter: TraceFilter | undefined): Promise<CostRowRecord[]> {
+    if (groupBy.length === 0 || groupBy.length > COST_DIMENSIONS.length) throw badInput('groupBy needs 1 to 6 dimensions');
+    if (new Set(groupBy).size !== groupBy.length) throw badInput('groupBy repeats a dimension');
+    const f = filter ?? {};
+    const conditions: string[] = ['usage_is_aggregate = 0'];
+    const params: Record<string, unknown> = {};
+    const from = parseInstant(f.from, 'filter.from');
+    const to = parseInstant(f.to, 'filter.to');
+    if (from !== undefined) {
+      params.fromMs = from;
+      conditions.push("start_time >= fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC')");
+    }
+    if (to !== undefined) {
+      params.toMs = to;
+      conditions.push("start_time < fromUnixTimestamp64Milli({toMs:Int64}, 'UTC')");
+    }
+    if (f.sessionId !== undefined && f.sessionId !== null) {
+      params.sessionId = f.sessionId;
+      conditions.push('session_id = {sessionId:String}');
+    }
+    if (f.model !== undefined && f.model !== null) {
+      params.model = f.model;
+      conditions.push('model = {model:String}');
+    }
+    const keys = groupBy.map((d) => DIMENSION_SQL[d]);
+    return this.db.rows<CostRowRecord>(
+      'query.cost_breakdown',
+      `SELECT [${keys.join(', ')}] AS keys, sum(cost_usd) AS cost_usd, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, count() AS span_count
+       FROM spans FINAL
+       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND ${conditions.join(' AND ')}
+       GROUP BY keys ORDER BY cost_usd DESC, keys LIMIT 10000`,
+      params,
+    );
+  }
+
+  /** Sessions, most expensive first, a page at a time; a session is in range when it overlaps it. */
+  async sessions(filter: SessionFilter | undefined, first: number, after: [number, string] | undefined): Promise<{ rows: SessionRecord[]; total: number }> {
+    const f = filter ?? {};
+    const having: string[] = [];
+    const params: Record<string, unknown> = {};
+    const from = parseInstant(f.from, 'filter.from');
+    const to = parseInstant(f.to, 'filter.to');
+    if (from !== undefined) {
+      params.fromMs = from;
+      having.push("last_seen >= fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC')");
+    }
+    if (to !== undefined) {
+      params.toMs = to;
+      having.push("first_seen < fromUnixTimestamp64Milli({toMs:Int64}, 'UTC')");
+    }
+    if (f.userId !== undefined && f.userId !== null) {
+      params.userId = f.userId;
+      having.push('user_id = {userId:String}');
+    }
+    const base = `
+      SELECT session_id, length(groupUniqArrayArray(trace_ids)) AS trace_count, maxMap(usage) AS u,
+             arraySum(u.2) AS cost_usd, arraySum(u.3) + arraySum(u.4) + arraySum(u.5) AS input_tokens, arraySum(u.6) + arraySum(u.7) AS output_tokens,
+             min(first_seen) AS first_seen, max(last_seen) AS last_seen, max(user_id) AS user_id
+      FROM sessions
+      WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+      GROUP BY session_id${having.length ? ` HAVING ${having.join(' AND ')}` : ''}`;
+    const cursor = after ? ' WHERE (cost_usd, session_id) < ({afterCost:Float64}, {afterSession:String})' : '';
+    const [rows, [count]] = await Promise.all([
+      this.db.rows<SessionRecord>(
+        'query.sessions_page',
+        `SELECT session_id, trace_count, cost_usd, input_tokens, output_tokens, first_seen, last_seen FROM (${base})${cursor} ORDER BY cost_usd DESC, session_id DESC LIMIT {limit:UInt32}`,
+        { ...params, ...(after ? { afterCost: after[0], afterSession: after[1] } : {}), limit: first + 1 },
+      ),
+      this.db.rows<{ n: number }>('query.sessions_count', `SELECT count() AS n FROM (${base})`, params),
+    ]);
+    return { rows, total: Number(count?.n ?? 0) };
+  }
+}

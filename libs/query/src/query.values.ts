@@ -1,0 +1,45 @@
+import { badInput } from '@spanforge/errors';
+
+/** ClickHouse DateTime64 text ('2026-11-02 12:00:00.123456789') → ISO-8601 UTC with Z, millisecond precision. */
+export function isoOf(clickhouseTime: string): string {
+  return `${clickhouseTime.slice(0, 10)}T${clickhouseTime.slice(11, 23).padEnd(12, '.000').slice(0, 12)}Z`;
+}
+
+/** Milliseconds since the epoch of a ClickHouse DateTime64 text. */
+export function msOf(clickhouseTime: string): number {
+  return Date.parse(isoOf(clickhouseTime));
+}
+
+/** An ISO-8601 instant from a user → milliseconds since the epoch, or a BAD_USER_INPUT error naming the field. */
+export function parseInstant(value: string | Date | undefined, field: string): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const ms = value instanceof Date ? value.getTime() : Date.parse(value);
+  if (!Number.isFinite(ms)) throw badInput(`${field} is not an ISO-8601 date-time`);
+  return ms;
+}
+
+/** Opaque pagination cursors: base64url of a JSON tuple, checked on the way back in. */
+export function encodeCursor(values: Array<string | number>): string {
+  return Buffer.from(JSON.stringify(values)).toString('base64url');
+}
+
+export function decodeCursor(cursor: string | undefined | null, shape: Array<'string' | 'number'>): Array<string | number> | undefined {
+  if (cursor === undefined || cursor === null || cursor === '') return undefined;
+  let values: unknown;
+  try {
+    values = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw badInput('`after` is not a cursor this API returned');
+  }
+  if (!Array.isArray(values) || values.length !== shape.length || values.some((v, i) => typeof v !== shape[i])) {
+    throw badInput('`after` is not a cursor this API returned');
+  }
+  return values as Array<string | number>;
+}
+
+/** Page sizes: default 20, at most 200 (a larger `first` is refused, not silently cut). */
+export function pageSize(first: number | undefined | null, max = 200): number {
+  if (first === undefined || first === null) return 20;
+  if (!Number.isInteger(first) || first < 1 || first > max) throw badInput(`first must be between 1 and ${max}`);
+  return first;
+}

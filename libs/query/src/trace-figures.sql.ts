@@ -1,0 +1,71 @@
+/**
+ * The per-trace figures of CONTRACT section 4, computed from the `traces` rollup: its rows of one
+ * trace (one per day its spans start on) are merged with GROUP BY, then each figure is derived.
+ * `rowFilter` adds conditions on the rollup rows (day pruning, trace id); it must keep the scope.
+ */
+export function traceFiguresSql(rowFilter: string): string {
+  return `
+    SELECT
+      trace_id, start_time, end_time, root_span_id, root_name, root_type, session_id, user_id, run_id, service_name,
+      models, tools_used, span_types, llm_spans,
+      toString(toUnixTimestamp64Nano(start_time)) AS start_ns,
+      (toUnixTimestamp64Nano(end_time) - toUnixTimestamp64Nano(start_time)) / 1e6 AS duration_ms,
+      if(isNotNull(stated_iterations), assumeNotNull(stated_iterations),
+         if(agent_children > 0, agent_children, toInt64(arrayCount(l -> l.3 = 0, llm_spans)))) AS iterations,
+      arraySum(usage.2) AS cost_usd,
+      arraySum(usage.3) + arraySum(usage.4) + arraySum(usage.5) AS input_tokens,
+      arraySum(usage.6) + arraySum(usage.7) AS output_tokens,
+      length(error_span_ids) AS error_count,
+      length(llm_spans) AS llm_calls
+    FROM (
+      SELECT
+        trace_id,
+        min(start_time) AS start_time,
+        max(end_time) AS end_time,
+        max(root_span_id) AS root_span_id,
+        max(root_name) AS root_name,
+        max(root_type) AS root_type,
+        max(root_iterations) AS stated_iterations,
+        max(session_id) AS session_id,
+        max(user_id) AS user_id,
+        max(run_id) AS run_id,
+        max(service_name) AS service_name,
+        groupUniqArrayArray(models) AS models,
+        groupUniqArrayArray(tools_used) AS tools_used,
+        groupUniqArrayArray(span_types) AS span_types,
+        groupUniqArrayArray(llm_spans) AS llm_spans,
+        toInt64(arrayCount(a -> a.2 = root_span_id, groupUniqArrayArray(agent_spans))) AS agent_children,
+        groupUniqArrayArray(error_span_ids) AS error_span_ids,
+        maxMap(usage) AS usage
+      FROM traces
+      WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${rowFilter}
+      GROUP BY trace_id
+    )`;
+}
+
+/** One row of traceFiguresSql as JSON. */
+export interface TraceFiguresRow {
+  trace_id: string;
+  start_time: string;
+  /** start_time in nanoseconds since the epoch, as text (it does not fit a JS number). */
+  start_ns: string;
+  end_time: string;
+  root_span_id: string;
+  root_name: string;
+  root_type: string;
+  session_id: string;
+  user_id: string;
+  run_id: string;
+  service_name: string;
+  models: string[];
+  tools_used: string[];
+  span_types: string[];
+  llm_spans: Array<[string, string, number, string]>;
+  duration_ms: number;
+  iterations: number;
+  cost_usd: number;
+  input_tokens: number;
+  output_tokens: number;
+  error_count: number;
+  llm_calls: number;
+}

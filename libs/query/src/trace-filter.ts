@@ -1,0 +1,107 @@
+import { badInput } from '@spanforge/errors';
+import { parseInstant } from './query.values';
+
+export interface AttributeEquals {
+  key: string;
+  /** Compared with the stored text: strings as they are, numbers and booleans as JSON ("42", "true"). */
+  value: string;
+}
+
+/** What users filter traces by (CONTRACT section 5 TraceFilter). Absent from/to = all time. */
+export interface TraceFilter {
+  from?: string | Date;
+  to?: string | Date;
+  sessionId?: string;
+  userId?: string;
+  rootName?: string;
+  hasError?: boolean;
+  minIterations?: number;
+  maxIterations?: number;
+  model?: string;
+  attributes?: AttributeEquals[];
+}
+
+const MAX_ATTRIBUTE_FILTERS = 10;
+const MAX_TEXT = 1_000;
+
+export interface TraceFilterSql {
+  /** Extra WHERE on the `traces` rollup rows (day pruning). */
+  rows: string;
+  /** WHERE on the per-trace figures (after merging rows). */
+  traces: string;
+  params: Record<string, unknown>;
+}
+
+function text(value: string | undefined, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || value.length > MAX_TEXT) throw badInput(`${field} must be a string of at most ${MAX_TEXT} characters`);
+  return value;
+}
+
+/**
+ * Turns a filter into SQL fragments with bound parameters only: user values never become SQL
+ * text, whatever they contain (attribute keys included: they are parameters too).
+ */
+export function traceFilterSql(filter: TraceFilter | undefined): TraceFilterSql {
+  const rows: string[] = [];
+  const traces: string[] = [];
+  const params: Record<string, unknown> = {};
+  const f = filter ?? {};
+  const from = parseInstant(f.from, 'filter.from');
+  const to = parseInstant(f.to, 'filter.to');
+  if (from !== undefined && to !== undefined && from >= to) throw badInput('filter.from must be before filter.to');
+  if (from !== undefined) {
+    params.fromMs = from;
+    // A trace's rollup rows sit on the days its spans start on, none before the trace's own start.
+    rows.push('day >= toDate(fromUnixTimestamp64Milli({fromMs:Int64}, \'UTC\'))');
+    traces.push("start_time >= fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC')");
+  }
+  if (to !== undefined) {
+    params.toMs = to;
+    // One day of slack: a trace that starts before `to` may have spans starting after midnight.
+    rows.push("day <= toDate(fromUnixTimestamp64Milli({toMs:Int64}, 'UTC')) + 1");
+    traces.push("start_time < fromUnixTimestamp64Milli({toMs:Int64}, 'UTC')");
+  }
+  const sessionId = text(f.sessionId, 'filter.sessionId');
+  if (sessionId !== undefined) {
+    params.sessionId = sessionId;
+    traces.push('session_id = {sessionId:String}');
+  }
+  const userId = text(f.userId, 'filter.userId');
+  if (userId !== undefined) {
+    params.userId = userId;
+    traces.push('user_id = {userId:String}');
+  }
+  const rootName = text(f.rootName, 'filter.rootName');
+  if (rootName !== undefined) {
+    params.rootName = rootName;
+    traces.push('root_name = {rootName:String}');
+  }
+  if (f.hasError !== undefined && f.hasError !== null) traces.push(f.hasError ? 'error_count > 0' : 'error_count = 0');
+  for (const [field, op, name] of [['minIterations', '>=', 'minIterations'], ['maxIterations', '<=', 'maxIterations']] as const) {
+    const value = f[field];
+    if (value === undefined || value === null) continue;
+    if (!Number.isInteger(value) || value < 0) throw badInput(`filter.${field} must be a non-negative integer`);
+    params[name] = value;
+    traces.push(`iterations ${op} {${name}:Int64}`);
+  }
+  const model = text(f.model, 'filter.model');
+  if (model !== undefined) {
+    params.model = model;
+    traces.push('has(models, {model:String})');
+  }
+  const attributes = f.attributes ?? [];
+  if (attributes.length > MAX_ATTRIBUTE_FILTERS) throw badInput(`at most ${MAX_ATTRIBUTE_FILTERS} attribute filters`);
+  attributes.forEach((attribute, i) => {
+    params[`attrKey${i}`] = text(attribute.key, `filter.attributes[${i}].key`);
+    params[`attrValue${i}`] = text(attribute.value, `filter.attributes[${i}].value`);
+    const days = [from !== undefined ? "toDate(start_time) >= toDate(fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC'))" : '', to !== undefined ? "toDate(start_time) <= toDate(fromUnixTimestamp64Milli({toMs:Int64}, 'UTC')) + 1" : '']
+      .filter(Boolean)
+      .map((c) => ` AND ${c}`)
+      .join('');
+    traces.push(
+      `trace_id IN (SELECT trace_id FROM spans WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${days} AND attributes[{attrKey${i}:String}] = {attrValue${i}:String})`,
+    );
+  });
+  return { rows: rows.map((c) => ` AND ${c}`).join(''), traces: traces.length ? ` WHERE ${traces.join(' AND ')}` : '', params };
+}

@@ -1,0 +1,101 @@
+import type { ScopedClickHouse } from './scoped-clickhouse';
+import { traceFilterSql, type TraceFilter } from './trace-filter';
+import { traceFiguresSql, type TraceFiguresRow } from './trace-figures.sql';
+
+export interface SpanRecord {
+  span_id: string;
+  parent_span_id: string;
+  name: string;
+  span_type: string;
+  start_time: string;
+  end_time: string;
+  duration_ns: number;
+  status_code: 'UNSET' | 'OK' | 'ERROR';
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  usage_is_aggregate: number;
+  tool_name: string;
+  attributes?: Record<string, string>;
+  attribute_json_keys?: string[];
+}
+
+export interface SpanContent {
+  span_id: string;
+  attributes: Record<string, string>;
+  attribute_json_keys: string[];
+  resource_attributes: Record<string, string>;
+  input: string;
+  output: string;
+  events_name: string[];
+  events_time: string[];
+}
+
+/** All SQL behind `trace` and `traces`. */
+export class TraceRepository {
+  constructor(private readonly db: ScopedClickHouse) {}
+
+  /** The time bounds of one trace (trace_index is keyed by trace id: a point lookup). */
+  async bounds(traceId: string): Promise<{ start_time: string; end_time: string } | undefined> {
+    const [row] = await this.db.rows<{ start_time: string; end_time: string; n: number }>(
+      'query.trace_bounds',
+      `SELECT min(start_time) AS start_time, max(end_time) AS end_time, count() AS n FROM trace_index
+       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id = {traceId:String}`,
+      { traceId },
+    );
+    return row && row.n > 0 ? row : undefined;
+  }
+
+  async figures(traceId: string, startTime: string, endTime: string): Promise<TraceFiguresRow | undefined> {
+    const [row] = await this.db.rows<TraceFiguresRow>(
+      'query.trace_figures',
+      traceFiguresSql(' AND day BETWEEN toDate({from:DateTime64(9)}) AND toDate({to:DateTime64(9)}) AND trace_id = {traceId:String}'),
+      { traceId, from: startTime, to: endTime },
+    );
+    return row;
+  }
+
+  /** Every span of a trace, deduplicated, read only from the days it spans; attributes only when asked. */
+  async spans(traceId: string, startTime: string, endTime: string, withAttributes: boolean): Promise<SpanRecord[]> {
+    return this.db.rows<SpanRecord>(
+      'query.trace_spans',
+      `SELECT span_id, parent_span_id, name, toString(span_type) AS span_type, start_time, end_time, duration_ns,
+              toString(status_code) AS status_code, model, input_tokens, output_tokens, cost_usd, usage_is_aggregate, tool_name
+              ${withAttributes ? ', attributes, attribute_json_keys' : ''}
+       FROM spans FINAL
+       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+         AND toDate(start_time) BETWEEN toDate({from:DateTime64(9)}) AND toDate({to:DateTime64(9)})
+         AND trace_id = {traceId:String}
+       ORDER BY start_time, span_id`,
+      { traceId, from: startTime, to: endTime },
+    );
+  }
+
+  /** One span's attributes, resource and message contents (kept out of `trace` for large traces). */
+  async spanContent(traceId: string, spanId: string, startTime: string, endTime: string): Promise<SpanContent | undefined> {
+    const [row] = await this.db.rows<SpanContent>(
+      'query.span_content',
+      `SELECT span_id, attributes, attribute_json_keys, resource_attributes, input, output, events.name AS events_name, events.time AS events_time
+       FROM spans FINAL
+       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+         AND toDate(start_time) BETWEEN toDate({from:DateTime64(9)}) AND toDate({to:DateTime64(9)})
+         AND trace_id = {traceId:String} AND span_id = {spanId:String}`,
+      { traceId, spanId, from: startTime, to: endTime },
+    );
+    return row;
+  }
+
+  /** A page of traces, newest first, and the total matching the filter. */
+  async page(filter: TraceFilter | undefined, first: number, after: [string, string] | undefined): Promise<{ rows: TraceFiguresRow[]; total: number }> {
+    const sql = traceFilterSql(filter);
+    const figures = traceFiguresSql(sql.rows);
+    const cursor = after ? `${sql.traces ? ' AND' : ' WHERE'} (toUnixTimestamp64Nano(start_time), trace_id) < ({afterNs:Int64}, {afterTrace:String})` : '';
+    const params = { ...sql.params, ...(after ? { afterNs: after[0], afterTrace: after[1] } : {}), limit: first + 1 };
+    const [rows, [count]] = await Promise.all([
+      this.db.rows<TraceFiguresRow>('query.traces_page', `SELECT * FROM (${figures})${sql.traces}${cursor} ORDER BY start_time DESC, trace_id DESC LIMIT {limit:UInt32}`, params),
+      this.db.rows<{ n: number }>('query.traces_count', `SELECT count() AS n FROM (${figures})${sql.traces}`, sql.params),
+    ]);
+    return { rows, total: Number(count?.n ?? 0) };
+  }
+}

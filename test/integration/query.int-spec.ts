@@ -1,0 +1,251 @@
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import { startApiServer } from '@spanforge/api-app';
+import { SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter } from '../support';
+import { expectedLlmCost, expectedTrace, recordAgentTrace, type LlmCall } from './agent-trace';
+import { startIngestHarness, type IngestHarness } from './ingest-harness';
+
+/** Percentile as ClickHouse quantileExactInclusive computes it: linear interpolation at p·(n−1). */
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const position = p * (sorted.length - 1);
+  const lower = Math.floor(position);
+  const upper = Math.min(lower + 1, sorted.length - 1);
+  return sorted[lower]! + (position - lower) * (sorted[upper]! - sorted[lower]!);
+}
+
+const MINI: LlmCall = { model: 'gpt-4o-mini', provider: 'openai', input: 1_000, cacheRead: 200, output: 100 };
+const SONNET: LlmCall = { model: 'claude-3-5-sonnet-20241022', provider: 'anthropic', input: 3_000, cacheRead: 0, output: 400 };
+
+/**
+ * The GraphQL query API against traces sent through the real exporter; every expected figure is
+ * computed here from the spans sent.
+ */
+describe('query API', () => {
+  let h: IngestHarness;
+  let api: string;
+  let project: Awaited<ReturnType<IngestHarness['newProject']>>;
+  let other: Awaited<ReturnType<IngestHarness['newProject']>>;
+  const traces: Array<{ spans: ReadableSpan[]; expected: ReturnType<typeof expectedTrace> }> = [];
+  const base = Date.UTC(2026, 10, 10, 9);
+
+  /** 9 traces: iterations 1–3, two sessions, one with a failed call, one per hour. */
+  const plan: Array<{ session: string; calls: LlmCall[] }> = [
+    { session: 'alpha', calls: [MINI] },
+    { session: 'alpha', calls: [MINI, SONNET] },
+    { session: 'alpha', calls: [SONNET, MINI, MINI] },
+    { session: 'beta', calls: [MINI] },
+    { session: 'beta', calls: [{ ...SONNET, failed: true }, SONNET] },
+    { session: 'beta', calls: [MINI, MINI, SONNET] },
+    { session: 'alpha', calls: [SONNET] },
+    { session: 'beta', calls: [MINI, SONNET] },
+    { session: 'alpha', calls: [MINI, MINI, MINI] },
+  ];
+
+  beforeAll(async () => {
+    h = await startIngestHarness();
+    api = (await startApiServer(h.infra)).url;
+    project = await h.newProject('query-tenant');
+    other = await h.newProject('other-tenant');
+    const exporter = otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, project.apiKey);
+    for (const [i, entry] of plan.entries()) {
+      const recorder = new SpanRecorder('query-agent');
+      recordAgentTrace(recorder, { session: entry.session, calls: entry.calls, start: base + i * 3_600_000 });
+      const spans = recorder.finished();
+      traces.push({ spans, expected: expectedTrace(spans) });
+      expect(exportSucceeded(await exportSpans(exporter, spans))).toBe(true);
+    }
+    await h.waitForSpans(project.projectId, traces.reduce((n, t) => n + t.spans.length, 0));
+    // The other project gets one trace of its own, so isolation is tested against real data.
+    const recorder = new SpanRecorder('other-agent');
+    recordAgentTrace(recorder, { session: 'alpha', calls: [SONNET], start: base });
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, other.apiKey), recorder.finished()))).toBe(true);
+    await h.waitForSpans(other.projectId, recorder.finished().length);
+  });
+  afterAll(() => h.stop());
+
+  const q = <T>(query: string, variables: Record<string, unknown> = {}, key = project.apiKey) => graphql<T>(api, query, variables, key);
+
+  it('answers trace() with the CONTRACT figures and the span tree', async () => {
+    const { spans, expected } = traces[4]!;
+    const result = await q<{ trace: Record<string, unknown> & { spans: Array<Record<string, unknown>> } }>(
+      `query($id: String!) { trace(traceId: $id) {
+        traceId sessionId rootName startTime durationMs iterations costUsd inputTokens outputTokens errorCount
+        spans { spanId parentSpanId name type startTime endTime durationMs statusCode model inputTokens outputTokens costUsd attributes }
+        feedback { name value comment } } }`,
+      { id: expected.traceId },
+    );
+    expect(result.errors).toBeUndefined();
+    const trace = result.data!.trace;
+    expect(trace).toMatchObject({
+      traceId: expected.traceId,
+      sessionId: 'beta',
+      rootName: 'agent.run',
+      iterations: expected.iterations,
+      inputTokens: expected.inputTokens,
+      outputTokens: expected.outputTokens,
+      errorCount: expected.errorCount,
+      feedback: [],
+    });
+    expect(trace.durationMs).toBeCloseTo(expected.durationMs, 3);
+    expect(trace.costUsd as number).toBeCloseTo(expected.costUsd, 9);
+    const root = spans.find((s) => !s.parentSpanContext)!;
+    expect(trace.startTime).toBe(new Date(root.startTime[0] * 1000 + root.startTime[1] / 1e6).toISOString());
+    expect(trace.spans).toHaveLength(spans.length);
+    const byId = new Map(trace.spans.map((s) => [s.spanId as string, s]));
+    for (const span of spans) {
+      const got = byId.get(span.spanContext().spanId)!;
+      expect(got.parentSpanId).toBe(span.parentSpanContext?.spanId ?? null);
+      expect(got.name).toBe(span.name);
+      expect(got.statusCode).toBe(span.status.code === 2 ? 'ERROR' : 'UNSET');
+    }
+    expect(byId.get(root.spanContext().spanId)!.type).toBe('RUN');
+    const llm = trace.spans.find((s) => s.type === 'LLM')!;
+    // Numbers stay numbers in attributes; message contents are not there (spanDetail has them).
+    expect(typeof (llm.attributes as Record<string, unknown>)['gen_ai.usage.input_tokens']).toBe('number');
+    expect(llm.attributes).not.toHaveProperty('gen_ai.input.messages');
+    const detail = await q<{ spanDetail: { input: string } }>('query($t: String!, $s: String!) { spanDetail(traceId: $t, spanId: $s) { input } }', { t: expected.traceId, s: llm.spanId });
+    expect(detail.data!.spanDetail.input).toContain('Lisbon');
+  });
+
+  it('pages traces newest first with a total and filters them', async () => {
+    const seen: string[] = [];
+    let after: string | null = null;
+    let total = 0;
+    do {
+      const page: Awaited<ReturnType<typeof q<{ traces: { nodes: Array<{ traceId: string; startTime: string }>; totalCount: number; pageInfo: { endCursor: string | null; hasNextPage: boolean } } }>>> = await q(
+        'query($after: String) { traces(first: 4, after: $after) { nodes { traceId startTime } totalCount pageInfo { endCursor hasNextPage } } }',
+        { after },
+      );
+      expect(page.errors).toBeUndefined();
+      seen.push(...page.data!.traces.nodes.map((n) => n.traceId));
+      total = page.data!.traces.totalCount;
+      after = page.data!.traces.pageInfo.hasNextPage ? page.data!.traces.pageInfo.endCursor : null;
+    } while (after);
+    expect(total).toBe(traces.length);
+    expect(seen).toEqual([...traces].reverse().map((t) => t.expected.traceId));
+
+    const count = async (filter: Record<string, unknown>) =>
+      (await q<{ traces: { totalCount: number } }>('query($f: TraceFilterInput) { traces(filter: $f) { totalCount } }', { f: filter })).data!.traces.totalCount;
+    expect(await count({ sessionId: 'beta' })).toBe(traces.filter((t) => t.expected.session === 'beta').length);
+    expect(await count({ hasError: true })).toBe(traces.filter((t) => t.expected.errorCount > 0).length);
+    expect(await count({ minIterations: 2, maxIterations: 2 })).toBe(traces.filter((t) => t.expected.iterations === 2).length);
+    expect(await count({ model: 'claude-3-5-sonnet-20241022' })).toBe(plan.filter((p) => p.calls.some((c) => c.model === SONNET.model)).length);
+    expect(await count({ from: new Date(base + 2 * 3_600_000).toISOString(), to: new Date(base + 5 * 3_600_000).toISOString() })).toBe(3);
+    expect(await count({ attributes: [{ key: 'gen_ai.agent.name', value: 'support' }] })).toBe(traces.length);
+    expect(await count({ attributes: [{ key: 'gen_ai.usage.output_tokens', value: String(SONNET.output) }] })).toBe(plan.filter((p) => p.calls.some((c) => c.model === SONNET.model)).length);
+  });
+
+  it('answers latencyByIterations with exact percentiles per iteration count', async () => {
+    const result = await q<{ latencyByIterations: Array<{ iterations: number; traceCount: number; p50Ms: number; p95Ms: number; p99Ms: number; avgCostUsd: number }> }>(
+      '{ latencyByIterations { iterations traceCount p50Ms p95Ms p99Ms avgCostUsd } }',
+    );
+    expect(result.errors).toBeUndefined();
+    const groups = new Map<number, typeof traces>();
+    for (const t of traces) groups.set(t.expected.iterations, [...(groups.get(t.expected.iterations) ?? []), t]);
+    expect(result.data!.latencyByIterations.map((r) => r.iterations)).toEqual([...groups.keys()].sort());
+    for (const row of result.data!.latencyByIterations) {
+      const group = groups.get(row.iterations)!;
+      const durations = group.map((t) => t.expected.durationMs);
+      expect(row.traceCount).toBe(group.length);
+      expect(row.p50Ms).toBeCloseTo(percentile(durations, 0.5), 3);
+      expect(row.p95Ms).toBeCloseTo(percentile(durations, 0.95), 3);
+      expect(row.p99Ms).toBeCloseTo(percentile(durations, 0.99), 3);
+      expect(row.avgCostUsd).toBeCloseTo(group.reduce((s, t) => s + t.expected.costUsd, 0) / group.length, 9);
+    }
+  });
+
+  it('answers sessions, most expensive first, each the sum of its traces', async () => {
+    const result = await q<{ sessions: { nodes: Array<{ sessionId: string; traceCount: number; costUsd: number; inputTokens: number; outputTokens: number; firstSeen: string; feedback: unknown[] }>; totalCount: number } }>(
+      '{ sessions { nodes { sessionId traceCount costUsd inputTokens outputTokens firstSeen lastSeen feedback { name count avg } } totalCount } }',
+    );
+    expect(result.errors).toBeUndefined();
+    const expected = ['alpha', 'beta'].map((session) => {
+      const own = traces.filter((t) => t.expected.session === session);
+      return {
+        sessionId: session,
+        traceCount: own.length,
+        costUsd: own.reduce((s, t) => s + t.expected.costUsd, 0),
+        inputTokens: own.reduce((s, t) => s + t.expected.inputTokens, 0),
+        outputTokens: own.reduce((s, t) => s + t.expected.outputTokens, 0),
+      };
+    }).sort((a, b) => b.costUsd - a.costUsd);
+    expect(result.data!.sessions.totalCount).toBe(2);
+    expect(result.data!.sessions.nodes.map((n) => n.sessionId)).toEqual(expected.map((e) => e.sessionId));
+    result.data!.sessions.nodes.forEach((node, i) => {
+      expect(node).toMatchObject({ traceCount: expected[i]!.traceCount, inputTokens: expected[i]!.inputTokens, outputTokens: expected[i]!.outputTokens, feedback: [] });
+      expect(node.costUsd).toBeCloseTo(expected[i]!.costUsd, 9);
+    });
+    const firstPage = await q<{ sessions: { nodes: Array<{ sessionId: string }>; pageInfo: { endCursor: string; hasNextPage: boolean } } }>('{ sessions(first: 1) { nodes { sessionId } pageInfo { endCursor hasNextPage } } }');
+    expect(firstPage.data!.sessions.pageInfo.hasNextPage).toBe(true);
+    const second = await q<{ sessions: { nodes: Array<{ sessionId: string }>; pageInfo: { hasNextPage: boolean } } }>('query($a: String) { sessions(first: 1, after: $a) { nodes { sessionId } pageInfo { hasNextPage } } }', { a: firstPage.data!.sessions.pageInfo.endCursor });
+    expect(second.data!.sessions.nodes.map((n) => n.sessionId)).toEqual([expected[1]!.sessionId]);
+    expect(second.data!.sessions.pageInfo.hasNextPage).toBe(false);
+  });
+
+  it('answers costBreakdown by model and by model and day', async () => {
+    const byModel = new Map<string, { cost: number; input: number; output: number; spans: number }>();
+    for (const { spans } of traces) {
+      for (const span of spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat')) {
+        const model = String(span.attributes['gen_ai.response.model']);
+        const entry = byModel.get(model) ?? { cost: 0, input: 0, output: 0, spans: 0 };
+        entry.input += Number(span.attributes['gen_ai.usage.input_tokens']);
+        entry.output += Number(span.attributes['gen_ai.usage.output_tokens']);
+        entry.spans += 1;
+        entry.cost += expectedLlmCost(span);
+        byModel.set(model, entry);
+      }
+    }
+    const result = await q<{ costBreakdown: Array<{ keys: string[]; costUsd: number; inputTokens: number; outputTokens: number; spanCount: number }> }>('{ costBreakdown(groupBy: [MODEL]) { keys costUsd inputTokens outputTokens spanCount } }');
+    expect(result.errors).toBeUndefined();
+    const rows = result.data!.costBreakdown.filter((r) => r.keys[0] !== '');
+    expect(rows.map((r) => r.keys[0]).sort()).toEqual([...byModel.keys()].sort());
+    for (const row of rows) {
+      const want = byModel.get(row.keys[0]!)!;
+      expect(row).toMatchObject({ inputTokens: want.input, outputTokens: want.output, spanCount: want.spans });
+      expect(row.costUsd).toBeCloseTo(want.cost, 9);
+    }
+    const byDay = await q<{ costBreakdown: Array<{ keys: string[] }> }>('{ costBreakdown(groupBy: [MODEL, DAY]) { keys costUsd } }');
+    expect(byDay.data!.costBreakdown.filter((r) => r.keys[0] !== '').every((r) => r.keys[1] === '2026-11-10')).toBe(true);
+  });
+
+  it('shows another project nothing, through every query, cursor and filter', async () => {
+    const id = traces[0]!.expected.traceId;
+    const asOther = <T>(query: string, variables: Record<string, unknown> = {}) => q<T>(query, variables, other.apiKey);
+    expect((await asOther<{ trace: null }>('query($id: String!) { trace(traceId: $id) { traceId } }', { id })).data!.trace).toBeNull();
+    expect((await asOther<{ spanDetail: null }>('query($id: String!) { spanDetail(traceId: $id, spanId: "0000000000000001") { spanId } }', { id })).data!.spanDetail).toBeNull();
+    const own = await asOther<{ traces: { nodes: Array<{ traceId: string }>; totalCount: number } }>('{ traces { nodes { traceId } totalCount } }');
+    expect(own.data!.traces.totalCount).toBe(1);
+    expect(own.data!.traces.nodes.map((n) => n.traceId)).not.toContain(id);
+    const firstPage = await q<{ traces: { pageInfo: { endCursor: string } } }>('{ traces(first: 1) { pageInfo { endCursor } } }');
+    const viaCursor = await asOther<{ traces: { nodes: Array<{ traceId: string }> } }>('query($a: String) { traces(after: $a) { nodes { traceId } } }', { a: firstPage.data!.traces.pageInfo.endCursor });
+    expect(viaCursor.data!.traces.nodes.every((n) => !traces.some((t) => t.expected.traceId === n.traceId))).toBe(true);
+    const sessions = await asOther<{ sessions: { nodes: Array<{ traceCount: number }> } }>('{ sessions { nodes { sessionId traceCount } } }');
+    expect(sessions.data!.sessions.nodes).toEqual([{ sessionId: 'alpha', traceCount: 1 }]);
+    const latency = await asOther<{ latencyByIterations: Array<{ traceCount: number }> }>('{ latencyByIterations { traceCount } }');
+    expect(latency.data!.latencyByIterations.reduce((n, r) => n + r.traceCount, 0)).toBe(1);
+    const cost = await asOther<{ costBreakdown: Array<{ keys: string[]; spanCount: number }> }>('{ costBreakdown(groupBy: [MODEL]) { keys spanCount } }');
+    expect(cost.data!.costBreakdown.filter((r) => r.keys[0] !== '')).toEqual([{ keys: [SONNET.model], spanCount: 1 }]);
+    const filtered = await asOther<{ traces: { totalCount: number } }>('query($f: TraceFilterInput) { traces(filter: $f) { totalCount } }', { f: { sessionId: 'beta' } });
+    expect(filtered.data!.traces.totalCount).toBe(0);
+  });
+
+  it('refuses hostile or unauthenticated queries with a clear code', async () => {
+    const code = (r: { errors?: Array<{ extensions?: { code?: string } }> }) => r.errors?.[0]?.extensions?.code;
+    const none = await graphql(api, '{ traces { totalCount } }');
+    expect(none.data).toBeNull();
+    expect(code(none)).toBe('UNAUTHENTICATED');
+    expect(code(await q('{ traces(first: 1000000) { totalCount } }'))).toBe('BAD_USER_INPUT');
+    expect(code(await q('{ trace(traceId: "\' OR 1=1 --") { traceId } }'))).toBe('BAD_USER_INPUT');
+    const sqlish = await q<{ traces: { totalCount: number } }>('query($f: TraceFilterInput) { traces(filter: $f) { totalCount } }', {
+      f: { sessionId: "beta' OR '1'='1", attributes: [{ key: "x'] = '' OR 1=1 --", value: "' OR ''='" }] },
+    });
+    expect(sqlish.errors).toBeUndefined();
+    expect(sqlish.data!.traces.totalCount).toBe(0);
+    expect(code(await q('{ traces(after: "not-a-cursor") { totalCount } }'))).toBe('BAD_USER_INPUT');
+    expect(code(await q('{ costBreakdown(groupBy: []) { keys } }'))).toBe('BAD_USER_INPUT');
+    const deep = `{ traces { nodes { ${'spans { spanId '.repeat(1)}} } } }`;
+    expect((await q(deep)).errors).toBeUndefined();
+    const aliases = `{ ${Array.from({ length: 60 }, (_, i) => `a${i}: traces { totalCount }`).join(' ')} }`;
+    expect(code(await q(aliases))).toBe('QUERY_TOO_EXPENSIVE');
+  });
+});
