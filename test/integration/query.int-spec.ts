@@ -208,6 +208,44 @@ describe('query API', () => {
     expect(byDay.data!.costBreakdown.filter((r) => r.keys[0] !== '').every((r) => r.keys[1] === '2026-11-10')).toBe(true);
   });
 
+  it('answers spanTypeStats, modelStats and ingestStats from the spans sent', async () => {
+    const all = traces.flatMap((t) => t.spans);
+    const types = await q<{ spanTypeStats: Array<{ type: string; spanCount: number; errorRate: number; p50Ms: number }> }>('{ spanTypeStats { type spanCount errorRate p50Ms p95Ms p99Ms } }');
+    expect(types.errors).toBeUndefined();
+    const expectedTypes: Record<string, ReadableSpan[]> = {};
+    for (const span of all) {
+      const type = !span.parentSpanContext ? 'RUN' : ({ chat: 'LLM', invoke_agent: 'AGENT', execute_tool: 'TOOL' } as Record<string, string>)[String(span.attributes['gen_ai.operation.name'])]!;
+      (expectedTypes[type] ??= []).push(span);
+    }
+    expect(Object.fromEntries(types.data!.spanTypeStats.map((r) => [r.type, r.spanCount]))).toEqual(Object.fromEntries(Object.entries(expectedTypes).map(([t, spans]) => [t, spans.length])));
+    const llm = types.data!.spanTypeStats.find((r) => r.type === 'LLM')!;
+    expect(llm.errorRate).toBeCloseTo(expectedTypes.LLM!.filter((s) => s.status.code === 2).length / expectedTypes.LLM!.length, 9);
+    const toMs = (t: [number, number]) => t[0] * 1000 + t[1] / 1e6;
+    expect(llm.p50Ms).toBeCloseTo(percentile(expectedTypes.LLM!.map((s) => toMs(s.endTime) - toMs(s.startTime)), 0.5), 3);
+
+    const models = await q<{ modelStats: Array<{ model: string; calls: number; inputTokens: number; outputTokens: number; costUsd: number }> }>('{ modelStats { model calls inputTokens outputTokens costUsd ttftP50Ms outputTokensPerSecond } }');
+    expect(models.errors).toBeUndefined();
+    for (const row of models.data!.modelStats) {
+      const calls = expectedTypes.LLM!.filter((s) => s.attributes['gen_ai.response.model'] === row.model);
+      expect(row.calls).toBe(calls.length);
+      expect(row.inputTokens).toBe(calls.reduce((n, s) => n + Number(s.attributes['gen_ai.usage.input_tokens']), 0));
+      expect(row.outputTokens).toBe(calls.reduce((n, s) => n + Number(s.attributes['gen_ai.usage.output_tokens']), 0));
+      expect(row.costUsd).toBeCloseTo(calls.reduce((n, s) => n + expectedLlmCost(s), 0), 9);
+    }
+    expect(models.data!.modelStats.map((r) => r.model).sort()).toEqual([MINI.model, SONNET.model].sort());
+
+    // Accounting rows are written in their own batches (within a second): wait for them.
+    type Minutes = { ingestStats: Array<{ received: number; accepted: number; rejected: number }> };
+    let ingest = await q<Minutes>('{ ingestStats { minute received accepted rejected rateLimited refused rejectedByReason { reason spans } } }');
+    for (let i = 0; i < 50 && ingest.data!.ingestStats.reduce((n, m) => n + m.accepted, 0) < all.length; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      ingest = await q<Minutes>('{ ingestStats { minute received accepted rejected } }');
+    }
+    expect(ingest.errors).toBeUndefined();
+    expect(ingest.data!.ingestStats.reduce((n, m) => n + m.received, 0)).toBe(all.length);
+    expect(ingest.data!.ingestStats.reduce((n, m) => n + m.accepted, 0)).toBe(all.length);
+  });
+
   it('shows another project nothing, through every query, cursor and filter', async () => {
     const id = traces[0]!.expected.traceId;
     const asOther = <T>(query: string, variables: Record<string, unknown> = {}) => q<T>(query, variables, other.apiKey);
@@ -225,6 +263,9 @@ describe('query API', () => {
     expect(latency.data!.latencyByIterations.reduce((n, r) => n + r.traceCount, 0)).toBe(1);
     const cost = await asOther<{ costBreakdown: Array<{ keys: string[]; spanCount: number }> }>('{ costBreakdown(groupBy: [MODEL]) { keys spanCount } }');
     expect(cost.data!.costBreakdown.filter((r) => r.keys[0] !== '')).toEqual([{ keys: [SONNET.model], spanCount: 1 }]);
+    const stats = await asOther<{ modelStats: Array<{ calls: number }>; spanTypeStats: Array<{ spanCount: number }> }>('{ modelStats { calls } spanTypeStats { spanCount } }');
+    expect(stats.data!.modelStats).toEqual([{ calls: 1 }]);
+    expect(stats.data!.spanTypeStats.reduce((n, r) => n + r.spanCount, 0)).toBe(4);
     const filtered = await asOther<{ traces: { totalCount: number } }>('query($f: TraceFilterInput) { traces(filter: $f) { totalCount } }', { f: { sessionId: 'beta' } });
     expect(filtered.data!.traces.totalCount).toBe(0);
   });

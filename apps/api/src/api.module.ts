@@ -12,6 +12,7 @@ import { bearerOf, type RequestContext } from './graphql/request-context';
 import { HealthController } from './health/health.controller';
 import { INFRASTRUCTURE } from './infrastructure.token';
 import { AnalyticsResolver } from './query/analytics.resolver';
+import { StatsResolver } from './query/stats.resolver';
 import { TraceResolver } from './query/trace.resolver';
 
 @Module({})
@@ -33,7 +34,7 @@ export class ApiModule {
         }),
       ],
       controllers: [HealthController],
-      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useClass: GraphqlPassthroughFilter }, TenancyResolver, TraceResolver, AnalyticsResolver],
+      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useClass: GraphqlPassthroughFilter }, TenancyResolver, TraceResolver, AnalyticsResolver, StatsResolver],
     };
   }
 }

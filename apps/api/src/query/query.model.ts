@@ -186,3 +186,43 @@ export class SessionFilterInput {
 }
 
 export { ID };
+
+@ObjectType()
+export class SpanTypeStats {
+  @Field(() => SpanType) type!: SpanType;
+  @Field(() => Int) spanCount!: number;
+  @Field(() => Float) errorRate!: number;
+  @Field(() => Float) p50Ms!: number;
+  @Field(() => Float) p95Ms!: number;
+  @Field(() => Float) p99Ms!: number;
+}
+
+@ObjectType()
+export class ModelStats {
+  @Field() model!: string;
+  @Field(() => String, { nullable: true }) provider!: string | null;
+  @Field(() => Int) calls!: number;
+  @Field(() => Int) inputTokens!: number;
+  @Field(() => Int) outputTokens!: number;
+  @Field(() => Float) costUsd!: number;
+  @Field(() => Float, { nullable: true }) ttftP50Ms!: number | null;
+  @Field(() => Float, { nullable: true }) ttftP95Ms!: number | null;
+  @Field(() => Float, { nullable: true, description: 'Output tokens per second of generation time (after the first token).' }) outputTokensPerSecond!: number | null;
+}
+
+@ObjectType()
+export class RejectedCount {
+  @Field() reason!: string;
+  @Field(() => Int) spans!: number;
+}
+
+@ObjectType()
+export class IngestMinute {
+  @Field() minute!: string;
+  @Field(() => Int) received!: number;
+  @Field(() => Int) accepted!: number;
+  @Field(() => Int) rejected!: number;
+  @Field(() => Int) rateLimited!: number;
+  @Field(() => Int, { description: 'Spans of exports refused whole (undecodable, queue full or unavailable).' }) refused!: number;
+  @Field(() => [RejectedCount]) rejectedByReason!: RejectedCount[];
+}

@@ -1,0 +1,57 @@
+import { Args, Context, Query, Resolver } from '@nestjs/graphql';
+import { ScopedClickHouse, StatsRepository, isoOf } from '@spanforge/query';
+import { requireProject, type RequestContext } from '../graphql/request-context';
+import { IngestMinute, ModelStats, SpanType, SpanTypeStats, TraceFilterInput } from './query.model';
+
+async function repository(context: RequestContext): Promise<StatsRepository> {
+  const scope = await requireProject(context);
+  return new StatsRepository(new ScopedClickHouse(context.infra.clickhouse, scope));
+}
+
+const nullable = (value: number | null | undefined) => (value === null || value === undefined ? null : Number(value));
+
+/** Per span type, per model and per minute of ingest. */
+@Resolver()
+export class StatsResolver {
+  @Query(() => [SpanTypeStats])
+  async spanTypeStats(@Context() context: RequestContext, @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput): Promise<SpanTypeStats[]> {
+    const rows = await (await repository(context)).spanTypeStats(filter);
+    return rows.map((r) => ({ type: r.span_type as SpanType, spanCount: Number(r.span_count), errorRate: Number(r.error_rate), p50Ms: Number(r.p50_ms), p95Ms: Number(r.p95_ms), p99Ms: Number(r.p99_ms) }));
+  }
+
+  @Query(() => [ModelStats])
+  async modelStats(@Context() context: RequestContext, @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput): Promise<ModelStats[]> {
+    const rows = await (await repository(context)).modelStats(filter);
+    return rows.map((r) => ({
+      model: r.model,
+      provider: r.provider || null,
+      calls: Number(r.calls),
+      inputTokens: Number(r.input_tokens),
+      outputTokens: Number(r.output_tokens),
+      costUsd: Number(r.cost_usd),
+      ttftP50Ms: nullable(r.ttft_p50_ms),
+      ttftP95Ms: nullable(r.ttft_p95_ms),
+      outputTokensPerSecond: nullable(r.output_tokens_per_second),
+    }));
+  }
+
+  @Query(() => [IngestMinute], { description: 'What happened to exported spans, per minute: received, accepted, rejected (by reason), rate-limited, refused.' })
+  async ingestStats(@Context() context: RequestContext, @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput): Promise<IngestMinute[]> {
+    const rows = await (await repository(context)).ingestMinutes(filter);
+    const minutes = new Map<string, IngestMinute>();
+    for (const row of rows) {
+      let minute = minutes.get(row.minute);
+      if (!minute) minutes.set(row.minute, (minute = { minute: isoOf(`${row.minute}.000`), received: 0, accepted: 0, rejected: 0, rateLimited: 0, refused: 0, rejectedByReason: [] }));
+      const spans = Number(row.spans);
+      if (row.outcome === 'received') minute.received += spans;
+      else if (row.outcome === 'accepted') minute.accepted += spans;
+      else if (row.outcome === 'rate_limited') minute.rateLimited += spans;
+      else if (row.outcome === 'refused') minute.refused += spans;
+      else if (row.outcome === 'rejected') {
+        minute.rejected += spans;
+        minute.rejectedByReason.push({ reason: row.reason, spans });
+      }
+    }
+    return [...minutes.values()];
+  }
+}
