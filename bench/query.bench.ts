@@ -1,0 +1,115 @@
+import 'reflect-metadata';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { startApiServer } from '@spanforge/api-app';
+import { loadConfig } from '@spanforge/config';
+import { AnalyticsRepository, ScopedClickHouse, TraceRepository } from '@spanforge/query';
+import { startInfrastructure } from '@spanforge/runtime';
+import { argument, progress, writeResults } from './report';
+import { seedVolume, type SeedResult } from './seed-volume';
+
+const RUNS = 30;
+const WARMUP = 3;
+
+interface Timing {
+  p50Ms: number;
+  p99Ms: number;
+}
+
+function summarise(samples: number[]): Timing {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
+  return { p50Ms: Number(at(0.5).toFixed(2)), p99Ms: Number(at(0.99).toFixed(2)) };
+}
+
+async function time(run: (i: number) => Promise<unknown>): Promise<Timing> {
+  for (let i = 0; i < WARMUP; i++) await run(i);
+  const samples: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const started = performance.now();
+    await run(i);
+    samples.push(performance.now() - started);
+  }
+  return summarise(samples);
+}
+
+/**
+ * `npm run bench:query [-- --spans N] [--data-dir DIR]`: each aggregate RUNS times through GraphQL
+ * and the same SQL straight through the query layer, on a seeded dataset (seeded once per data
+ * directory and size; see seed-volume.ts). Reports p50/p99 of both and their ratio.
+ */
+async function main(): Promise<void> {
+  const spans = Number(argument('--spans', '1000000'));
+  const dataDir = path.resolve(argument('--data-dir', '.data-bench'));
+  const config = loadConfig({ DATA_DIR: dataDir, HOST: '127.0.0.1', OTLP_HTTP_PORT: '0', OTLP_GRPC_PORT: '0', API_PORT: '0', LOG_LEVEL: 'warn' });
+  const infra = await startInfrastructure(config, 'all-in-one');
+  try {
+    const seedFile = path.join(dataDir, `seed-${spans}.json`);
+    let seed: SeedResult;
+    if (existsSync(seedFile)) {
+      seed = JSON.parse(readFileSync(seedFile, 'utf8')) as SeedResult;
+      progress(`using the ${seed.spans.toLocaleString('en')} spans seeded earlier in ${dataDir}`);
+    } else {
+      progress(`seeding ${spans.toLocaleString('en')} spans (once per data directory)`);
+      seed = await seedVolume(infra, spans);
+      writeFileSync(seedFile, JSON.stringify(seed), { mode: 0o600 });
+    }
+    const api = (await startApiServer(infra)).url;
+    const scope = { tenantId: seed.tenantId, projectId: seed.projectId };
+    const db = new ScopedClickHouse(infra.clickhouse, scope);
+    const traces = new TraceRepository(db);
+    const analytics = new AnalyticsRepository(db);
+    const traceIds = (await db.rows<{ trace_id: string }>('bench.trace_ids', 'SELECT trace_id FROM trace_index WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} ORDER BY cityHash64(trace_id) LIMIT 33'))
+      .map((r) => r.trace_id);
+    const graphql = async (query: string, variables: Record<string, unknown> = {}) => {
+      const response = await fetch(`${api}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${seed.apiKey}` }, body: JSON.stringify({ query, variables }) });
+      const body = (await response.json()) as { errors?: unknown[] };
+      if (body.errors) throw new Error(`GraphQL error: ${JSON.stringify(body.errors)}`);
+    };
+    const range = { from: seed.from, to: seed.to };
+    const cases: Record<string, { gql: (i: number) => Promise<unknown>; sql: (i: number) => Promise<unknown> }> = {
+      trace: {
+        gql: (i) => graphql('query($id: String!) { trace(traceId: $id) { traceId durationMs iterations costUsd inputTokens outputTokens errorCount spans { spanId parentSpanId name type startTime endTime durationMs statusCode model costUsd } } }', { id: traceIds[i % traceIds.length] }),
+        sql: async (i) => {
+          const id = traceIds[i % traceIds.length]!;
+          const bounds = (await traces.bounds(id))!;
+          await Promise.all([traces.figures(id, bounds.start_time, bounds.end_time), traces.spans(id, bounds.start_time, bounds.end_time, false)]);
+        },
+      },
+      tracesFirstPage: {
+        gql: () => graphql('query($f: TraceFilterInput) { traces(filter: $f, first: 20) { nodes { traceId durationMs costUsd iterations } totalCount } }', { f: range }),
+        sql: () => traces.page(range, 20, undefined),
+      },
+      latencyByIterations: {
+        gql: () => graphql('query($f: TraceFilterInput) { latencyByIterations(filter: $f) { iterations traceCount p50Ms p95Ms p99Ms avgCostUsd } }', { f: range }),
+        sql: () => analytics.latencyByIterations(range),
+      },
+      sessionsFirstPage: {
+        gql: () => graphql('query($f: SessionFilterInput) { sessions(filter: $f, first: 20) { nodes { sessionId traceCount costUsd inputTokens outputTokens } totalCount } }', { f: range }),
+        sql: () => analytics.sessions(range, 20, undefined),
+      },
+      costBreakdownModelDay: {
+        gql: () => graphql('query($f: TraceFilterInput) { costBreakdown(groupBy: [MODEL, DAY], filter: $f) { keys costUsd inputTokens outputTokens spanCount } }', { f: range }),
+        sql: () => analytics.costBreakdown(['MODEL', 'DAY'], range),
+      },
+    };
+    const query: Record<string, Timing & { sqlP50Ms: number; sqlP99Ms: number; ratio: number }> = {};
+    for (const [name, run] of Object.entries(cases)) {
+      const sql = await time(run.sql);
+      const gql = await time(run.gql);
+      query[name] = { ...gql, sqlP50Ms: sql.p50Ms, sqlP99Ms: sql.p99Ms, ratio: Number((gql.p50Ms / sql.p50Ms).toFixed(2)) };
+      progress(`${name}: GraphQL p50 ${gql.p50Ms} ms p99 ${gql.p99Ms} ms; SQL p50 ${sql.p50Ms} ms p99 ${sql.p99Ms} ms`);
+    }
+    writeResults({ query, dataset: { spans: seed.spans, traces: seed.traces } });
+  } finally {
+    await infra.shutdown.run();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: Error) => {
+    process.stderr.write(`bench:query failed: ${error.stack ?? error.message}\n`);
+    process.exit(1);
+  },
+);

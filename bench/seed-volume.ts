@@ -1,0 +1,130 @@
+import 'reflect-metadata';
+import path from 'node:path';
+import { loadConfig } from '@spanforge/config';
+import { startInfrastructure, type Infrastructure } from '@spanforge/runtime';
+import { argument, progress } from './report';
+
+/**
+ * `npm run seed:volume -- --spans N [--data-dir DIR]`: N spans of agent traces generated inside
+ * ClickHouse (INSERT … SELECT FROM numbers(), a fixed seed in every hash, so the same N always gives
+ * the same data), through the same materialized views as ingest. 10 spans a trace: a run root,
+ * then three (agent, LLM, tool) blocks; 1–3 of the agents are iterations, ~10 % of roots state a
+ * high iteration count (loops), 3 % of LLM calls fail, 20 traces a session, a model mix, over 30 days.
+ */
+const SPANS_PER_TRACE = 10;
+const CHUNK_SPANS = 500_000;
+
+export interface SeedResult {
+  tenantId: string;
+  projectId: string;
+  apiKey: string;
+  spans: number;
+  traces: number;
+  from: string;
+  to: string;
+}
+
+export const SEED_BASE_MS = Date.UTC(2026, 9, 1);
+export const SEED_DAYS = 30;
+
+function chunkSql(): string {
+  // Per trace t: start spread over 30 days; per span p (0..9) within the trace.
+  return `
+INSERT INTO spans (tenant_id, project_id, trace_id, span_id, parent_span_id, trace_state, flags, name, kind, service_name, scope_name, scope_version,
+  start_time, end_time, duration_ns, status_code, status_message, span_type, convention, operation, session_id, user_id, run_id, agent_name, tool_name,
+  model, model_requested, provider, tokens_input_uncached, tokens_cache_read, tokens_cache_write, tokens_output, tokens_reasoning, usage_is_aggregate,
+  cost_usd, cost_source, price_version, ttft_ms, error_type, iterations, attributes, attribute_json_keys, resource_attributes, input, output,
+  dropped_attributes_count, dropped_events_count, dropped_links_count, truncated)
+SELECT
+  {tenantId:String}, {projectId:String},
+  lower(hex(reinterpretAsFixedString(cityHash64(t, 1)))) || lower(hex(reinterpretAsFixedString(cityHash64(t, 2)))) AS trace_id,
+  lower(hex(reinterpretAsFixedString(cityHash64(t, p, 3)))) AS span_id,
+  multiIf(p = 0, '', p IN (1, 4, 7), lower(hex(reinterpretAsFixedString(cityHash64(t, 0, 3)))), lower(hex(reinterpretAsFixedString(cityHash64(t, p - if(p IN (2, 5, 8), 1, 2), 3))))) AS parent_span_id,
+  '', 1,
+  multiIf(p = 0, 'agent.run', p IN (1, 4, 7), if(block <= iterations_counted, 'invoke_agent planner', 'retrieval knowledge-base'), p IN (2, 5, 8), concat('chat ', model_name), concat('execute_tool ', tool)) AS name,
+  if(p = 0, 'SERVER', if(p IN (2, 5, 8), 'CLIENT', 'INTERNAL')),
+  'bench-agent', 'seed', '1.0',
+  span_start, span_end, toUInt64(duration_ms * 1000000),
+  if(is_error, 'ERROR', 'UNSET'), if(is_error, 'provider error', ''),
+  multiIf(p = 0, 'RUN', p IN (1, 4, 7), if(block <= iterations_counted, 'AGENT', 'RETRIEVAL'), p IN (2, 5, 8), 'LLM', 'TOOL') AS span_type,
+  'gen_ai', '', concat('session-', toString(intDiv(t, 20))), concat('user-', toString(intDiv(t, 20) % 500)), '', if(p IN (1, 4, 7), 'planner', ''), if(p IN (3, 6, 9), tool, ''),
+  if(p IN (2, 5, 8), model_name, ''), if(p IN (2, 5, 8), model_name, ''), if(p IN (2, 5, 8), provider_name, ''),
+  if(p IN (2, 5, 8), input_tokens - cached, 0), if(p IN (2, 5, 8), cached, 0), 0, if(p IN (2, 5, 8), output_tokens, 0), 0, 0,
+  if(p IN (2, 5, 8), ((input_tokens - cached) * price_in + cached * price_in / 10 + output_tokens * price_out) / 1e6, 0),
+  if(p IN (2, 5, 8), 'price_table', ''), if(p IN (2, 5, 8), 'seed', ''),
+  if(p IN (2, 5, 8), toNullable(duration_ms * 0.2), NULL),
+  if(is_error, '429', ''),
+  if(p = 0 AND cityHash64(t, 9) % 10 = 0, toInt32(5 + cityHash64(t, 10) % 8), -1),
+  map('gen_ai.agent.name', 'support-agent'), [], map('service.name', 'bench-agent'), '', '', 0, 0, 0, 0
+FROM (
+  SELECT number AS n, intDiv(n, ${SPANS_PER_TRACE}) AS t, n % ${SPANS_PER_TRACE} AS p, intDiv(p + 2, 3) AS block,
+    1 + cityHash64(t, 4) % 3 AS iterations_counted,
+    ['gpt-4o-mini', 'gpt-4o', 'claude-3-5-sonnet-20241022', 'gemini-2.0-flash', 'mistral-large-latest'][1 + cityHash64(t, p, 5) % 5] AS model_name,
+    ['openai', 'openai', 'anthropic', 'gcp.gemini', 'mistral_ai'][1 + cityHash64(t, p, 5) % 5] AS provider_name,
+    [0.15, 2.5, 3.0, 0.1, 2.0][1 + cityHash64(t, p, 5) % 5] AS price_in,
+    [0.6, 10.0, 15.0, 0.4, 6.0][1 + cityHash64(t, p, 5) % 5] AS price_out,
+    ['search_web', 'read_file', 'run_sql', 'get_weather', 'send_email'][1 + cityHash64(t, p, 6) % 5] AS tool,
+    200 + cityHash64(t, p, 7) % 3000 AS input_tokens,
+    if(cityHash64(t, p, 8) % 10 < 4, intDiv(input_tokens, 2), 0) AS cached,
+    20 + cityHash64(t, p, 11) % 600 AS output_tokens,
+    p IN (2, 5, 8) AND cityHash64(t, p, 12) % 100 < 3 AS is_error,
+    fromUnixTimestamp64Milli(toInt64({baseMs:Int64} + t * {stepMs:Float64}), 'UTC') AS trace_start,
+    multiIf(p = 0, 0, p IN (1, 2), 1, p = 3, 1200, p IN (4, 5), 2000, p = 6, 3200, p IN (7, 8), 4000, 5200) + cityHash64(t, p, 13) % 200 AS offset_ms,
+    multiIf(p = 0, 6500, p IN (1, 4, 7), 1150, p IN (2, 5, 8), 300 + cityHash64(t, p, 14) % 800, 50 + cityHash64(t, p, 15) % 700) AS duration_ms,
+    addMilliseconds(trace_start, offset_ms) AS span_start,
+    addMilliseconds(span_start, duration_ms) AS span_end
+  FROM numbers({first:UInt64}, {count:UInt64})
+)`;
+}
+
+export async function seedVolume(infra: Infrastructure, spans: number): Promise<SeedResult> {
+  const traces = Math.ceil(spans / SPANS_PER_TRACE);
+  const { tenant, project } = await infra.tenancy.createTenant(`seed-${spans}`);
+  const { secret } = await infra.tenancy.createApiKey(project.id, 'seed');
+  const stepMs = (SEED_DAYS * 86_400_000) / traces;
+  const total = traces * SPANS_PER_TRACE;
+  const started = performance.now();
+  for (let first = 0; first < total; first += CHUNK_SPANS) {
+    const count = Math.min(CHUNK_SPANS, total - first);
+    await infra.clickhouse.command({
+      query: chunkSql(),
+      query_params: { tenantId: tenant.id, projectId: project.id, first, count, baseMs: SEED_BASE_MS, stepMs },
+    });
+    const done = first + count;
+    const bar = '#'.repeat(Math.round((30 * done) / total)).padEnd(30, '.');
+    const rate = done / ((performance.now() - started) / 1000);
+    process.stderr.write(`\r[${bar}] ${done.toLocaleString('en')} / ${total.toLocaleString('en')} spans  ${Math.round(rate).toLocaleString('en')} spans/s `);
+  }
+  process.stderr.write('\n');
+  return {
+    tenantId: tenant.id,
+    projectId: project.id,
+    apiKey: secret,
+    spans: total,
+    traces,
+    from: new Date(SEED_BASE_MS).toISOString(),
+    to: new Date(SEED_BASE_MS + SEED_DAYS * 86_400_000).toISOString(),
+  };
+}
+
+async function main(): Promise<void> {
+  const spans = Number(argument('--spans', '1000000'));
+  const dataDir = path.resolve(argument('--data-dir', '.data-bench'));
+  const config = loadConfig({ DATA_DIR: dataDir, HOST: '127.0.0.1', OTLP_HTTP_PORT: '0', OTLP_GRPC_PORT: '0', API_PORT: '0', LOG_LEVEL: 'warn' });
+  const infra = await startInfrastructure(config, 'all-in-one');
+  try {
+    progress(`seeding ${spans.toLocaleString('en')} spans into ${dataDir}`);
+    const result = await seedVolume(infra, spans);
+    progress(`seeded project ${result.projectId} (its API key is in the JSON on stdout)`);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } finally {
+    await infra.shutdown.run();
+  }
+}
+
+if (require.main === module) {
+  main().catch((error: Error) => {
+    process.stderr.write(`seed:volume failed: ${error.stack ?? error.message}\n`);
+    process.exit(1);
+  });
+}
