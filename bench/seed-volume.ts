@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import path from 'node:path';
+import { REFRESH_ALL_SESSION_FIGURES_SQL, REFRESH_DAY_TRACE_FIGURES_SQL } from '@spanforge/clickhouse';
 import { loadConfig } from '@spanforge/config';
 import { startInfrastructure, type Infrastructure } from '@spanforge/runtime';
 import { argument, progress } from './report';
@@ -95,6 +96,15 @@ export async function seedVolume(infra: Infrastructure, spans: number): Promise<
     const rate = done / ((performance.now() - started) / 1000);
     process.stderr.write(`\r[${bar}] ${done.toLocaleString('en')} / ${total.toLocaleString('en')} spans  ${Math.round(rate).toLocaleString('en')} spans/s `);
   }
+  process.stderr.write('\n');
+  // Bulk loads skip the worker, so the per-trace and per-session figures are computed here, a day at a time.
+  const scope = { tenantId: tenant.id, projectId: project.id };
+  for (let d = 0; d <= SEED_DAYS; d++) {
+    const day = new Date(SEED_BASE_MS + d * 86_400_000).toISOString().slice(0, 10);
+    await infra.clickhouse.command({ query: REFRESH_DAY_TRACE_FIGURES_SQL, query_params: { ...scope, day } });
+    process.stderr.write(`\rfigures: day ${d + 1} of ${SEED_DAYS + 1} `);
+  }
+  await infra.clickhouse.command({ query: REFRESH_ALL_SESSION_FIGURES_SQL, query_params: scope });
   process.stderr.write('\n');
   return {
     tenantId: tenant.id,

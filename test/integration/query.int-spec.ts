@@ -4,6 +4,8 @@ import { SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter } fro
 import { expectedLlmCost, expectedTrace, recordAgentTrace, type LlmCall } from './agent-trace';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 
+const toNs = (t: [number, number]) => t[0] * 1e9 + t[1];
+
 /** Percentile as ClickHouse quantileExactInclusive computes it: linear interpolation at p·(n−1). */
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -103,6 +105,19 @@ describe('query API', () => {
     // Numbers stay numbers in attributes; message contents are not there (spanDetail has them).
     expect(typeof (llm.attributes as Record<string, unknown>)['gen_ai.usage.input_tokens']).toBe('number');
     expect(llm.attributes).not.toHaveProperty('gen_ai.input.messages');
+    const analysis = await q<{ trace: { criticalPath: Array<{ spanId: string }>; parallelism: number; retries: number; loopSuspected: boolean; findings: unknown[]; unaccountedMs: number } }>(
+      'query($id: String!) { trace(traceId: $id) { criticalPath { spanId name durationMs selfMs } parallelism retries loopSuspected unaccountedMs findings { kind message spanIds } } }',
+      { id: expected.traceId },
+    );
+    expect(analysis.errors).toBeUndefined();
+    // Every span of this sequential turn is on the critical path: the root, then each in start order.
+    const inOrder = spans.filter((s) => s.parentSpanContext).sort((a, b) => toNs(a.startTime) - toNs(b.startTime));
+    expect(analysis.data!.trace.criticalPath.map((s) => s.spanId)).toEqual([root, ...inOrder].map((s) => s.spanContext().spanId));
+    const sum = spans.reduce((n, s) => n + toNs(s.endTime) - toNs(s.startTime), 0) / 1e6;
+    expect(analysis.data!.trace.parallelism).toBeCloseTo(sum / expected.durationMs, 6);
+    expect(analysis.data!.trace.loopSuspected).toBe(false);
+    // The root's own time: the 10 ms after its last agent ended.
+    expect(analysis.data!.trace.unaccountedMs).toBeCloseTo(10, 3);
     const detail = await q<{ spanDetail: { input: string } }>('query($t: String!, $s: String!) { spanDetail(traceId: $t, spanId: $s) { input } }', { t: expected.traceId, s: llm.spanId });
     expect(detail.data!.spanDetail.input).toContain('Lisbon');
   });

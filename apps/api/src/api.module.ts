@@ -13,6 +13,7 @@ import { HealthController } from './health/health.controller';
 import { INFRASTRUCTURE } from './infrastructure.token';
 import { AnalyticsResolver } from './query/analytics.resolver';
 import { StatsResolver } from './query/stats.resolver';
+import { WaterfallController } from './waterfall/waterfall.controller';
 import { TraceResolver } from './query/trace.resolver';
 
 @Module({})
@@ -33,7 +34,7 @@ export class ApiModule {
           validationRules: [queryLimitsRule],
         }),
       ],
-      controllers: [HealthController],
+      controllers: [HealthController, WaterfallController],
       providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useClass: GraphqlPassthroughFilter }, TenancyResolver, TraceResolver, AnalyticsResolver, StatsResolver],
     };
   }

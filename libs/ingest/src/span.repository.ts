@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import type { ClickHouseClient } from '@spanforge/clickhouse';
+import { REFRESH_SESSION_FIGURES_SQL, REFRESH_TRACE_FIGURES_SQL, type ClickHouseClient } from '@spanforge/clickhouse';
 
 export interface AccountingRow {
   tenant_id: string;
@@ -60,6 +60,14 @@ export class SpanRepository {
     });
     const rows = await result.json<{ trace_id: string; session_id: string; has_sessionless: number }>();
     return new Map(rows.map((r) => [r.trace_id, { sessionId: r.session_id, hasSessionless: Number(r.has_sessionless) === 1 }]));
+  }
+
+  /** Recomputes the scalar figures of these traces and of their sessions, after their spans are stored. */
+  async refreshFigures(project: ProjectRef, traceIds: string[], fromDay: string, toDay: string): Promise<void> {
+    if (traceIds.length === 0) return;
+    const params = { ...project, traceIds, fromDay, toDay };
+    await this.client.command({ query: REFRESH_TRACE_FIGURES_SQL, query_params: params, ...named('ingest.refresh_trace_figures') });
+    await this.client.command({ query: REFRESH_SESSION_FIGURES_SQL, query_params: params, ...named('ingest.refresh_session_figures') });
   }
 
   /**

@@ -51,7 +51,10 @@ export class SpanWriter {
     this.batchRows.observe(chunks.reduce((n, c) => n + c.rows, 0));
     await withRetries(async () => {
       await this.repository.insertSpanLines(chunks.map((c) => c.text));
-      for (const group of groupByProject(chunks).values()) await this.attribute(group.ref, group.traces);
+      for (const group of groupByProject(chunks).values()) {
+        await this.attribute(group.ref, group.traces);
+        await this.refreshFigures(group.ref, group.traces);
+      }
     });
     stop();
   }
@@ -76,6 +79,17 @@ export class SpanWriter {
       to = Math.max(to, last);
     }
     await this.repository.backfillSessions(ref, sessions, day(from - DAY_S), day(to + DAY_S));
+  }
+
+  /** After the spans (and any back-fill) are stored: the touched traces' and sessions' figures, recomputed. */
+  private async refreshFigures(ref: ProjectRef, traces: Map<string, [number, number]>): Promise<void> {
+    let from = Infinity;
+    let to = -Infinity;
+    for (const [first, last] of traces.values()) {
+      from = Math.min(from, first);
+      to = Math.max(to, last);
+    }
+    await this.repository.refreshFigures(ref, [...traces.keys()], day(from - DAY_S), day(to + DAY_S));
   }
 }
 

@@ -2,7 +2,6 @@ import { badInput } from '@spanforge/errors';
 import type { ScopedClickHouse } from './scoped-clickhouse';
 import { parseInstant } from './query.values';
 import { traceFilterSql, type TraceFilter } from './trace-filter';
-import { traceFiguresSql } from './trace-figures.sql';
 
 export interface IterationLatencyRow {
   iterations: number;
@@ -50,7 +49,10 @@ export interface SessionFilter {
   userId?: string;
 }
 
-/** All SQL behind the aggregate queries. Percentiles are exact and inclusive (linear interpolation). */
+/**
+ * All SQL behind the aggregate queries. Per-trace and per-session aggregates read the narrow
+ * figures tables (one current row each); percentiles are exact and inclusive (linear interpolation).
+ */
 export class AnalyticsRepository {
   constructor(private readonly db: ScopedClickHouse) {}
 
@@ -63,7 +65,7 @@ export class AnalyticsRepository {
               quantileExactInclusive(0.95)(duration_ms) AS p95_ms,
               quantileExactInclusive(0.99)(duration_ms) AS p99_ms,
               avg(cost_usd) AS avg_cost_usd
-       FROM (${traceFiguresSql(sql.rows)})${sql.traces}
+       FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})${sql.traces}
        GROUP BY iterations ORDER BY iterations`,
       sql.params,
     );
@@ -108,7 +110,7 @@ export class AnalyticsRepository {
     );
   }
 
-  /** Sessions, most expensive first, a page at a time; a session is in range when it overlaps it. */
+  /** Sessions, most expensive first, a page at a time, from session_figures; a session is in range when it overlaps it. */
   async sessions(filter: SessionFilter | undefined, first: number, after: [number, string] | undefined): Promise<{ rows: SessionRecord[]; total: number }> {
     const f = filter ?? {};
     const having: string[] = [];
@@ -128,12 +130,9 @@ export class AnalyticsRepository {
       having.push('user_id = {userId:String}');
     }
     const base = `
-      SELECT session_id, length(groupUniqArrayArray(trace_ids)) AS trace_count, maxMap(usage) AS u,
-             arraySum(u.2) AS cost_usd, arraySum(u.3) + arraySum(u.4) + arraySum(u.5) AS input_tokens, arraySum(u.6) + arraySum(u.7) AS output_tokens,
-             min(first_seen) AS first_seen, max(last_seen) AS last_seen, max(user_id) AS user_id
-      FROM sessions
-      WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-      GROUP BY session_id${having.length ? ` HAVING ${having.join(' AND ')}` : ''}`;
+      SELECT session_id, trace_count, cost_usd, input_tokens, output_tokens, first_seen, last_seen, user_id
+      FROM session_figures FINAL
+      WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${having.map((c) => ` AND ${c}`).join('')}`;
     const cursor = after ? ' WHERE (cost_usd, session_id) < ({afterCost:Float64}, {afterSession:String})' : '';
     const [rows, [count]] = await Promise.all([
       this.db.rows<SessionRecord>(

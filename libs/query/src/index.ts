@@ -1,7 +1,6 @@
 export * from './analytics.repository';
 export * from './query.values';
 export * from './scoped-clickhouse';
-export * from './trace-figures.sql';
 export * from './trace-filter';
 export * from './trace.repository';
 export * from './stats.repository';

@@ -1,6 +1,6 @@
 import type { ScopedClickHouse } from './scoped-clickhouse';
 import { traceFilterSql, type TraceFilter } from './trace-filter';
-import { traceFiguresSql, type TraceFiguresRow } from './trace-figures.sql';
+import { traceFiguresSql, type TraceFiguresRow } from '@spanforge/clickhouse';
 
 export interface SpanRecord {
   span_id: string;
@@ -17,6 +17,11 @@ export interface SpanRecord {
   cost_usd: number;
   usage_is_aggregate: number;
   tool_name: string;
+  /** Nanoseconds since the epoch, as text (exact). */
+  start_ns: string;
+  end_ns: string;
+  /** The arguments of a TOOL span (its input, first 2,000 characters); '' for others. */
+  tool_arguments: string;
   attributes?: Record<string, string>;
   attribute_json_keys?: string[];
 }
@@ -61,7 +66,9 @@ export class TraceRepository {
     return this.db.rows<SpanRecord>(
       'query.trace_spans',
       `SELECT span_id, parent_span_id, name, toString(span_type) AS span_type, start_time, end_time, duration_ns,
-              toString(status_code) AS status_code, model, input_tokens, output_tokens, cost_usd, usage_is_aggregate, tool_name
+              toString(status_code) AS status_code, model, input_tokens, output_tokens, cost_usd, usage_is_aggregate, tool_name,
+              toString(toUnixTimestamp64Nano(start_time)) AS start_ns, toString(toUnixTimestamp64Nano(end_time)) AS end_ns,
+              if(span_type = 'TOOL', substring(input, 1, 2000), '') AS tool_arguments
               ${withAttributes ? ', attributes, attribute_json_keys' : ''}
        FROM spans FINAL
        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
@@ -86,10 +93,23 @@ export class TraceRepository {
     return row;
   }
 
-  /** A page of traces, newest first, and the total matching the filter. */
+  /** The project's median iterations over the week before `before` (the loop detector's yardstick). */
+  async medianIterations(before: string): Promise<number | undefined> {
+    const [row] = await this.db.rows<{ median: number; n: number }>(
+      'query.median_iterations',
+      `SELECT quantileExact(0.5)(iterations) AS median, count() AS n FROM trace_figures FINAL
+       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+         AND start_time BETWEEN {before:DateTime64(9)} - INTERVAL 7 DAY AND {before:DateTime64(9)}`,
+      { before },
+    );
+    return row && Number(row.n) >= 20 ? Number(row.median) : undefined;
+  }
+
+  /** A page of traces, newest first, and the total matching the filter, from trace_figures. */
   async page(filter: TraceFilter | undefined, first: number, after: [string, string] | undefined): Promise<{ rows: TraceFiguresRow[]; total: number }> {
     const sql = traceFilterSql(filter);
-    const figures = traceFiguresSql(sql.rows);
+    const figures = `SELECT *, toString(toUnixTimestamp64Nano(start_time)) AS start_ns, [] AS span_types, [] AS llm_spans, '' AS root_span_id, '' AS root_type
+      FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}`;
     const cursor = after ? `${sql.traces ? ' AND' : ' WHERE'} (toUnixTimestamp64Nano(start_time), trace_id) < ({afterNs:Int64}, {afterTrace:String})` : '';
     const params = { ...sql.params, ...(after ? { afterNs: after[0], afterTrace: after[1] } : {}), limit: first + 1 };
     const [rows, [count]] = await Promise.all([

@@ -1,4 +1,5 @@
-import { isoOf, msOf, type SpanRecord, type TraceFiguresRow } from '@spanforge/query';
+import type { TraceFiguresRow } from '@spanforge/clickhouse';
+import { isoOf, msOf, type SpanRecord } from '@spanforge/query';
 import { SpanType, StatusCode, type Span, type Trace } from './query.model';
 
 /** What a Trace's field resolvers need but GraphQL does not show. */
@@ -29,7 +30,7 @@ export function toTrace(row: TraceFiguresRow): TraceSource {
     feedback: [],
     bounds: { start: row.start_time, end: row.end_time },
     rootSpanId: row.root_span_id,
-    genAi: row.span_types.some((t) => GEN_AI_TYPES.has(t) && t !== 'TOOL'),
+    genAi: row.span_types.some((t) => GEN_AI_TYPES.has(t) && t !== 'TOOL') || Number(row.llm_calls) > 0,
   };
 }
 

@@ -1,9 +1,10 @@
-import { Args, Context, Info, Int, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import { Args, Context, Float, Info, Int, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import type { GraphQLResolveInfo } from 'graphql';
-import { ScopedClickHouse, TraceRepository, decodeCursor, encodeCursor, pageSize } from '@spanforge/query';
+import { decodeCursor, encodeCursor, pageSize } from '@spanforge/query';
 import { badInput } from '@spanforge/errors';
-import { requireProject, type RequestContext } from '../graphql/request-context';
-import { Span, SpanDetail, Trace, TraceConnection, TraceFilterInput } from './query.model';
+import type { RequestContext } from '../graphql/request-context';
+import { CriticalPathStep, Finding, Span, SpanDetail, Trace, TraceConnection, TraceFilterInput } from './query.model';
+import { repositoryFor, traceAnalysis, traceSpans } from './trace-analysis';
 import { toSpan, toTrace, typedAttributes, type TraceSource } from './trace.mapper';
 import { selects } from './selection';
 
@@ -16,17 +17,12 @@ function checkTraceId(traceId: string): string {
   return id;
 }
 
-async function repository(context: RequestContext): Promise<TraceRepository> {
-  const scope = await requireProject(context);
-  return new TraceRepository(new ScopedClickHouse(context.infra.clickhouse, scope));
-}
-
 /** CONTRACT section 5: `trace`, `traces`; spans, critical path and analysis resolve only when asked. */
 @Resolver(() => Trace)
 export class TraceResolver {
   @Query(() => Trace, { nullable: true })
   async trace(@Args('traceId') traceId: string, @Context() context: RequestContext): Promise<TraceSource | null> {
-    const traces = await repository(context);
+    const traces = await repositoryFor(context);
     const id = checkTraceId(traceId);
     const bounds = await traces.bounds(id);
     if (!bounds) return null;
@@ -41,7 +37,7 @@ export class TraceResolver {
     @Args('first', { type: () => Int, nullable: true }) first?: number,
     @Args('after', { type: () => String, nullable: true }) after?: string,
   ): Promise<TraceConnection> {
-    const traces = await repository(context);
+    const traces = await repositoryFor(context);
     const size = pageSize(first);
     const cursor = decodeCursor(after, ['string', 'string']) as [string, string] | undefined;
     const { rows, total } = await traces.page(filter, size, cursor);
@@ -56,7 +52,7 @@ export class TraceResolver {
 
   @Query(() => SpanDetail, { nullable: true, description: 'One span with its attributes, resource and message contents.' })
   async spanDetail(@Args('traceId') traceId: string, @Args('spanId') spanId: string, @Context() context: RequestContext): Promise<SpanDetail | null> {
-    const traces = await repository(context);
+    const traces = await repositoryFor(context);
     const id = checkTraceId(traceId);
     if (!SPAN_ID.test(spanId.toLowerCase())) throw badInput('spanId must be 16 hex characters');
     const bounds = await traces.bounds(id);
@@ -74,8 +70,38 @@ export class TraceResolver {
 
   @ResolveField(() => [Span])
   async spans(@Parent() trace: TraceSource, @Context() context: RequestContext, @Info() info: GraphQLResolveInfo): Promise<Span[]> {
-    const traces = await repository(context);
-    const records = await traces.spans(trace.traceId, trace.bounds.start, trace.bounds.end, selects(info, 'attributes'));
+    const records = await traceSpans(trace, context, selects(info, 'attributes'));
     return records.map((r) => toSpan(r, trace));
+  }
+
+  @ResolveField(() => [CriticalPathStep], { description: 'The spans, root first, that determine the trace\'s wall time (CONTRACT section 4).' })
+  async criticalPath(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<CriticalPathStep[]> {
+    return (await traceAnalysis(trace, context)).criticalPath.map((s) => ({ spanId: s.spanId, name: s.name, durationMs: s.durationMs, selfMs: s.selfMs }));
+  }
+
+  @ResolveField(() => Float, { description: "The root's duration not covered by any of its children (time in the root's own code or unseen waits)." })
+  async unaccountedMs(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
+    const analysis = await traceAnalysis(trace, context);
+    return analysis.unaccountedMs.get(trace.rootSpanId) ?? 0;
+  }
+
+  @ResolveField(() => Float, { description: 'Sum of all span durations ÷ wall time: 1 is strictly sequential, higher means work ran in parallel.' })
+  async parallelism(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
+    return (await traceAnalysis(trace, context)).parallelism.overall;
+  }
+
+  @ResolveField(() => Int, { description: 'Failed LLM calls that a sibling call retried successfully.' })
+  async retries(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
+    return (await traceAnalysis(trace, context)).retries.failedAttempts;
+  }
+
+  @ResolveField(() => Boolean, { description: 'The same tool called ≥ 3 times with near-identical arguments, or iterations far over the project median.' })
+  async loopSuspected(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<boolean> {
+    return (await traceAnalysis(trace, context)).loop.suspected;
+  }
+
+  @ResolveField(() => [Finding])
+  async findings(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<Finding[]> {
+    return (await traceAnalysis(trace, context)).findings.map((f) => ({ kind: f.kind, message: f.message, spanIds: f.spanIds }));
   }
 }

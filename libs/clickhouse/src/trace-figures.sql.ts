@@ -69,3 +69,38 @@ export interface TraceFiguresRow {
   error_count: number;
   llm_calls: number;
 }
+
+const TRACE_FIGURES_INSERT = `
+  INSERT INTO trace_figures (tenant_id, project_id, trace_id, start_time, end_time, duration_ms, root_name, session_id, user_id, run_id,
+    service_name, iterations, cost_usd, input_tokens, output_tokens, error_count, llm_calls, models, tools_used, computed_at)
+  SELECT {tenantId:String}, {projectId:String}, trace_id, start_time, end_time, duration_ms, root_name, session_id, user_id, run_id,
+    service_name, iterations, cost_usd, input_tokens, output_tokens, error_count, llm_calls, models, tools_used, now64(6)`;
+
+/** Recomputes the figures of every trace that starts on one day (bulk loads; a trace may run into the next day). */
+export const REFRESH_DAY_TRACE_FIGURES_SQL = `${TRACE_FIGURES_INSERT}
+  FROM (${traceFiguresSql(' AND day BETWEEN {day:Date} AND {day:Date} + 1')})
+  WHERE toDate(start_time) = {day:Date}`;
+
+/** Recomputes the trace_figures rows of some traces of one project from the rollup (005_trace_and_session_figures.sql). */
+export const REFRESH_TRACE_FIGURES_SQL = `${TRACE_FIGURES_INSERT}
+  FROM (${traceFiguresSql(' AND day BETWEEN {fromDay:Date} AND {toDay:Date} AND trace_id IN {traceIds:Array(String)}')})`;
+
+const SESSION_FIGURES_INSERT = `
+  INSERT INTO session_figures (tenant_id, project_id, session_id, trace_count, cost_usd, input_tokens, output_tokens, first_seen, last_seen, user_id, computed_at)
+  SELECT {tenantId:String}, {projectId:String}, session_id, trace_count, arraySum(u.2), arraySum(u.3) + arraySum(u.4) + arraySum(u.5),
+    arraySum(u.6) + arraySum(u.7), first_seen, last_seen, user_id, now64(6)
+  FROM (
+    SELECT session_id, length(groupUniqArrayArray(trace_ids)) AS trace_count, maxMap(usage) AS u, min(first_seen) AS first_seen,
+      max(last_seen) AS last_seen, max(user_id) AS user_id
+    FROM sessions
+    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}`;
+
+/** Recomputes the session_figures rows of the sessions these traces belong to. */
+export const REFRESH_SESSION_FIGURES_SQL = `${SESSION_FIGURES_INSERT}
+      AND session_id IN (SELECT session_id FROM trace_index
+                         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)} AND session_id != '')
+    GROUP BY session_id)`;
+
+/** Recomputes every session of a project (bulk loads). */
+export const REFRESH_ALL_SESSION_FIGURES_SQL = `${SESSION_FIGURES_INSERT}
+    GROUP BY session_id)`;

@@ -1,0 +1,47 @@
+import { analyseTrace, type TraceAnalysis } from '@spanforge/analysis';
+import { ScopedClickHouse, TraceRepository, type SpanRecord } from '@spanforge/query';
+import { requireProject, type RequestContext } from '../graphql/request-context';
+import type { TraceSource } from './trace.mapper';
+
+/** Per request and trace, the spans are read once whichever fields (spans, critical path, findings) ask for them. */
+const loaded = new WeakMap<TraceSource, Promise<SpanRecord[]>>();
+const analysed = new WeakMap<TraceSource, Promise<TraceAnalysis>>();
+
+export async function repositoryFor(context: RequestContext): Promise<TraceRepository> {
+  const scope = await requireProject(context);
+  return new TraceRepository(new ScopedClickHouse(context.infra.clickhouse, scope));
+}
+
+export function traceSpans(trace: TraceSource, context: RequestContext, withAttributes = false): Promise<SpanRecord[]> {
+  // Attributes make rows much larger; only a request that shows them reads them.
+  if (withAttributes) return repositoryFor(context).then((r) => r.spans(trace.traceId, trace.bounds.start, trace.bounds.end, true));
+  let spans = loaded.get(trace);
+  if (!spans) loaded.set(trace, (spans = repositoryFor(context).then((r) => r.spans(trace.traceId, trace.bounds.start, trace.bounds.end, false))));
+  return spans;
+}
+
+/** libs/analysis over the trace's spans, with the project's median iterations for the loop check. */
+export function traceAnalysis(trace: TraceSource, context: RequestContext): Promise<TraceAnalysis> {
+  let analysis = analysed.get(trace);
+  if (!analysis) {
+    analysis = (async () => {
+      const [records, median] = await Promise.all([traceSpans(trace, context), repositoryFor(context).then((r) => r.medianIterations(trace.bounds.start))]);
+      return analyseTrace(
+        records.map((r) => ({
+          spanId: r.span_id,
+          parentSpanId: r.parent_span_id,
+          name: r.name,
+          type: r.span_type,
+          startNs: BigInt(r.start_ns),
+          endNs: BigInt(r.end_ns),
+          status: r.status_code,
+          toolName: r.tool_name || undefined,
+          toolArguments: r.tool_arguments || undefined,
+        })),
+        { iterations: trace.iterations, projectMedianIterations: median },
+      );
+    })();
+    analysed.set(trace, analysis);
+  }
+  return analysis;
+}

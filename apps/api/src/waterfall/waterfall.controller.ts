@@ -1,0 +1,43 @@
+import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { analyseTrace } from '@spanforge/analysis';
+import { ScopedClickHouse, TraceRepository } from '@spanforge/query';
+import type { Infrastructure } from '@spanforge/runtime';
+import { credentialFrom } from '@spanforge/tenancy';
+import { INFRASTRUCTURE } from '../infrastructure.token';
+import { renderWaterfall, type WaterfallSpan } from './waterfall.svg';
+
+const TRACE_ID = /^[0-9a-f]{32}$/;
+
+/** `GET /v1/traces/:traceId/waterfall.svg` with the project key: the trace as a picture. */
+@Controller('v1/traces')
+export class WaterfallController {
+  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+
+  @Get(':traceId/waterfall.svg')
+  async waterfall(@Param('traceId') traceId: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const scope = await this.infra.keys.verify(credentialFrom(request.headers.authorization, request.headers['x-api-key']));
+    if (!scope) return void reply.status(401).send({ error: 'a valid project API key is required' });
+    const id = traceId.toLowerCase();
+    if (!TRACE_ID.test(id)) return void reply.status(400).send({ error: 'traceId must be 32 hex characters' });
+    const traces = new TraceRepository(new ScopedClickHouse(this.infra.clickhouse, scope));
+    const bounds = await traces.bounds(id);
+    if (!bounds) return void reply.status(404).send({ error: 'no such trace in this project' });
+    const records = await traces.spans(id, bounds.start_time, bounds.end_time, false);
+    const origin = records.reduce((min, r) => (BigInt(r.start_ns) < min ? BigInt(r.start_ns) : min), BigInt(records[0]?.start_ns ?? '0'));
+    const { criticalPath } = analyseTrace(
+      records.map((r) => ({ spanId: r.span_id, parentSpanId: r.parent_span_id, name: r.name, type: r.span_type, startNs: BigInt(r.start_ns), endNs: BigInt(r.end_ns), status: r.status_code })),
+    );
+    const spans: WaterfallSpan[] = records.map((r) => ({
+      spanId: r.span_id,
+      parentSpanId: r.parent_span_id || null,
+      name: r.name,
+      type: r.span_type as WaterfallSpan['type'],
+      startMs: Number(BigInt(r.start_ns) - origin) / 1e6,
+      endMs: Number(BigInt(r.end_ns) - origin) / 1e6,
+      status: r.status_code,
+    }));
+    const svg = renderWaterfall({ traceId: id, spans, criticalPath: criticalPath.map((s) => s.spanId) });
+    await reply.status(200).header('content-type', 'image/svg+xml; charset=utf-8').header('cache-control', 'private, max-age=60').send(svg);
+  }
+}

@@ -1,0 +1,47 @@
+/** Input and options of the SVG waterfall (`renderWaterfall`). Span types follow CONTRACT.md §4. */
+
+/** Every span type, in the order the legend and the summary rows list them. */
+export const SPAN_TYPES = [
+  'RUN',
+  'AGENT',
+  'LLM',
+  'TOOL',
+  'RETRIEVAL',
+  'EMBEDDING',
+  'RERANK',
+  'GUARDRAIL',
+  'EVALUATION',
+  'CHAIN',
+  'HTTP',
+  'DB',
+  'OTHER',
+] as const;
+
+export type WaterfallSpanType = (typeof SPAN_TYPES)[number];
+
+export type WaterfallStatus = 'UNSET' | 'OK' | 'ERROR';
+
+export interface WaterfallSpan {
+  spanId: string;
+  parentSpanId: string | null;
+  name: string;
+  type: WaterfallSpanType;
+  /** Epoch milliseconds (any common origin works: only differences are drawn). */
+  startMs: number;
+  endMs: number;
+  status: WaterfallStatus;
+}
+
+export interface WaterfallInput {
+  traceId: string;
+  spans: WaterfallSpan[];
+  /** Span ids, root first (CONTRACT.md §4). Ids not among `spans` are ignored. */
+  criticalPath: string[];
+}
+
+export interface WaterfallOptions {
+  /** Total SVG width in px; default 1200, at least 480. */
+  width?: number;
+  /** Most rows drawn (span rows plus "… more spans" rows); default 2000, at least 1. */
+  maxRows?: number;
+}

@@ -1,0 +1,12 @@
+export * from './analysis.model';
+export { DEFAULT_THRESHOLDS } from './analysis.options';
+export type { AnalysisOptions, AnalysisThresholds } from './analysis.options';
+export { analyseTrace } from './trace.analysis';
+export { criticalPath } from './critical-path.analysis';
+export { parallelism, unaccountedBySpan, unaccountedMs } from './time-coverage.analysis';
+export { retries } from './retry.analysis';
+export { loopSuspected } from './loop.analysis';
+export { repeatedSiblings } from './sequential-runs.analysis';
+export { findings } from './trace.findings';
+export { normaliseToolArguments, readToolArguments } from './tool-arguments.normaliser';
+export type { ToolArguments } from './tool-arguments.normaliser';
