@@ -25,6 +25,10 @@ CREATE TABLE IF NOT EXISTS trace_figures (
   llm_calls UInt32,
   models Array(LowCardinality(String)),
   tools_used Array(LowCardinality(String)),
+  -- The trace's spans that own their usage, summed per (model, provider, type, service): what
+  -- costBreakdown adds up, one narrow row per trace instead of every span.
+  cost_rows Array(Tuple(model LowCardinality(String), provider LowCardinality(String), span_type LowCardinality(String),
+    service LowCardinality(String), cost_usd Float64, input_tokens UInt64, output_tokens UInt64, spans UInt32)),
   computed_at DateTime64(6, 'UTC')
 )
 ENGINE = ReplacingMergeTree(computed_at)

@@ -70,20 +70,42 @@ export interface TraceFiguresRow {
   llm_calls: number;
 }
 
-const TRACE_FIGURES_INSERT = `
+/**
+ * Recomputes trace_figures rows (005_trace_and_session_figures.sql): the figures from the rollup,
+ * and the per-(model, provider, type, service) cost rows from the traces' spans (each span once).
+ * `spanFilter` restricts the spans read to the same traces as `rowFilter` (by day and id).
+ */
+function refreshTraceFiguresSql(rowFilter: string, spanFilter: string, outerFilter = ''): string {
+  return `
   INSERT INTO trace_figures (tenant_id, project_id, trace_id, start_time, end_time, duration_ms, root_name, session_id, user_id, run_id,
-    service_name, iterations, cost_usd, input_tokens, output_tokens, error_count, llm_calls, models, tools_used, computed_at)
-  SELECT {tenantId:String}, {projectId:String}, trace_id, start_time, end_time, duration_ms, root_name, session_id, user_id, run_id,
-    service_name, iterations, cost_usd, input_tokens, output_tokens, error_count, llm_calls, models, tools_used, now64(6)`;
+    service_name, iterations, cost_usd, input_tokens, output_tokens, error_count, llm_calls, models, tools_used, cost_rows, computed_at)
+  SELECT {tenantId:String}, {projectId:String}, f.trace_id, f.start_time, f.end_time, f.duration_ms, f.root_name, f.session_id, f.user_id,
+    f.run_id, f.service_name, f.iterations, f.cost_usd, f.input_tokens, f.output_tokens, f.error_count, f.llm_calls, f.models, f.tools_used,
+    c.cost_rows, now64(6)
+  FROM (${traceFiguresSql(rowFilter)}) AS f
+  LEFT JOIN (
+    SELECT trace_id, groupArray((model, provider, span_type, service, cost, input, output, n)) AS cost_rows
+    FROM (
+      SELECT trace_id, toString(model) AS model, toString(provider) AS provider, toString(span_type) AS span_type, toString(service_name) AS service,
+        sum(cost_usd) AS cost, sum(input_tokens) AS input, sum(output_tokens) AS output, toUInt32(count()) AS n
+      FROM spans FINAL
+      WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND usage_is_aggregate = 0${spanFilter}
+      GROUP BY trace_id, model, provider, span_type, service)
+    GROUP BY trace_id) AS c ON c.trace_id = f.trace_id${outerFilter}`;
+}
 
 /** Recomputes the figures of every trace that starts on one day (bulk loads; a trace may run into the next day). */
-export const REFRESH_DAY_TRACE_FIGURES_SQL = `${TRACE_FIGURES_INSERT}
-  FROM (${traceFiguresSql(' AND day BETWEEN {day:Date} AND {day:Date} + 1')})
-  WHERE toDate(start_time) = {day:Date}`;
+export const REFRESH_DAY_TRACE_FIGURES_SQL = refreshTraceFiguresSql(
+  ' AND day BETWEEN {day:Date} AND {day:Date} + 1',
+  ' AND toDate(start_time) BETWEEN {day:Date} AND {day:Date} + 1',
+  ' WHERE toDate(f.start_time) = {day:Date}',
+);
 
-/** Recomputes the trace_figures rows of some traces of one project from the rollup (005_trace_and_session_figures.sql). */
-export const REFRESH_TRACE_FIGURES_SQL = `${TRACE_FIGURES_INSERT}
-  FROM (${traceFiguresSql(' AND day BETWEEN {fromDay:Date} AND {toDay:Date} AND trace_id IN {traceIds:Array(String)}')})`;
+/** Recomputes the trace_figures rows of some traces of one project. */
+export const REFRESH_TRACE_FIGURES_SQL = refreshTraceFiguresSql(
+  ' AND day BETWEEN {fromDay:Date} AND {toDay:Date} AND trace_id IN {traceIds:Array(String)}',
+  ' AND toDate(start_time) BETWEEN {fromDay:Date} AND {toDay:Date} AND trace_id IN {traceIds:Array(String)}',
+);
 
 const SESSION_FIGURES_INSERT = `
   INSERT INTO session_figures (tenant_id, project_id, session_id, trace_count, cost_usd, input_tokens, output_tokens, first_seen, last_seen, user_id, computed_at)

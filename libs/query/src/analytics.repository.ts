@@ -15,12 +15,12 @@ export interface IterationLatencyRow {
 export const COST_DIMENSIONS = ['MODEL', 'PROVIDER', 'SPAN_TYPE', 'SERVICE', 'DAY', 'SESSION'] as const;
 export type CostDimension = (typeof COST_DIMENSIONS)[number];
 
-/** The column (as text) each dimension groups by; fixed SQL, never user text. */
+/** The expression (as text) each dimension groups by, over trace_figures' cost rows; fixed SQL, never user text. */
 const DIMENSION_SQL: Record<CostDimension, string> = {
-  MODEL: 'toString(model)',
-  PROVIDER: 'toString(provider)',
-  SPAN_TYPE: 'toString(span_type)',
-  SERVICE: 'toString(service_name)',
+  MODEL: 'toString(r.model)',
+  PROVIDER: 'toString(r.provider)',
+  SPAN_TYPE: 'toString(r.span_type)',
+  SERVICE: 'toString(r.service)',
   DAY: 'toString(toDate(start_time))',
   SESSION: 'session_id',
 };
@@ -73,40 +73,21 @@ export class AnalyticsRepository {
 
   /**
    * Cost and tokens grouped by the chosen dimensions, from the spans that own their usage
-   * (aggregate spans repeat their children's and are left out), each span once (FINAL).
+   * (aggregate spans repeat their children's and are left out), each span once: summed from the
+   * per-trace cost rows of trace_figures. DAY is the day the trace started.
    */
   async costBreakdown(groupBy: CostDimension[], filter: TraceFilter | undefined): Promise<CostRowRecord[]> {
     if (groupBy.length === 0 || groupBy.length > COST_DIMENSIONS.length) throw badInput('groupBy needs 1 to 6 dimensions');
     if (new Set(groupBy).size !== groupBy.length) throw badInput('groupBy repeats a dimension');
-    const f = filter ?? {};
-    const conditions: string[] = ['usage_is_aggregate = 0'];
-    const params: Record<string, unknown> = {};
-    const from = parseInstant(f.from, 'filter.from');
-    const to = parseInstant(f.to, 'filter.to');
-    if (from !== undefined) {
-      params.fromMs = from;
-      conditions.push("start_time >= fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC')");
-    }
-    if (to !== undefined) {
-      params.toMs = to;
-      conditions.push("start_time < fromUnixTimestamp64Milli({toMs:Int64}, 'UTC')");
-    }
-    if (f.sessionId !== undefined && f.sessionId !== null) {
-      params.sessionId = f.sessionId;
-      conditions.push('session_id = {sessionId:String}');
-    }
-    if (f.model !== undefined && f.model !== null) {
-      params.model = f.model;
-      conditions.push('model = {model:String}');
-    }
+    const sql = traceFilterSql(filter);
     const keys = groupBy.map((d) => DIMENSION_SQL[d]);
     return this.db.rows<CostRowRecord>(
       'query.cost_breakdown',
-      `SELECT [${keys.join(', ')}] AS keys, sum(cost_usd) AS cost_usd, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, count() AS span_count
-       FROM spans FINAL
-       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND ${conditions.join(' AND ')}
+      `SELECT [${keys.join(', ')}] AS keys, sum(r.cost_usd) AS cost_usd, sum(r.input_tokens) AS input_tokens, sum(r.output_tokens) AS output_tokens, sum(r.spans) AS span_count
+       FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})${sql.traces}
+       ARRAY JOIN cost_rows AS r
        GROUP BY keys ORDER BY cost_usd DESC, keys LIMIT 10000`,
-      params,
+      sql.params,
     );
   }
 
