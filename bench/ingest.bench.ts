@@ -1,5 +1,7 @@
 import 'reflect-metadata';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '@spanforge/config';
@@ -15,6 +17,8 @@ import { cpuSince, cpuSnapshot } from './cpu';
 import { profiled } from './profile';
 import { measureQueueHop } from './queue-hop';
 import { argument, progress, writeResults } from './report';
+
+const run = promisify(execFile);
 
 /**
  * `npm run bench:ingest [-- --traces N]`: decode rate on one core; end-to-end spans/s through the
@@ -107,28 +111,25 @@ async function storedSpans(infra: Infrastructure, projectId: string, final = tru
 
 async function measureEndToEnd(infra: Infrastructure, corpus: Corpus, endpoint: string): Promise<{ spansPerSec: number; stored: number }> {
   const project = await newProject(infra, 'bench-e2e');
+  // The client runs in its own process (bench/load-client.ts), as clients do.
+  const file = path.join(os.tmpdir(), `spanforge-bench-requests-${process.pid}.bin`);
+  writeFileSync(file, Buffer.concat(corpus.requests.flatMap((r) => [lengthPrefix(r), Buffer.from(r)])));
   const started = performance.now();
-  let next = 0;
-  const send = async () => {
-    while (next < corpus.requests.length) {
-      const body = corpus.requests[next++]!;
-      for (;;) {
-        const response = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${project.secret}` }, body });
-        await response.arrayBuffer();
-        if (response.status === 200) break;
-        if (response.status !== 429 && response.status !== 503) throw new Error(`gateway answered ${response.status}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
-  };
-  await Promise.all([send(), send(), send(), send()]);
-  progress(`all ${corpus.requests.length} exports answered 200 after ${((performance.now() - started) / 1000).toFixed(2)} s; waiting for storage`);
+  const { stdout } = await run(process.execPath, [path.join(__dirname, 'load-client.js'), file, endpoint, project.secret, '4']);
+  rmSync(file, { force: true });
+  progress(`all ${corpus.requests.length} exports answered 200 after ${Number(stdout.trim()).toFixed(2)} s (client process); waiting for storage`);
   const deadline = Date.now() + 10 * 60_000;
   while (Date.now() < deadline && (await storedSpans(infra, project.projectId, false)) < corpus.spanCount) {
     await new Promise((r) => setTimeout(r, 250));
   }
   const seconds = (performance.now() - started) / 1000;
   return { spansPerSec: corpus.spanCount / seconds, stored: await storedSpans(infra, project.projectId) };
+}
+
+function lengthPrefix(body: Uint8Array): Buffer {
+  const prefix = Buffer.alloc(4);
+  prefix.writeUInt32BE(body.length);
+  return prefix;
 }
 
 /** Waits (at most a minute) until ClickHouse has no merge running. */

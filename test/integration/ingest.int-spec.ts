@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, SpanRecorder, exportSpans, exportSucceeded, otlpExporter, type Transport } from '../support';
+import { startApiServer } from '@spanforge/api-app';
+import { ROOT, SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter, type Transport } from '../support';
 import { expectedTrace, recordAgentTrace } from './agent-trace';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 import { sessionFigures, traceFigures } from './rollups';
@@ -153,6 +154,18 @@ describe('ingest through the real OpenTelemetry exporters', () => {
     expect(Number(trace!.traces)).toBe(1);
     expect([...trace!.tools].sort()).toEqual(Array.from({ length: 7 }, (_, i) => `tool-${i}`).sort());
     expect((await traceFigures(h, project.projectId, root.spanContext().traceId))!.duration_ms).toBe(20_000);
+    // The whole tree through the API, without message contents, with its critical path.
+    const api = (await startApiServer(h.infra)).url;
+    const result = await graphql<{ trace: { spans: Array<{ spanId: string }>; criticalPath: Array<{ spanId: string }> } }>(
+      api,
+      'query($id: String!) { trace(traceId: $id) { spans { spanId parentSpanId type durationMs } criticalPath { spanId } } }',
+      { id: root.spanContext().traceId },
+      project.apiKey,
+    );
+    expect(result.errors).toBeUndefined();
+    expect(result.data!.trace.spans).toHaveLength(10_000);
+    // The children run one after another, the last ending 1 ms before the root's end: root, then the last child.
+    expect(result.data!.trace.criticalPath[0]!.spanId).toBe(root.spanContext().spanId);
   });
 
   it('accepts the OTLP specification\'s example JSON', async () => {

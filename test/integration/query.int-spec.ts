@@ -219,6 +219,13 @@ describe('query API', () => {
       expect(row).toMatchObject({ inputTokens: want.input, outputTokens: want.output, spanCount: want.spans });
       expect(row.costUsd).toBeCloseTo(want.cost, 9);
     }
+    const alphaInput = traces.filter((t) => t.expected.session === 'alpha').reduce((n, t) => n + t.expected.inputTokens, 0);
+    const alpha = await q<{ costBreakdown: Array<{ inputTokens: number }> }>(
+      'query($f: TraceFilterInput) { costBreakdown(groupBy: [SESSION], filter: $f) { keys inputTokens } }',
+      { f: { sessionId: 'alpha', from: new Date(base - 1).toISOString(), to: new Date(base + 24 * 3_600_000).toISOString() } },
+    );
+    expect(alpha.errors).toBeUndefined();
+    expect(alpha.data!.costBreakdown).toEqual([{ keys: ['alpha'], inputTokens: alphaInput }]);
     const byDay = await q<{ costBreakdown: Array<{ keys: string[] }> }>('{ costBreakdown(groupBy: [MODEL, DAY]) { keys costUsd } }');
     expect(byDay.data!.costBreakdown.filter((r) => r.keys[0] !== '').every((r) => r.keys[1] === '2026-11-10')).toBe(true);
   });

@@ -84,8 +84,8 @@ export class AnalyticsRepository {
     return this.db.rows<CostRowRecord>(
       'query.cost_breakdown',
       `SELECT [${keys.join(', ')}] AS keys, sum(r.cost_usd) AS cost_usd, sum(r.input_tokens) AS input_tokens, sum(r.output_tokens) AS output_tokens, sum(r.spans) AS span_count
-       FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})${sql.traces}
-       ARRAY JOIN cost_rows AS r
+       FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})
+       ARRAY JOIN cost_rows AS r${sql.traces}
        GROUP BY keys ORDER BY cost_usd DESC, keys LIMIT 10000`,
       sql.params,
     );
