@@ -14,6 +14,8 @@ import { INFRASTRUCTURE } from './infrastructure.token';
 import { AnalyticsResolver } from './query/analytics.resolver';
 import { StatsResolver } from './query/stats.resolver';
 import { WaterfallController } from './waterfall/waterfall.controller';
+import { FeedbackController } from './feedback/feedback.controller';
+import { FeedbackResolver } from './feedback/feedback.resolver';
 import { TraceResolver } from './query/trace.resolver';
 
 @Module({})
@@ -34,8 +36,8 @@ export class ApiModule {
           validationRules: [queryLimitsRule],
         }),
       ],
-      controllers: [HealthController, WaterfallController],
-      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useClass: GraphqlPassthroughFilter }, TenancyResolver, TraceResolver, AnalyticsResolver, StatsResolver],
+      controllers: [HealthController, WaterfallController, FeedbackController],
+      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useClass: GraphqlPassthroughFilter }, TenancyResolver, TraceResolver, AnalyticsResolver, StatsResolver, FeedbackResolver],
     };
   }
 }

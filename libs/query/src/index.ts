@@ -4,3 +4,4 @@ export * from './scoped-clickhouse';
 export * from './trace-filter';
 export * from './trace.repository';
 export * from './stats.repository';
+export * from './feedback.repository';

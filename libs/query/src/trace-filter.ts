@@ -7,8 +7,16 @@ export interface AttributeEquals {
   value: string;
 }
 
+/** Traces whose mean score of `name` lies in [min, max] (either bound optional). */
+export interface FeedbackScoreFilter {
+  name: string;
+  min?: number | null;
+  max?: number | null;
+}
+
 /** What users filter traces by (CONTRACT section 5 TraceFilter). Absent from/to = all time. */
 export interface TraceFilter {
+  feedback?: FeedbackScoreFilter | null;
   from?: string | Date;
   to?: string | Date;
   sessionId?: string;
@@ -103,5 +111,19 @@ export function traceFilterSql(filter: TraceFilter | undefined): TraceFilterSql 
       `trace_id IN (SELECT trace_id FROM spans WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${days} AND attributes[{attrKey${i}:String}] = {attrValue${i}:String})`,
     );
   });
+  if (f.feedback) {
+    params.feedbackName = text(f.feedback.name, 'filter.feedback.name');
+    const having: string[] = [];
+    for (const [bound, op] of [['min', '>='], ['max', '<=']] as const) {
+      const value = f.feedback[bound];
+      if (value === undefined || value === null) continue;
+      if (!Number.isFinite(value)) throw badInput(`filter.feedback.${bound} must be a number`);
+      params[`feedback_${bound}`] = value;
+      having.push(`avg(value_number) ${op} {feedback_${bound}:Float64}`);
+    }
+    traces.push(
+      `trace_id IN (SELECT trace_id FROM feedback FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND name = {feedbackName:String} GROUP BY trace_id${having.length ? ` HAVING ${having.join(' AND ')}` : ''})`,
+    );
+  }
   return { rows: rows.map((c) => ` AND ${c}`).join(''), traces: traces.length ? ` WHERE ${traces.join(' AND ')}` : '', params };
 }

@@ -5,6 +5,7 @@ import { assertExternalServices, projectRoot, type AppConfig, type Role } from '
 import { clickHouseTarget, createClickHouseClient, describeTarget, migrateClickHouse, type ClickHouseClient } from '@spanforge/clickhouse';
 import { createPostgresPool, migratePostgres, startEmbeddedPostgres } from '@spanforge/postgres';
 import { createQueueBackend, type QueueBackend } from '@spanforge/queue';
+import { FeedbackRepository, FeedbackService } from '@spanforge/feedback';
 import { ApiKeyVerifier, TenancyRepository, TenancyService } from '@spanforge/tenancy';
 import { CredentialsFile, type StoredCredentials } from './credentials';
 import { Logger } from './logger';
@@ -28,6 +29,7 @@ export interface Infrastructure {
   tenancy: TenancyService;
   tenancyRepository: TenancyRepository;
   keys: ApiKeyVerifier;
+  feedback: FeedbackService;
   readiness: ReadinessProbe;
   metrics: Registry;
   shutdown: ShutdownSequence;
@@ -122,6 +124,7 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
     tenancy,
     tenancyRepository: repository,
     keys,
+    feedback: new FeedbackService(new FeedbackRepository(clickhouse, pg), pepper),
     readiness,
     metrics: createMetricsRegistry(),
     shutdown,

@@ -1,7 +1,7 @@
 import { Args, Context, Int, Query, Resolver } from '@nestjs/graphql';
-import { AnalyticsRepository, ScopedClickHouse, decodeCursor, encodeCursor, isoOf, pageSize } from '@spanforge/query';
+import { AnalyticsRepository, FeedbackReadRepository, ScopedClickHouse, decodeCursor, encodeCursor, isoOf, pageSize } from '@spanforge/query';
 import { requireProject, type RequestContext } from '../graphql/request-context';
-import { CostDimension, CostRow, IterationLatency, SessionConnection, SessionFilterInput, TraceFilterInput } from './query.model';
+import { CostDimension, CostRow, IterationLatency, SessionConnection, SessionFeedback, SessionFilterInput, TraceFilterInput } from './query.model';
 
 async function repository(context: RequestContext): Promise<AnalyticsRepository> {
   const scope = await requireProject(context);
@@ -36,9 +36,15 @@ export class AnalyticsResolver {
   ): Promise<SessionConnection> {
     const size = pageSize(first);
     const cursor = decodeCursor(after, ['number', 'string']) as [number, string] | undefined;
-    const { rows, total } = await (await repository(context)).sessions(filter, size, cursor);
+    const scope = await requireProject(context);
+    const db = new ScopedClickHouse(context.infra.clickhouse, scope);
+    const { rows, total } = await new AnalyticsRepository(db).sessions(filter, size, cursor);
     const page = rows.slice(0, size);
     const last = page[page.length - 1];
+    const scores = new Map<string, SessionFeedback[]>();
+    for (const row of await new FeedbackReadRepository(db).sessionFeedback(page.map((r) => r.session_id))) {
+      scores.set(row.session_id, [...(scores.get(row.session_id) ?? []), { name: row.name, count: Number(row.count), avg: row.avg === null ? null : Number(row.avg) }]);
+    }
     return {
       nodes: page.map((r) => ({
         sessionId: r.session_id,
@@ -48,7 +54,7 @@ export class AnalyticsResolver {
         outputTokens: Number(r.output_tokens),
         firstSeen: isoOf(r.first_seen),
         lastSeen: isoOf(r.last_seen),
-        feedback: [],
+        feedback: scores.get(r.session_id) ?? [],
       })),
       totalCount: total,
       pageInfo: { hasNextPage: rows.length > size, endCursor: last ? encodeCursor([Number(last.cost_usd), last.session_id]) : null },

@@ -165,7 +165,15 @@ export class AttributeFilter {
 }
 
 @InputType()
+export class FeedbackScoreFilterInput {
+  @Field() name!: string;
+  @Field(() => Float, { nullable: true, description: 'Lowest mean score (NUMERIC; BOOLEAN counts true as 1).' }) min?: number;
+  @Field(() => Float, { nullable: true }) max?: number;
+}
+
+@InputType()
 export class TraceFilterInput {
+  @Field(() => FeedbackScoreFilterInput, { nullable: true, description: 'Only traces with this score; with min/max, whose mean score is in range.' }) feedback?: FeedbackScoreFilterInput;
   @Field(() => Date, { nullable: true }) from?: Date;
   @Field(() => Date, { nullable: true }) to?: Date;
   @Field(() => String, { nullable: true }) sessionId?: string;

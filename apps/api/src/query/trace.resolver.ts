@@ -1,9 +1,9 @@
 import { Args, Context, Float, Info, Int, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import type { GraphQLResolveInfo } from 'graphql';
-import { decodeCursor, encodeCursor, pageSize } from '@spanforge/query';
+import { FeedbackReadRepository, ScopedClickHouse, decodeCursor, encodeCursor, pageSize } from '@spanforge/query';
 import { badInput } from '@spanforge/errors';
-import type { RequestContext } from '../graphql/request-context';
-import { CriticalPathStep, Finding, Span, SpanDetail, Trace, TraceConnection, TraceFilterInput } from './query.model';
+import { requireProject, type RequestContext } from '../graphql/request-context';
+import { CriticalPathStep, FeedbackScore, Finding, Span, SpanDetail, Trace, TraceConnection, TraceFilterInput } from './query.model';
 import { repositoryFor, traceAnalysis, traceSpans } from './trace-analysis';
 import { toSpan, toTrace, typedAttributes, type TraceSource } from './trace.mapper';
 import { selects } from './selection';
@@ -98,6 +98,17 @@ export class TraceResolver {
   @ResolveField(() => Boolean, { description: 'The same tool called ≥ 3 times with near-identical arguments, or iterations far over the project median.' })
   async loopSuspected(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<boolean> {
     return (await traceAnalysis(trace, context)).loop.suspected;
+  }
+
+  @ResolveField(() => [FeedbackScore], { description: 'Scores sent for this trace (or its spans), oldest first.' })
+  async feedback(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<FeedbackScore[]> {
+    const scope = await requireProject(context);
+    const rows = await new FeedbackReadRepository(new ScopedClickHouse(context.infra.clickhouse, scope)).traceFeedback(trace.traceId);
+    return rows.map((r) => ({
+      name: r.name,
+      value: r.data_type === 'NUMERIC' ? Number(r.value_number) : r.data_type === 'BOOLEAN' ? Number(r.value_number) === 1 : r.value_text,
+      comment: r.comment || null,
+    }));
   }
 
   @ResolveField(() => [Finding])

@@ -1,0 +1,41 @@
+import { Body, Controller, Inject, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, ErrorCode } from '@spanforge/errors';
+import { isFeedbackToken, type FeedbackInput } from '@spanforge/feedback';
+import type { Infrastructure } from '@spanforge/runtime';
+import { credentialFrom } from '@spanforge/tenancy';
+import { INFRASTRUCTURE } from '../infrastructure.token';
+
+const STATUS: Partial<Record<ErrorCode, number>> = { [ErrorCode.BAD_USER_INPUT]: 400, [ErrorCode.UNAUTHENTICATED]: 401, [ErrorCode.FORBIDDEN]: 403 };
+
+/**
+ * `POST /v1/feedback` (CONTRACT section 3) with a project key, or with a feedback token made by
+ * createFeedbackToken (for one trace and score name, until it expires) so a browser never holds
+ * the project's secret. 202 `{ id }`.
+ */
+@Controller('v1/feedback')
+export class FeedbackController {
+  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+
+  @Post()
+  async submit(@Body() body: FeedbackInput, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const bearer = credentialFrom(request.headers.authorization, request.headers['x-api-key']);
+    try {
+      let scope;
+      let token;
+      if (isFeedbackToken(bearer)) {
+        token = this.infra.feedback.verifyToken(bearer);
+        if (!token) throw new DomainError(ErrorCode.UNAUTHENTICATED, 'the feedback token is invalid or has expired');
+        scope = { tenantId: token.tenantId, projectId: token.projectId };
+      } else {
+        scope = await this.infra.keys.verify(bearer);
+        if (!scope) throw new DomainError(ErrorCode.UNAUTHENTICATED, 'a valid project API key or feedback token is required');
+      }
+      const record = await this.infra.feedback.submit(scope, body ?? ({} as FeedbackInput), token);
+      await reply.status(202).send({ id: record.id });
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      await reply.status(STATUS[error.code] ?? 500).send({ error: { code: error.code, message: error.message } });
+    }
+  }
+}

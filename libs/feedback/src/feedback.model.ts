@@ -1,0 +1,46 @@
+export const SCORE_TYPES = ['NUMERIC', 'BOOLEAN', 'CATEGORICAL', 'TEXT'] as const;
+export type ScoreType = (typeof SCORE_TYPES)[number];
+
+/** CONTRACT section 3: the body of POST /v1/feedback and the submitFeedback input. */
+export interface FeedbackInput {
+  traceId: string;
+  spanId?: string | null;
+  name: string;
+  value: number | boolean | string;
+  comment?: string | null;
+  source?: string | null;
+  /** The client's id: sending it twice keeps one score. Generated when absent. */
+  id?: string | null;
+}
+
+export interface ScoreConfig {
+  id: string;
+  name: string;
+  dataType: ScoreType;
+  minValue: number | null;
+  maxValue: number | null;
+  categories: string[] | null;
+}
+
+/** A validated score, as stored. */
+export interface FeedbackRecord {
+  id: string;
+  traceId: string;
+  spanId: string;
+  name: string;
+  dataType: ScoreType;
+  valueNumber: number | null;
+  valueText: string;
+  comment: string;
+  source: string;
+}
+
+/** What a browser-safe feedback token allows: one trace, one score name, until `expiresAt`. */
+export interface FeedbackTokenClaims {
+  tenantId: string;
+  projectId: string;
+  traceId: string;
+  name: string;
+  /** Seconds since the epoch. */
+  expiresAt: number;
+}

@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import type { ClickHouseClient } from '@spanforge/clickhouse';
+import type { FeedbackRecord, ScoreConfig, ScoreType } from './feedback.model';
+
+interface ScoreConfigRow {
+  id: string;
+  name: string;
+  data_type: ScoreType;
+  min_value: number | null;
+  max_value: number | null;
+  categories: string[] | null;
+}
+
+const toConfig = (r: ScoreConfigRow): ScoreConfig => ({ id: r.id, name: r.name, dataType: r.data_type, minValue: r.min_value, maxValue: r.max_value, categories: r.categories });
+
+/** Feedback SQL: scores in ClickHouse (append-only), score configs in PostgreSQL. */
+export class FeedbackRepository {
+  constructor(
+    private readonly clickhouse: ClickHouseClient,
+    private readonly pg: Pool,
+  ) {}
+
+  async insert(scope: { tenantId: string; projectId: string }, record: FeedbackRecord): Promise<void> {
+    await this.clickhouse.insert({
+      table: 'feedback',
+      values: [
+        {
+          tenant_id: scope.tenantId,
+          project_id: scope.projectId,
+          trace_id: record.traceId,
+          id: record.id,
+          span_id: record.spanId,
+          name: record.name,
+          data_type: record.dataType,
+          value_number: record.valueNumber,
+          value_text: record.valueText,
+          comment: record.comment,
+          source: record.source,
+        },
+      ],
+      format: 'JSONEachRow',
+      query_id: `feedback.insert:${randomUUID()}`,
+      clickhouse_settings: { log_comment: 'feedback.insert' },
+    });
+  }
+
+  /** Whether the trace is stored yet (feedback for unknown traces is kept, and counted). */
+  async traceKnown(scope: { tenantId: string; projectId: string }, traceId: string): Promise<boolean> {
+    const result = await this.clickhouse.query({
+      query: 'SELECT count() AS n FROM trace_index WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id = {traceId:String}',
+      query_params: { ...scope, traceId },
+      format: 'JSONEachRow',
+      clickhouse_settings: { log_comment: 'feedback.trace_known' },
+    });
+    const [row] = await result.json<{ n: string | number }>();
+    return Number(row?.n ?? 0) > 0;
+  }
+
+  async scoreConfig(projectId: string, name: string): Promise<ScoreConfig | undefined> {
+    const { rows } = await this.pg.query<ScoreConfigRow>('SELECT id, name, data_type, min_value, max_value, categories FROM score_configs WHERE project_id = $1 AND name = $2', [projectId, name]);
+    return rows[0] && toConfig(rows[0]);
+  }
+
+  async scoreConfigs(projectId: string): Promise<ScoreConfig[]> {
+    const { rows } = await this.pg.query<ScoreConfigRow>('SELECT id, name, data_type, min_value, max_value, categories FROM score_configs WHERE project_id = $1 ORDER BY name', [projectId]);
+    return rows.map(toConfig);
+  }
+
+  async createScoreConfig(scope: { tenantId: string; projectId: string }, config: Omit<ScoreConfig, 'id'>): Promise<ScoreConfig | undefined> {
+    const { rows } = await this.pg.query<ScoreConfigRow>(
+      `INSERT INTO score_configs (tenant_id, project_id, name, data_type, min_value, max_value, categories) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (project_id, name) DO NOTHING RETURNING id, name, data_type, min_value, max_value, categories`,
+      [scope.tenantId, scope.projectId, config.name, config.dataType, config.minValue, config.maxValue, config.categories],
+    );
+    return rows[0] && toConfig(rows[0]);
+  }
+}

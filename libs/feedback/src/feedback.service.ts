@@ -1,0 +1,75 @@
+import { badInput, DomainError, ErrorCode } from '@spanforge/errors';
+import { signFeedbackToken, verifyFeedbackToken } from './feedback-token';
+import type { FeedbackInput, FeedbackRecord, FeedbackTokenClaims, ScoreConfig, ScoreType } from './feedback.model';
+import type { FeedbackRepository } from './feedback.repository';
+import { validateFeedback, validateScoreConfig } from './feedback.validation';
+
+export interface FeedbackScope {
+  tenantId: string;
+  projectId: string;
+}
+
+/** Longest lifetime of a browser-safe token: a day. */
+const MAX_TOKEN_TTL_S = 86_400;
+
+/** Feedback: accept scores (with a key or a token), score configs, browser-safe tokens. */
+export class FeedbackService {
+  private unknownTraces = 0;
+
+  constructor(
+    private readonly repository: FeedbackRepository,
+    private readonly pepper: string,
+  ) {}
+
+  /**
+   * Validates against the name's config and stores the score; with a token, only for the trace
+   * and name the token was made for. Scores for traces not stored yet are kept (late arrival) and
+   * counted in `unknownTraceFeedback`.
+   */
+  async submit(scope: FeedbackScope, input: FeedbackInput, token?: FeedbackTokenClaims): Promise<FeedbackRecord> {
+    const name = typeof input?.name === 'string' ? input.name.trim() : '';
+    const record = validateFeedback(input, name ? await this.repository.scoreConfig(scope.projectId, name) : undefined);
+    if (token && (token.traceId !== record.traceId || token.name !== record.name)) {
+      throw new DomainError(ErrorCode.FORBIDDEN, 'this feedback token is for another trace or score name');
+    }
+    await this.repository.insert(scope, record);
+    if (!(await this.repository.traceKnown(scope, record.traceId))) this.unknownTraces++;
+    return record;
+  }
+
+  /** Feedback accepted for a trace that was not stored (yet) at the time, since this process started. */
+  get unknownTraceFeedback(): number {
+    return this.unknownTraces;
+  }
+
+  async createScoreConfig(scope: FeedbackScope, input: { name: string; dataType: ScoreType; minValue?: number | null; maxValue?: number | null; categories?: string[] | null }): Promise<ScoreConfig> {
+    validateScoreConfig(input);
+    const created = await this.repository.createScoreConfig(scope, {
+      name: input.name.trim(),
+      dataType: input.dataType,
+      minValue: input.minValue ?? null,
+      maxValue: input.maxValue ?? null,
+      categories: input.categories ?? null,
+    });
+    if (!created) throw badInput(`the project already has a score config named "${input.name.trim()}"`);
+    return created;
+  }
+
+  scoreConfigs(scope: FeedbackScope): Promise<ScoreConfig[]> {
+    return this.repository.scoreConfigs(scope.projectId);
+  }
+
+  /** The claims of a valid, unexpired feedback token. */
+  verifyToken(token: string): FeedbackTokenClaims | undefined {
+    return verifyFeedbackToken(token, this.pepper);
+  }
+
+  createToken(scope: FeedbackScope, traceId: string, name: string, ttlSeconds: number): { token: string; expiresAt: number } {
+    const id = traceId.toLowerCase();
+    if (!/^[0-9a-f]{32}$/.test(id)) throw badInput('traceId must be 32 hex characters');
+    if (!name.trim() || name.length > 100) throw badInput('name must be 1 to 100 characters');
+    if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_TOKEN_TTL_S) throw badInput(`ttlSeconds must be between 1 and ${MAX_TOKEN_TTL_S}`);
+    const expiresAt = Math.floor(Date.now() / 1000) + ttlSeconds;
+    return { token: signFeedbackToken({ ...scope, traceId: id, name: name.trim(), expiresAt }, this.pepper), expiresAt };
+  }
+}

@@ -1,0 +1,5 @@
+export * from './feedback-token';
+export * from './feedback.model';
+export * from './feedback.repository';
+export * from './feedback.service';
+export * from './feedback.validation';

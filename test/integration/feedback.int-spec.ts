@@ -1,0 +1,130 @@
+import { startApiServer } from '@spanforge/api-app';
+import { SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter } from '../support';
+import { expectedTrace, recordAgentTrace } from './agent-trace';
+import { startIngestHarness, type IngestHarness } from './ingest-harness';
+
+const CALL = { model: 'gpt-4o-mini', provider: 'openai', input: 800, cacheRead: 0, output: 60 };
+
+/** Feedback (CONTRACT section 3, issue 5): REST and GraphQL, idempotency, configs, late arrival, tokens. */
+describe('feedback', () => {
+  let h: IngestHarness;
+  let api: string;
+  let project: Awaited<ReturnType<IngestHarness['newProject']>>;
+  const traceIds: string[] = [];
+
+  const post = (body: unknown, bearer?: string) =>
+    fetch(`${api}/v1/feedback`, { method: 'POST', headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) }, body: JSON.stringify(body) });
+  const q = <T>(query: string, variables: Record<string, unknown> = {}, key = project.apiKey) => graphql<T>(api, query, variables, key);
+  const traceFeedback = async (traceId: string) =>
+    (await q<{ trace: { feedback: Array<{ name: string; value: unknown; comment: string | null }> } }>('query($id: String!) { trace(traceId: $id) { feedback { name value comment } } }', { id: traceId })).data!.trace.feedback;
+
+  async function sendTrace(session: string, start: number): Promise<string> {
+    const recorder = new SpanRecorder();
+    recordAgentTrace(recorder, { session, calls: [CALL], start });
+    const spans = recorder.finished();
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, project.apiKey), spans))).toBe(true);
+    await h.waitForSpans(project.projectId, (traceIds.length + 1) * spans.length);
+    return expectedTrace(spans).traceId;
+  }
+
+  beforeAll(async () => {
+    h = await startIngestHarness();
+    api = (await startApiServer(h.infra)).url;
+    project = await h.newProject('feedback-tenant');
+    for (const [i, session] of ['s1', 's1', 's2'].entries()) traceIds.push(await sendTrace(session, Date.UTC(2026, 10, 20, i)));
+  });
+  afterAll(() => h.stop());
+
+  it('accepts a score over REST (202 with its id) and shows it on the trace', async () => {
+    const response = await post({ traceId: traceIds[0], name: 'helpful', value: 4, comment: 'good answer', source: 'web' }, project.apiKey);
+    expect(response.status).toBe(202);
+    const { id } = (await response.json()) as { id: string };
+    expect(id).toMatch(/[0-9a-f-]{36}/);
+    expect(await traceFeedback(traceIds[0]!)).toEqual([{ name: 'helpful', value: 4, comment: 'good answer' }]);
+  });
+
+  it('keeps one score when the same id is sent twice', async () => {
+    for (let i = 0; i < 2; i++) expect((await post({ traceId: traceIds[1], name: 'thumbs', value: true, id: 'client-42' }, project.apiKey)).status).toBe(202);
+    const result = await q<{ submitFeedback: { id: string; dataType: string } }>(
+      'mutation($i: FeedbackInput!) { submitFeedback(input: $i) { id dataType value } }',
+      { i: { traceId: traceIds[1], name: 'thumbs', value: true, id: 'client-42' } },
+    );
+    expect(result.data!.submitFeedback).toMatchObject({ id: 'client-42', dataType: 'BOOLEAN' });
+    expect(await traceFeedback(traceIds[1]!)).toEqual([{ name: 'thumbs', value: true, comment: null }]);
+  });
+
+  it('keeps feedback for a trace that has not arrived and shows it when it lands', async () => {
+    const recorder = new SpanRecorder();
+    recordAgentTrace(recorder, { session: 's3', calls: [CALL], start: Date.UTC(2026, 10, 21) });
+    const spans = recorder.finished();
+    const lateId = expectedTrace(spans).traceId;
+    expect((await post({ traceId: lateId, name: 'helpful', value: 2 }, project.apiKey)).status).toBe(202);
+    const before = await q<{ trace: null }>('query($id: String!) { trace(traceId: $id) { traceId } }', { id: lateId });
+    expect(before.data!.trace).toBeNull();
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, project.apiKey), spans))).toBe(true);
+    await h.waitForSpans(project.projectId, (traceIds.length + 1) * spans.length);
+    expect(await traceFeedback(lateId)).toEqual([{ name: 'helpful', value: 2, comment: null }]);
+  });
+
+  it('refuses values that break the score config, saying why', async () => {
+    const created = await q<{ createScoreConfig: { name: string } }>('mutation { createScoreConfig(input: { name: "rating", dataType: NUMERIC, minValue: 1, maxValue: 5 }) { name } }');
+    expect(created.errors).toBeUndefined();
+    await q('mutation { createScoreConfig(input: { name: "tone", dataType: CATEGORICAL, categories: ["friendly", "rude"] }) { name } }');
+    const expect400 = async (body: Record<string, unknown>, message: RegExp) => {
+      const response = await post({ traceId: traceIds[0], ...body }, project.apiKey);
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(message);
+    };
+    await expect400({ name: 'rating', value: 7 }, /at most 5/);
+    await expect400({ name: 'rating', value: 'great' }, /NUMERIC/);
+    await expect400({ name: 'tone', value: 'sarcastic' }, /one of: friendly, rude/);
+    await expect400({ name: 'x'.repeat(101), value: 1 }, /name/);
+    await expect400({ name: 'n', value: 1, comment: 'c'.repeat(4_001) }, /comment/);
+    await expect400({ name: 'n', value: { nested: true } }, /number, a boolean or a string/);
+    expect((await post({ traceId: 'nothex', name: 'n', value: 1 }, project.apiKey)).status).toBe(400);
+    expect((await post({ traceId: traceIds[0], name: 'tone', value: 'friendly' }, project.apiKey)).status).toBe(202);
+    const invalid = await q<{ createScoreConfig: unknown }>('mutation { createScoreConfig(input: { name: "bad", dataType: TEXT, minValue: 1 }) { name } }');
+    expect(invalid.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('refuses feedback without a key, or with another project\'s key for its own trace only', async () => {
+    expect((await post({ traceId: traceIds[0], name: 'helpful', value: 1 })).status).toBe(401);
+    const other = await h.newProject();
+    expect((await post({ traceId: traceIds[0], name: 'helpful', value: 1 }, other.apiKey)).status).toBe(202);
+    // Stored for the other project: it never shows on this project's trace.
+    expect((await traceFeedback(traceIds[0]!)).filter((f) => f.name === 'helpful')).toHaveLength(1);
+  });
+
+  it('lets a browser send feedback with a token for one trace and name, until it expires', async () => {
+    const made = await q<{ createFeedbackToken: { token: string } }>('mutation($t: String!) { createFeedbackToken(traceId: $t, name: "thumbs", ttlSeconds: 60) { token expiresAt } }', { t: traceIds[2] });
+    const token = made.data!.createFeedbackToken.token;
+    expect(token.startsWith('sffb_')).toBe(true);
+    expect((await post({ traceId: traceIds[2], name: 'thumbs', value: false }, token)).status).toBe(202);
+    expect((await post({ traceId: traceIds[0], name: 'thumbs', value: false }, token)).status).toBe(403);
+    expect((await post({ traceId: traceIds[2], name: 'helpful', value: 5 }, token)).status).toBe(403);
+    expect((await post({ traceId: traceIds[2], name: 'thumbs', value: false }, `${token.slice(0, -2)}xx`)).status).toBe(401);
+    // The token is not an API key: it reads nothing.
+    expect((await q('{ traces { totalCount } }', {}, token)).errors![0]!.extensions!.code).toBe('UNAUTHENTICATED');
+    const short = await q<{ createFeedbackToken: { token: string } }>('mutation($t: String!) { createFeedbackToken(traceId: $t, name: "thumbs", ttlSeconds: 1) { token } }', { t: traceIds[2] });
+    await new Promise((r) => setTimeout(r, 2_100));
+    expect((await post({ traceId: traceIds[2], name: 'thumbs', value: true }, short.data!.createFeedbackToken.token)).status).toBe(401);
+  });
+
+  it('attaches score counts and means to sessions and filters traces by score', async () => {
+    const result = await q<{ sessions: { nodes: Array<{ sessionId: string; feedback: Array<{ name: string; count: number; avg: number | null }> }> } }>(
+      '{ sessions { nodes { sessionId feedback { name count avg } } } }',
+    );
+    const s1 = result.data!.sessions.nodes.find((n) => n.sessionId === 's1')!;
+    // s1 holds traces 0 and 1: helpful 4 and tone friendly on trace 0, thumbs true on trace 1.
+    expect(s1.feedback).toEqual([
+      { name: 'helpful', count: 1, avg: 4 },
+      { name: 'thumbs', count: 1, avg: 1 },
+      { name: 'tone', count: 1, avg: null },
+    ]);
+    const count = async (feedback: Record<string, unknown>) =>
+      (await q<{ traces: { totalCount: number } }>('query($f: TraceFilterInput) { traces(filter: $f) { totalCount } }', { f: { feedback } })).data!.traces.totalCount;
+    expect(await count({ name: 'helpful' })).toBe(2);
+    expect(await count({ name: 'helpful', min: 3 })).toBe(1);
+    expect(await count({ name: 'thumbs', max: 0.5 })).toBe(1);
+  });
+});
