@@ -16,6 +16,8 @@ import { StatsResolver } from './query/stats.resolver';
 import { WaterfallController } from './waterfall/waterfall.controller';
 import { FeedbackController } from './feedback/feedback.controller';
 import { FeedbackResolver } from './feedback/feedback.resolver';
+import { CostReportController } from './reports/cost-report.controller';
+import { CostReportResolver } from './reports/cost-report.resolver';
 import { TraceResolver } from './query/trace.resolver';
 
 @Module({})
@@ -36,8 +38,8 @@ export class ApiModule {
           validationRules: [queryLimitsRule],
         }),
       ],
-      controllers: [HealthController, WaterfallController, FeedbackController],
-      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useClass: GraphqlPassthroughFilter }, TenancyResolver, TraceResolver, AnalyticsResolver, StatsResolver, FeedbackResolver],
+      controllers: [HealthController, WaterfallController, FeedbackController, CostReportController],
+      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useClass: GraphqlPassthroughFilter }, TenancyResolver, TraceResolver, AnalyticsResolver, StatsResolver, FeedbackResolver, CostReportResolver],
     };
   }
 }

@@ -5,6 +5,7 @@ import { INGEST_QUEUE, type IngestJob } from '@spanforge/queue';
 import type { Infrastructure } from '@spanforge/runtime';
 import { IngestProcessor } from './ingest/ingest.processor';
 import { ProjectPricing } from './ingest/project-pricing';
+import { startCostReportWorker } from './reports/cost-report.worker';
 
 /**
  * Batch shape, chosen with `npm run bench:ingest` (BENCHMARKS.md): big enough that one insert
@@ -44,6 +45,7 @@ export async function startWorkers(infra: Infrastructure): Promise<string[]> {
     // A crashed worker's jobs return to the queue once their 10 s lock lapses (renewed every 5 s while alive).
     { concurrency: INGEST_CONCURRENCY, lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 5 },
   );
+  await startCostReportWorker(infra);
   infra.shutdown.add('flush', 'span and accounting writers', async () => {
     await Promise.all([spans.close(), accounting.close()]);
   });

@@ -5,3 +5,4 @@ export * from './trace-filter';
 export * from './trace.repository';
 export * from './stats.repository';
 export * from './feedback.repository';
+export * from './report.repository';

@@ -4,7 +4,9 @@ import type { Registry } from 'prom-client';
 import { assertExternalServices, projectRoot, type AppConfig, type Role } from '@spanforge/config';
 import { clickHouseTarget, createClickHouseClient, describeTarget, migrateClickHouse, type ClickHouseClient } from '@spanforge/clickhouse';
 import { createPostgresPool, migratePostgres, startEmbeddedPostgres } from '@spanforge/postgres';
-import { createQueueBackend, type QueueBackend } from '@spanforge/queue';
+import { COST_REPORTS_QUEUE, createQueueBackend, type DeliverJob, type FireJob, type QueueBackend } from '@spanforge/queue';
+import type { Queue } from 'bullmq';
+import { CostReportRepository, CostReportService } from '@spanforge/cost-reports';
 import { FeedbackRepository, FeedbackService } from '@spanforge/feedback';
 import { ApiKeyVerifier, TenancyRepository, TenancyService } from '@spanforge/tenancy';
 import { CredentialsFile, type StoredCredentials } from './credentials';
@@ -30,6 +32,7 @@ export interface Infrastructure {
   tenancyRepository: TenancyRepository;
   keys: ApiKeyVerifier;
   feedback: FeedbackService;
+  costReports: CostReportService;
   readiness: ReadinessProbe;
   metrics: Registry;
   shutdown: ShutdownSequence;
@@ -125,6 +128,13 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
     tenancyRepository: repository,
     keys,
     feedback: new FeedbackService(new FeedbackRepository(clickhouse, pg), pepper),
+    costReports: new CostReportService({
+      repository: new CostReportRepository(pg),
+      clickhouse,
+      queue: queues.queue<FireJob | DeliverJob>(COST_REPORTS_QUEUE) as Queue<FireJob | DeliverJob>,
+      projectName: async (projectId) => (await repository.findProject(projectId))?.name ?? projectId,
+      allowPrivateWebhooks: config.allowPrivateWebhooks,
+    }),
     readiness,
     metrics: createMetricsRegistry(),
     shutdown,

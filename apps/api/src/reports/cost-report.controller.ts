@@ -1,0 +1,31 @@
+import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { renderReportCsv, renderReportHtml, type CostReport } from '@spanforge/reports';
+import type { Infrastructure } from '@spanforge/runtime';
+import { credentialFrom } from '@spanforge/tenancy';
+import { INFRASTRUCTURE } from '../infrastructure.token';
+
+/** `GET /v1/reports/:id.csv` and `/v1/reports/:id.html` with the project key. */
+@Controller('v1/reports')
+export class CostReportController {
+  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+
+  @Get(':file')
+  async report(@Param('file') file: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const scope = await this.infra.keys.verify(credentialFrom(request.headers.authorization, request.headers['x-api-key']));
+    if (!scope) return void reply.status(401).send({ error: 'a valid project API key is required' });
+    const match = /^([0-9a-f-]{36})\.(csv|html)$/i.exec(file);
+    if (!match) return void reply.status(404).send({ error: 'use /v1/reports/<id>.csv or /v1/reports/<id>.html' });
+    const row = await this.infra.costReports.report(scope, match[1]!);
+    if (!row) return void reply.status(404).send({ error: 'no such report in this project' });
+    const report = { ...(row.report as CostReport), id: row.id };
+    if (match[2] === 'csv') {
+      await reply
+        .header('content-type', 'text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="cost-report-${row.id}.csv"`)
+        .send(renderReportCsv(report));
+    } else {
+      await reply.header('content-type', 'text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(renderReportHtml(report));
+    }
+  }
+}

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import type { ClickHouseClient } from '@spanforge/clickhouse';
+import { AnalyticsRepository, FeedbackReadRepository, ReportRepository, ScopedClickHouse, isoOf, type CostDimension } from '@spanforge/query';
+import { computeChange, type CostReport, type ReportTotals } from '@spanforge/reports';
+
+export interface ReportRequest {
+  tenantId: string;
+  projectId: string;
+  projectName: string;
+  scheduleId: string | null;
+  window: { start: Date; end: Date };
+  timezone: string;
+  groupBy: CostDimension[];
+  includeFeedback: boolean;
+}
+
+const TOP = 10;
+
+function totals(row: { cost_usd: number; input_tokens: number; output_tokens: number; trace_count: number; span_count: number }): ReportTotals {
+  return { costUsd: Number(row.cost_usd), inputTokens: Number(row.input_tokens), outputTokens: Number(row.output_tokens), traceCount: Number(row.trace_count), spanCount: Number(row.span_count) };
+}
+
+/**
+ * A cost report of one window, from the same figures the query API serves: totals and the change
+ * against the window of equal length just before, the breakdown by the chosen dimensions, the most
+ * expensive sessions (with their feedback when asked) and traces.
+ */
+export async function buildCostReport(clickhouse: ClickHouseClient, request: ReportRequest): Promise<CostReport> {
+  const db = new ScopedClickHouse(clickhouse, { tenantId: request.tenantId, projectId: request.projectId });
+  const reports = new ReportRepository(db);
+  const analytics = new AnalyticsRepository(db);
+  const from = request.window.start.getTime();
+  const to = request.window.end.getTime();
+  const range = { from: request.window.start, to: request.window.end };
+  const [current, previous, breakdown, sessions, traces] = await Promise.all([
+    reports.totals(from, to),
+    reports.totals(from - (to - from), from),
+    analytics.costBreakdown(request.groupBy, range),
+    analytics.sessions(range, TOP, undefined),
+    reports.topTraces(from, to, TOP),
+  ]);
+  const feedback = new Map<string, Array<{ name: string; count: number; avg: number | null }>>();
+  if (request.includeFeedback) {
+    for (const row of await new FeedbackReadRepository(db).sessionFeedback(sessions.rows.map((s) => s.session_id))) {
+      feedback.set(row.session_id, [...(feedback.get(row.session_id) ?? []), { name: row.name, count: Number(row.count), avg: row.avg === null ? null : Number(row.avg) }]);
+    }
+  }
+  const currentTotals = totals(current);
+  const previousTotals = totals(previous);
+  return {
+    id: randomUUID(),
+    projectId: request.projectId,
+    projectName: request.projectName,
+    scheduleId: request.scheduleId,
+    windowStart: request.window.start.toISOString(),
+    windowEnd: request.window.end.toISOString(),
+    timezone: request.timezone,
+    generatedAt: new Date().toISOString(),
+    totals: currentTotals,
+    previousTotals,
+    change: computeChange(currentTotals, previousTotals),
+    groupBy: request.groupBy,
+    breakdown: breakdown.map((r) => ({ keys: r.keys, costUsd: Number(r.cost_usd), inputTokens: Number(r.input_tokens), outputTokens: Number(r.output_tokens), spanCount: Number(r.span_count) })),
+    topSessions: sessions.rows.slice(0, TOP).map((s) => ({ sessionId: s.session_id, costUsd: Number(s.cost_usd), traceCount: Number(s.trace_count), feedback: feedback.get(s.session_id) ?? [] })),
+    topTraces: traces.map((t) => ({ traceId: t.trace_id, rootName: t.root_name || null, costUsd: Number(t.cost_usd), durationMs: Number(t.duration_ms), startTime: isoOf(t.start_time) })),
+    includeFeedback: request.includeFeedback,
+  };
+}
