@@ -19,6 +19,8 @@ export class FeedbackService {
   constructor(
     private readonly repository: FeedbackRepository,
     private readonly pepper: string,
+    /** Told of each score accepted for a trace not stored (yet): the api counts them in /metrics. */
+    private readonly onUnknownTrace: () => void = () => undefined,
   ) {}
 
   /**
@@ -33,7 +35,10 @@ export class FeedbackService {
       throw new DomainError(ErrorCode.FORBIDDEN, 'this feedback token is for another trace or score name');
     }
     await this.repository.insert(scope, record);
-    if (!(await this.repository.traceKnown(scope, record.traceId))) this.unknownTraces++;
+    if (!(await this.repository.traceKnown(scope, record.traceId))) {
+      this.unknownTraces++;
+      this.onUnknownTrace();
+    }
     return record;
   }
 

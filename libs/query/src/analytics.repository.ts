@@ -47,6 +47,8 @@ export interface SessionFilter {
   from?: string | Date;
   to?: string | Date;
   userId?: string;
+  /** Sessions with this score; with min/max, whose mean score over the session's traces is in range. */
+  feedback?: { name: string; min?: number | null; max?: number | null } | null;
 }
 
 /**
@@ -109,6 +111,25 @@ export class AnalyticsRepository {
     if (f.userId !== undefined && f.userId !== null) {
       params.userId = f.userId;
       having.push('user_id = {userId:String}');
+    }
+    if (f.feedback) {
+      if (typeof f.feedback.name !== 'string' || f.feedback.name.length === 0 || f.feedback.name.length > 100) throw badInput('filter.feedback.name must be 1 to 100 characters');
+      params.feedbackName = f.feedback.name;
+      const bounds: string[] = [];
+      for (const [bound, op] of [['min', '>='], ['max', '<=']] as const) {
+        const value = f.feedback[bound];
+        if (value === undefined || value === null) continue;
+        if (!Number.isFinite(value)) throw badInput(`filter.feedback.${bound} must be a number`);
+        params[`feedback_${bound}`] = value;
+        bounds.push(`avg(f.value_number) ${op} {feedback_${bound}:Float64}`);
+      }
+      having.push(
+        `session_id IN (SELECT t.session_id FROM
+           (SELECT trace_id, value_number FROM feedback FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND name = {feedbackName:String}) AS f
+           INNER JOIN (SELECT trace_id, session_id FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND session_id != '') AS t
+           ON f.trace_id = t.trace_id
+           GROUP BY t.session_id${bounds.length ? ` HAVING ${bounds.join(' AND ')}` : ''})`,
+      );
     }
     const base = `
       SELECT session_id, trace_count, cost_usd, input_tokens, output_tokens, first_seen, last_seen, user_id

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Pool } from 'pg';
-import type { Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import { assertExternalServices, projectRoot, type AppConfig, type Role } from '@spanforge/config';
 import { clickHouseTarget, createClickHouseClient, describeTarget, migrateClickHouse, type ClickHouseClient } from '@spanforge/clickhouse';
 import { createPostgresPool, migratePostgres, startEmbeddedPostgres } from '@spanforge/postgres';
@@ -115,6 +115,12 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
     credentials.created = true;
   }
 
+  const metrics = createMetricsRegistry();
+  const unknownTraceFeedback = new Counter({
+    name: 'spanforge_feedback_unknown_trace_total',
+    help: 'Scores accepted for a trace not stored at the time (kept; they join the trace when it lands)',
+    registers: [metrics],
+  });
   return {
     mode,
     config,
@@ -127,7 +133,7 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
     tenancy,
     tenancyRepository: repository,
     keys,
-    feedback: new FeedbackService(new FeedbackRepository(clickhouse, pg), pepper),
+    feedback: new FeedbackService(new FeedbackRepository(clickhouse, pg), pepper, () => unknownTraceFeedback.inc()),
     costReports: new CostReportService({
       repository: new CostReportRepository(pg),
       clickhouse,
@@ -136,7 +142,7 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
       allowPrivateWebhooks: config.allowPrivateWebhooks,
     }),
     readiness,
-    metrics: createMetricsRegistry(),
+    metrics,
     shutdown,
     services: { postgres: postgresDescription, clickhouse: describeTarget(target), queue: queues.describe() },
     credentials,

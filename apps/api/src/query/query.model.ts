@@ -188,6 +188,7 @@ export class TraceFilterInput {
 
 @InputType()
 export class SessionFilterInput {
+  @Field(() => FeedbackScoreFilterInput, { nullable: true, description: 'Only sessions with this score; with min/max, whose mean over the session is in range.' }) feedback?: FeedbackScoreFilterInput;
   @Field(() => Date, { nullable: true }) from?: Date;
   @Field(() => Date, { nullable: true }) to?: Date;
   @Field(() => String, { nullable: true }) userId?: string;
