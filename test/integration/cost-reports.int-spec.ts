@@ -127,6 +127,21 @@ describe('scheduled cost reports', () => {
     }
   });
 
+  it('fires on its own at the local time its cron names, in a UTC+5:30 timezone', async () => {
+    // The next whole minute at least 15 s away, written as Kolkata wall-clock time in the cron.
+    const fireAt = new Date(Math.ceil((Date.now() + 15_000) / 60_000) * 60_000);
+    const [hour, minute] = new Intl.DateTimeFormat('en-GB', { timeZone: 'Asia/Kolkata', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(fireAt).split(':').map(Number);
+    const created = await q<{ createCostReportSchedule: { schedule: { id: string } } }>(CREATE, {
+      i: { cron: `${minute} ${hour} * * *`, timezone: 'Asia/Kolkata', window: 'PT1H', groupBy: ['MODEL'], webhookUrl: receiver.url },
+    });
+    expect(created.errors).toBeUndefined();
+    const id = created.data!.createCostReportSchedule.schedule.id;
+    await waitFor(() => receiver.deliveries.some((d) => (JSON.parse(d.body) as CostReport).scheduleId === id), 'the scheduled firing', 120_000);
+    const report = receiver.deliveries.map((d) => JSON.parse(d.body) as CostReport).find((r) => r.scheduleId === id)!;
+    expect(report.windowEnd).toBe(fireAt.toISOString());
+    expect(new Date(report.windowStart).getTime()).toBe(fireAt.getTime() - 3_600_000);
+  }, 150_000);
+
   it('produces each missed window once, at the schedule\'s local times, and retries a failing webhook', async () => {
     const created = await q<{ createCostReportSchedule: { schedule: { id: string } } }>(CREATE, {
       i: { cron: '0 9 * * *', timezone: 'America/New_York', window: 'P1D', groupBy: ['DAY'], webhookUrl: receiver.url },
