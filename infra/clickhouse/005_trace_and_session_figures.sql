@@ -46,6 +46,9 @@ CREATE TABLE IF NOT EXISTS session_figures (
   first_seen DateTime64(9, 'UTC'),
   last_seen DateTime64(9, 'UTC'),
   user_id String,
+  -- Per score name: how many scores, the sum and the count of numeric (NUMERIC, BOOLEAN) ones.
+  -- Recomputed when the session's spans or its feedback change.
+  feedback Array(Tuple(name String, count UInt32, sum Float64, numeric UInt32)),
   computed_at DateTime64(6, 'UTC')
 )
 ENGINE = ReplacingMergeTree(computed_at)

@@ -107,22 +107,42 @@ export const REFRESH_TRACE_FIGURES_SQL = refreshTraceFiguresSql(
   ' AND toDate(start_time) BETWEEN {fromDay:Date} AND {toDay:Date} AND trace_id IN {traceIds:Array(String)}',
 );
 
-const SESSION_FIGURES_INSERT = `
-  INSERT INTO session_figures (tenant_id, project_id, session_id, trace_count, cost_usd, input_tokens, output_tokens, first_seen, last_seen, user_id, computed_at)
-  SELECT {tenantId:String}, {projectId:String}, session_id, trace_count, arraySum(u.2), arraySum(u.3) + arraySum(u.4) + arraySum(u.5),
-    arraySum(u.6) + arraySum(u.7), first_seen, last_seen, user_id, now64(6)
+/**
+ * Recomputes session_figures rows: the figures from the sessions rollup, and per score name the
+ * session's feedback (count, sum and count of numeric values, so means are exact) through the
+ * trace → session mapping. `sessionFilter` picks the sessions (it must keep the scope).
+ */
+function refreshSessionFiguresSql(sessionFilter: string): string {
+  return `
+  INSERT INTO session_figures (tenant_id, project_id, session_id, trace_count, cost_usd, input_tokens, output_tokens, first_seen, last_seen, user_id,
+    feedback, computed_at)
+  SELECT {tenantId:String}, {projectId:String}, s.session_id, s.trace_count, arraySum(s.u.2), arraySum(s.u.3) + arraySum(s.u.4) + arraySum(s.u.5),
+    arraySum(s.u.6) + arraySum(s.u.7), s.first_seen, s.last_seen, s.user_id, fb.feedback, now64(6)
   FROM (
     SELECT session_id, length(groupUniqArrayArray(trace_ids)) AS trace_count, maxMap(usage) AS u, min(first_seen) AS first_seen,
       max(last_seen) AS last_seen, max(user_id) AS user_id
     FROM sessions
-    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}`;
+    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${sessionFilter}
+    GROUP BY session_id) AS s
+  LEFT JOIN (
+    SELECT session_id, groupArray((name, n, total, numeric)) AS feedback
+    FROM (
+      SELECT t.trace_session AS session_id, f.name AS name, toUInt32(count()) AS n, sum(ifNull(f.value_number, 0)) AS total,
+        toUInt32(countIf(isNotNull(f.value_number))) AS numeric
+      FROM (SELECT trace_id, name, value_number FROM feedback FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}) AS f
+      INNER JOIN (SELECT trace_id, max(session_id) AS trace_session FROM trace_index
+                  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${sessionFilter} GROUP BY trace_id) AS t
+      ON f.trace_id = t.trace_id
+      WHERE t.trace_session != ''
+      GROUP BY session_id, name)
+    GROUP BY session_id) AS fb ON fb.session_id = s.session_id`;
+}
 
 /** Recomputes the session_figures rows of the sessions these traces belong to. */
-export const REFRESH_SESSION_FIGURES_SQL = `${SESSION_FIGURES_INSERT}
-      AND session_id IN (SELECT session_id FROM trace_index
-                         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)} AND session_id != '')
-    GROUP BY session_id)`;
+export const REFRESH_SESSION_FIGURES_SQL = refreshSessionFiguresSql(
+  ` AND session_id IN (SELECT session_id FROM trace_index
+                       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)} AND session_id != '')`,
+);
 
 /** Recomputes every session of a project (bulk loads). */
-export const REFRESH_ALL_SESSION_FIGURES_SQL = `${SESSION_FIGURES_INSERT}
-    GROUP BY session_id)`;
+export const REFRESH_ALL_SESSION_FIGURES_SQL = refreshSessionFiguresSql('');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@spanforge/clickhouse';
-import { AnalyticsRepository, FeedbackReadRepository, ReportRepository, ScopedClickHouse, isoOf, type CostDimension } from '@spanforge/query';
+import { AnalyticsRepository, ReportRepository, ScopedClickHouse, isoOf, sessionScores, type CostDimension } from '@spanforge/query';
 import { computeChange, type CostReport, type ReportTotals } from '@spanforge/reports';
 
 export interface ReportRequest {
@@ -39,12 +39,6 @@ export async function buildCostReport(clickhouse: ClickHouseClient, request: Rep
     analytics.sessions(range, TOP, undefined),
     reports.topTraces(from, to, TOP),
   ]);
-  const feedback = new Map<string, Array<{ name: string; count: number; avg: number | null }>>();
-  if (request.includeFeedback) {
-    for (const row of await new FeedbackReadRepository(db).sessionFeedback(sessions.rows.map((s) => s.session_id))) {
-      feedback.set(row.session_id, [...(feedback.get(row.session_id) ?? []), { name: row.name, count: Number(row.count), avg: row.avg === null ? null : Number(row.avg) }]);
-    }
-  }
   const currentTotals = totals(current);
   const previousTotals = totals(previous);
   return {
@@ -61,7 +55,7 @@ export async function buildCostReport(clickhouse: ClickHouseClient, request: Rep
     change: computeChange(currentTotals, previousTotals),
     groupBy: request.groupBy,
     breakdown: breakdown.map((r) => ({ keys: r.keys, costUsd: Number(r.cost_usd), inputTokens: Number(r.input_tokens), outputTokens: Number(r.output_tokens), spanCount: Number(r.span_count) })),
-    topSessions: sessions.rows.slice(0, TOP).map((s) => ({ sessionId: s.session_id, costUsd: Number(s.cost_usd), traceCount: Number(s.trace_count), feedback: feedback.get(s.session_id) ?? [] })),
+    topSessions: sessions.rows.slice(0, TOP).map((s) => ({ sessionId: s.session_id, costUsd: Number(s.cost_usd), traceCount: Number(s.trace_count), feedback: request.includeFeedback ? sessionScores(s) : [] })),
     topTraces: traces.map((t) => ({ traceId: t.trace_id, rootName: t.root_name || null, costUsd: Number(t.cost_usd), durationMs: Number(t.duration_ms), startTime: isoOf(t.start_time) })),
     includeFeedback: request.includeFeedback,
   };

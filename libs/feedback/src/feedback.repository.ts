@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import type { ClickHouseClient } from '@spanforge/clickhouse';
+import { REFRESH_SESSION_FIGURES_SQL, type ClickHouseClient } from '@spanforge/clickhouse';
 import type { FeedbackRecord, ScoreConfig, ScoreType } from './feedback.model';
 
 interface ScoreConfigRow {
@@ -42,6 +42,16 @@ export class FeedbackRepository {
       format: 'JSONEachRow',
       query_id: `feedback.insert:${randomUUID()}`,
       clickhouse_settings: { log_comment: 'feedback.insert' },
+    });
+  }
+
+  /** Recomputes the figures (feedback included) of the session this trace belongs to, if it is stored and has one. */
+  async refreshSession(scope: { tenantId: string; projectId: string }, traceId: string): Promise<void> {
+    await this.clickhouse.command({
+      query: REFRESH_SESSION_FIGURES_SQL,
+      query_params: { ...scope, traceIds: [traceId] },
+      query_id: `feedback.refresh_session:${randomUUID()}`,
+      clickhouse_settings: { log_comment: 'feedback.refresh_session' },
     });
   }
 

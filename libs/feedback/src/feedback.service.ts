@@ -35,7 +35,10 @@ export class FeedbackService {
       throw new DomainError(ErrorCode.FORBIDDEN, 'this feedback token is for another trace or score name');
     }
     await this.repository.insert(scope, record);
-    if (!(await this.repository.traceKnown(scope, record.traceId))) {
+    if (await this.repository.traceKnown(scope, record.traceId)) {
+      // Session feedback is kept with the session's figures; a late trace brings its scores when it lands.
+      await this.repository.refreshSession(scope, record.traceId);
+    } else {
       this.unknownTraces++;
       this.onUnknownTrace();
     }

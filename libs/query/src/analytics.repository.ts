@@ -35,12 +35,21 @@ export interface CostRowRecord {
 
 export interface SessionRecord {
   session_id: string;
+  /** Per score name: count, sum of numeric values, count of numeric values (a named tuple: JSON objects). */
+  feedback: Array<{ name: string; count: number; sum: number; numeric: number }>;
   trace_count: number;
   cost_usd: number;
   input_tokens: number;
   output_tokens: number;
   first_seen: string;
   last_seen: string;
+}
+
+/** A session's scores per name, from its figures: count, and the mean of the numeric ones (null when none). */
+export function sessionScores(record: Pick<SessionRecord, 'feedback'>): Array<{ name: string; count: number; avg: number | null }> {
+  return (record.feedback ?? [])
+    .map(({ name, count, sum, numeric }) => ({ name, count: Number(count), avg: Number(numeric) > 0 ? Number(sum) / Number(numeric) : null }))
+    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 export interface SessionFilter {
@@ -132,14 +141,14 @@ export class AnalyticsRepository {
       );
     }
     const base = `
-      SELECT session_id, trace_count, cost_usd, input_tokens, output_tokens, first_seen, last_seen, user_id
+      SELECT session_id, trace_count, cost_usd, input_tokens, output_tokens, first_seen, last_seen, user_id, feedback
       FROM session_figures FINAL
       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${having.map((c) => ` AND ${c}`).join('')}`;
     const cursor = after ? ' WHERE (cost_usd, session_id) < ({afterCost:Float64}, {afterSession:String})' : '';
     const [rows, [count]] = await Promise.all([
       this.db.rows<SessionRecord>(
         'query.sessions_page',
-        `SELECT session_id, trace_count, cost_usd, input_tokens, output_tokens, first_seen, last_seen FROM (${base})${cursor} ORDER BY cost_usd DESC, session_id DESC LIMIT {limit:UInt32}`,
+        `SELECT session_id, trace_count, cost_usd, input_tokens, output_tokens, first_seen, last_seen, feedback FROM (${base})${cursor} ORDER BY cost_usd DESC, session_id DESC LIMIT {limit:UInt32}`,
         { ...params, ...(after ? { afterCost: after[0], afterSession: after[1] } : {}), limit: first + 1 },
       ),
       this.db.rows<{ n: number }>('query.sessions_count', `SELECT count() AS n FROM (${base})`, params),

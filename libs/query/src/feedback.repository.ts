@@ -8,14 +8,7 @@ export interface FeedbackRow {
   comment: string;
 }
 
-export interface SessionFeedbackRow {
-  session_id: string;
-  name: string;
-  count: number;
-  avg: number | null;
-}
-
-/** Reads of feedback (each client id once: FINAL), by trace and by session. */
+/** Reads of feedback (each client id once: FINAL) by trace; sessions keep theirs in session_figures. */
 export class FeedbackReadRepository {
   constructor(private readonly db: ScopedClickHouse) {}
 
@@ -26,21 +19,6 @@ export class FeedbackReadRepository {
        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id = {traceId:String}
        ORDER BY received_at, id`,
       { traceId },
-    );
-  }
-
-  /** Per session and score name: how many scores and their mean (NUMERIC and BOOLEAN as 1/0; null for text). */
-  sessionFeedback(sessionIds: string[]): Promise<SessionFeedbackRow[]> {
-    if (sessionIds.length === 0) return Promise.resolve([]);
-    return this.db.rows<SessionFeedbackRow>(
-      'query.session_feedback',
-      `SELECT t.session_id AS session_id, f.name AS name, count() AS count, avg(f.value_number) AS avg
-       FROM (SELECT trace_id, name, value_number FROM feedback FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}) AS f
-       INNER JOIN (SELECT trace_id, session_id FROM trace_figures FINAL
-                   WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND session_id IN {sessionIds:Array(String)}) AS t
-       ON f.trace_id = t.trace_id
-       GROUP BY session_id, name ORDER BY session_id, name`,
-      { sessionIds },
     );
   }
 }

@@ -1,7 +1,7 @@
 import { Args, Context, Int, Query, Resolver } from '@nestjs/graphql';
-import { AnalyticsRepository, FeedbackReadRepository, ScopedClickHouse, decodeCursor, encodeCursor, isoOf, pageSize } from '@spanforge/query';
+import { AnalyticsRepository, ScopedClickHouse, decodeCursor, encodeCursor, isoOf, pageSize, sessionScores } from '@spanforge/query';
 import { requireProject, type RequestContext } from '../graphql/request-context';
-import { CostDimension, CostRow, IterationLatency, SessionConnection, SessionFeedback, SessionFilterInput, TraceFilterInput } from './query.model';
+import { CostDimension, CostRow, IterationLatency, SessionConnection, SessionFilterInput, TraceFilterInput } from './query.model';
 
 async function repository(context: RequestContext): Promise<AnalyticsRepository> {
   const scope = await requireProject(context);
@@ -41,10 +41,6 @@ export class AnalyticsResolver {
     const { rows, total } = await new AnalyticsRepository(db).sessions(filter, size, cursor);
     const page = rows.slice(0, size);
     const last = page[page.length - 1];
-    const scores = new Map<string, SessionFeedback[]>();
-    for (const row of await new FeedbackReadRepository(db).sessionFeedback(page.map((r) => r.session_id))) {
-      scores.set(row.session_id, [...(scores.get(row.session_id) ?? []), { name: row.name, count: Number(row.count), avg: row.avg === null ? null : Number(row.avg) }]);
-    }
     return {
       nodes: page.map((r) => ({
         sessionId: r.session_id,
@@ -54,7 +50,7 @@ export class AnalyticsResolver {
         outputTokens: Number(r.output_tokens),
         firstSeen: isoOf(r.first_seen),
         lastSeen: isoOf(r.last_seen),
-        feedback: scores.get(r.session_id) ?? [],
+        feedback: sessionScores(r),
       })),
       totalCount: total,
       pageInfo: { hasNextPage: rows.length > size, endCursor: last ? encodeCursor([Number(last.cost_usd), last.session_id]) : null },
