@@ -72,8 +72,7 @@ async function main(): Promise<void> {
         gql: (i) => graphql('query($id: String!) { trace(traceId: $id) { traceId durationMs iterations costUsd inputTokens outputTokens errorCount spans { spanId parentSpanId name type startTime endTime durationMs statusCode model costUsd } } }', { id: traceIds[i % traceIds.length] }),
         sql: async (i) => {
           const id = traceIds[i % traceIds.length]!;
-          const bounds = (await traces.bounds(id))!;
-          await Promise.all([traces.figures(id, bounds.start_time, bounds.end_time), traces.spans(id, bounds.start_time, bounds.end_time, false)]);
+          await Promise.all([traces.latestFigures(id), traces.spans(id, undefined, undefined, false)]);
         },
       },
       tracesFirstPage: {

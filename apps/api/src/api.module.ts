@@ -1,14 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import { GraphQLModule } from '@nestjs/graphql';
-import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
-import type { FastifyRequest } from 'fastify';
 import type { Infrastructure } from '@spanforge/runtime';
 import { TenancyResolver } from './admin/tenancy.resolver';
-import { graphqlErrorFormatter } from './graphql/error-formatter';
+import { graphqlModule, type GraphqlDriver } from './graphql/graphql.drivers';
 import { GraphqlPassthroughFilter } from './graphql/passthrough.filter';
-import { queryLimitsRule } from './graphql/query-limits.rule';
-import { bearerOf, type RequestContext } from './graphql/request-context';
 import { HealthController } from './health/health.controller';
 import { INFRASTRUCTURE } from './infrastructure.token';
 import { AnalyticsResolver } from './query/analytics.resolver';
@@ -23,21 +18,10 @@ import { TraceResolver } from './query/trace.resolver';
 @Module({})
 export class ApiModule {
   /** The api is built around an already opened Infrastructure, so tests and the all-in-one share one. */
-  static forRoot(infra: Infrastructure): DynamicModule {
+  static forRoot(infra: Infrastructure, driver: GraphqlDriver = 'mercurius'): DynamicModule {
     return {
       module: ApiModule,
-      imports: [
-        GraphQLModule.forRoot<MercuriusDriverConfig>({
-          driver: MercuriusDriver,
-          path: '/graphql',
-          autoSchemaFile: true,
-          sortSchema: true,
-          graphiql: false,
-          context: (request: FastifyRequest): RequestContext => ({ bearer: bearerOf(request), infra }),
-          errorFormatter: graphqlErrorFormatter(infra.log.child('graphql')),
-          validationRules: [queryLimitsRule],
-        }),
-      ],
+      imports: [graphqlModule(infra, driver)],
       controllers: [HealthController, WaterfallController, FeedbackController, CostReportController],
       providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useClass: GraphqlPassthroughFilter }, TenancyResolver, TraceResolver, AnalyticsResolver, StatsResolver, FeedbackResolver, CostReportResolver],
     };

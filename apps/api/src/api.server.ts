@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Infrastructure } from '@spanforge/runtime';
 import { ApiModule } from './api.module';
+import type { GraphqlDriver } from './graphql/graphql.drivers';
 
 export interface RunningServer {
   url: string;
@@ -10,8 +11,8 @@ export interface RunningServer {
 }
 
 /** Starts GraphQL + REST on API_PORT and registers its shutdown step (stop accepting first). */
-export async function startApiServer(infra: Infrastructure): Promise<RunningServer> {
-  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(infra), new FastifyAdapter({ bodyLimit: 1024 * 1024 }), {
+export async function startApiServer(infra: Infrastructure, options: { driver?: GraphqlDriver } = {}): Promise<RunningServer> {
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(infra, options.driver), new FastifyAdapter({ bodyLimit: 1024 * 1024 }), {
     logger: infra.config.logLevel === 'debug' ? ['error', 'warn', 'log', 'debug'] : ['error', 'warn'],
     abortOnError: false,
   });

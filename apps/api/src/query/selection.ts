@@ -11,3 +11,11 @@ export function selects(info: GraphQLResolveInfo, field: string): boolean {
     });
   return info.fieldNodes.some((node) => visit(node.selectionSet));
 }
+
+/** Whether a `trace` query asks for `spans { attributes }` (one level down). */
+export function selectsSpanAttributes(info: GraphQLResolveInfo): boolean {
+  const spansNode = info.fieldNodes
+    .flatMap((node) => node.selectionSet?.selections ?? [])
+    .find((selection) => selection.kind === 'Field' && selection.name.value === 'spans');
+  return !!(spansNode && spansNode.kind === 'Field' && spansNode.selectionSet?.selections.some((s) => s.kind === 'Field' && s.name.value === 'attributes'));
+}

@@ -3,8 +3,11 @@ import { ScopedClickHouse, TraceRepository, type SpanRecord } from '@spanforge/q
 import { requireProject, type RequestContext } from '../graphql/request-context';
 import type { TraceSource } from './trace.mapper';
 
-/** Per request and trace, the spans are read once whichever fields (spans, critical path, findings) ask for them. */
-const loaded = new WeakMap<TraceSource, Promise<SpanRecord[]>>();
+/**
+ * Per request and trace, the spans are read once whichever fields (spans, critical path, findings)
+ * ask for them — and `trace` starts reading them while it reads the figures, when the query wants them.
+ */
+const loaded = new WeakMap<RequestContext, Map<string, Promise<SpanRecord[]>>>();
 const analysed = new WeakMap<TraceSource, Promise<TraceAnalysis>>();
 
 export async function repositoryFor(context: RequestContext): Promise<TraceRepository> {
@@ -12,11 +15,14 @@ export async function repositoryFor(context: RequestContext): Promise<TraceRepos
   return new TraceRepository(new ScopedClickHouse(context.infra.clickhouse, scope));
 }
 
-export function traceSpans(trace: TraceSource, context: RequestContext, withAttributes = false): Promise<SpanRecord[]> {
-  // Attributes make rows much larger; only a request that shows them reads them.
-  if (withAttributes) return repositoryFor(context).then((r) => r.spans(trace.traceId, trace.bounds.start, trace.bounds.end, true));
-  let spans = loaded.get(trace);
-  if (!spans) loaded.set(trace, (spans = repositoryFor(context).then((r) => r.spans(trace.traceId, trace.bounds.start, trace.bounds.end, false))));
+export function traceSpans(trace: { traceId: string; bounds: { start?: string; end?: string } }, context: RequestContext, withAttributes = false): Promise<SpanRecord[]> {
+  let cache = loaded.get(context);
+  if (!cache) loaded.set(context, (cache = new Map()));
+  // Attributes make rows much larger: a request that shows them reads them, the others do not.
+  const key = `${trace.traceId}|${withAttributes}`;
+  let spans = cache.get(key);
+  // Read by trace id alone (no days): the same read whether the figures came first or not.
+  if (!spans) cache.set(key, (spans = repositoryFor(context).then((r) => r.spans(trace.traceId, undefined, undefined, withAttributes))));
   return spans;
 }
 

@@ -6,9 +6,10 @@ import { requireProject, type RequestContext } from '../graphql/request-context'
 import { CriticalPathStep, FeedbackScore, Finding, Span, SpanDetail, Trace, TraceConnection, TraceFilterInput } from './query.model';
 import { repositoryFor, traceAnalysis, traceSpans } from './trace-analysis';
 import { toSpan, toTrace, typedAttributes, type TraceSource } from './trace.mapper';
-import { selects } from './selection';
+import { selects, selectsSpanAttributes } from './selection';
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
+const ANALYSIS_FIELDS = ['criticalPath', 'unaccountedMs', 'parallelism', 'retries', 'loopSuspected', 'findings'];
 const SPAN_ID = /^[0-9a-f]{16}$/;
 
 function checkTraceId(traceId: string): string {
@@ -21,12 +22,18 @@ function checkTraceId(traceId: string): string {
 @Resolver(() => Trace)
 export class TraceResolver {
   @Query(() => Trace, { nullable: true })
-  async trace(@Args('traceId') traceId: string, @Context() context: RequestContext): Promise<TraceSource | null> {
+  async trace(@Args('traceId') traceId: string, @Context() context: RequestContext, @Info() info: GraphQLResolveInfo): Promise<TraceSource | null> {
     const traces = await repositoryFor(context);
     const id = checkTraceId(traceId);
+    // The spans (when any field will need them) are read while the figures are.
+    const prefetch = { traceId: id, bounds: { start: undefined, end: undefined } };
+    if (selects(info, 'spans')) void traceSpans(prefetch, context, selectsSpanAttributes(info)).catch(() => undefined);
+    if (ANALYSIS_FIELDS.some((f) => selects(info, f))) void traceSpans(prefetch, context, false).catch(() => undefined);
+    const latest = await traces.latestFigures(id);
+    if (latest) return toTrace(latest);
+    // Not recomputed yet (its first batch is being written): the rollup has the figures already.
     const bounds = await traces.bounds(id);
-    if (!bounds) return null;
-    const figures = await traces.figures(id, bounds.start_time, bounds.end_time);
+    const figures = bounds && (await traces.figures(id, bounds.start_time, bounds.end_time));
     return figures ? toTrace(figures) : null;
   }
 
@@ -82,7 +89,9 @@ export class TraceResolver {
   @ResolveField(() => Float, { description: "The root's duration not covered by any of its children (time in the root's own code or unseen waits)." })
   async unaccountedMs(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
     const analysis = await traceAnalysis(trace, context);
-    return analysis.unaccountedMs.get(trace.rootSpanId) ?? 0;
+    // The critical path starts at the root.
+    const root = trace.rootSpanId || analysis.criticalPath[0]?.spanId || '';
+    return analysis.unaccountedMs.get(root) ?? 0;
   }
 
   @ResolveField(() => Float, { description: 'Sum of all span durations ÷ wall time: 1 is strictly sequential, higher means work ran in parallel.' })

@@ -1,0 +1,51 @@
+import type { DynamicModule } from '@nestjs/common';
+import { GraphQLModule } from '@nestjs/graphql';
+import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import type { FastifyRequest } from 'fastify';
+import { DomainError, ErrorCode } from '@spanforge/errors';
+import type { Infrastructure } from '@spanforge/runtime';
+import { graphqlErrorFormatter } from './error-formatter';
+import { queryLimitsRule } from './query-limits.rule';
+import { bearerOf, type RequestContext } from './request-context';
+
+export type GraphqlDriver = 'mercurius' | 'apollo';
+
+/**
+ * The GraphQL server: Mercurius on Fastify, kept because it measured faster than Apollo on the
+ * same resolvers (`npm run bench:graphql-drivers`, BENCHMARKS.md). Apollo stays selectable so the
+ * comparison can be run again; its packages are development dependencies.
+ */
+export function graphqlModule(infra: Infrastructure, driver: GraphqlDriver = 'mercurius'): DynamicModule {
+  if (driver === 'apollo') return apolloModule(infra);
+  return GraphQLModule.forRoot<MercuriusDriverConfig>({
+    driver: MercuriusDriver,
+    path: '/graphql',
+    autoSchemaFile: true,
+    sortSchema: true,
+    graphiql: false,
+    context: (request: FastifyRequest): RequestContext => ({ bearer: bearerOf(request), infra }),
+    errorFormatter: graphqlErrorFormatter(infra.log.child('graphql')),
+    validationRules: [queryLimitsRule],
+  });
+}
+
+function apolloModule(infra: Infrastructure): DynamicModule {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { ApolloDriver } = require('@nestjs/apollo') as typeof import('@nestjs/apollo');
+  return GraphQLModule.forRoot({
+    driver: ApolloDriver,
+    path: '/graphql',
+    autoSchemaFile: true,
+    sortSchema: true,
+    playground: false,
+    introspection: false,
+    context: ({ request }: { request: FastifyRequest }): RequestContext => ({ bearer: bearerOf(request), infra }),
+    validationRules: [queryLimitsRule],
+    formatError: (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+      const original = (error as GraphQLError).originalError;
+      if (original instanceof DomainError) return { ...formatted, message: original.message, extensions: { code: original.code } };
+      return original && !(original instanceof GraphQLError) ? { message: 'internal error', path: formatted.path, extensions: { code: ErrorCode.INTERNAL } } : formatted;
+    },
+  });
+}

@@ -1,0 +1,79 @@
+import 'reflect-metadata';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startApiServer } from '@spanforge/api-app';
+import { loadConfig } from '@spanforge/config';
+import { startInfrastructure } from '@spanforge/runtime';
+import { progress, writeResults } from './report';
+import { seedVolume } from './seed-volume';
+
+const SEQUENTIAL = 300;
+const CONCURRENT = 2_000;
+const CONCURRENCY = 16;
+
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return Number(sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!.toFixed(2));
+}
+
+/**
+ * `npm run bench:graphql-drivers`: the same resolvers behind Mercurius and behind Apollo (both on
+ * Fastify, in this process, on the same seeded data), measured in one run: latency of a light
+ * query, a trace and an aggregate one at a time, and requests/s of the light query 16 at a time.
+ */
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'spanforge-drivers-'));
+  chmodSync(dataDir, 0o755);
+  const infra = await startInfrastructure(loadConfig({ DATA_DIR: dataDir, HOST: '127.0.0.1', OTLP_HTTP_PORT: '0', OTLP_GRPC_PORT: '0', API_PORT: '0', LOG_LEVEL: 'warn' }), 'all-in-one');
+  try {
+    const seed = await seedVolume(infra, 100_000);
+    const [traceId] = (await (await infra.clickhouse.query({ query: 'SELECT trace_id FROM trace_index WHERE project_id = {p:String} LIMIT 1', query_params: { p: seed.projectId }, format: 'JSONEachRow' })).json<{ trace_id: string }>()).map((r) => r.trace_id);
+    const queries = {
+      light: { query: '{ currentProject { id name } }' },
+      trace: { query: 'query($id: String!) { trace(traceId: $id) { traceId durationMs costUsd spans { spanId name type durationMs } } }', variables: { id: traceId } },
+      aggregate: { query: 'query($f: TraceFilterInput) { latencyByIterations(filter: $f) { iterations traceCount p50Ms p99Ms } }', variables: { f: { from: seed.from, to: seed.to } } },
+    };
+    const results: Record<string, Record<string, number>> = {};
+    for (const driver of ['mercurius', 'apollo'] as const) {
+      const api = (await startApiServer(infra, { driver })).url;
+      const send = async (body: object) => {
+        const response = await fetch(`${api}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${seed.apiKey}` }, body: JSON.stringify(body) });
+        const json = (await response.json()) as { errors?: unknown };
+        if (json.errors) throw new Error(`${driver}: ${JSON.stringify(json.errors)}`);
+      };
+      const row: Record<string, number> = {};
+      for (const [name, body] of Object.entries(queries)) {
+        for (let i = 0; i < 20; i++) await send(body);
+        const samples: number[] = [];
+        for (let i = 0; i < SEQUENTIAL; i++) {
+          const started = performance.now();
+          await send(body);
+          samples.push(performance.now() - started);
+        }
+        row[`${name}P50Ms`] = percentile(samples, 0.5);
+        row[`${name}P99Ms`] = percentile(samples, 0.99);
+      }
+      let next = 0;
+      const started = performance.now();
+      await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+        while (next++ < CONCURRENT) await send(queries.light);
+      }));
+      row.lightRequestsPerSec = Math.round(CONCURRENT / ((performance.now() - started) / 1000));
+      results[driver] = row;
+      progress(`${driver}: ${JSON.stringify(row)}`);
+    }
+    writeResults({ graphqlDrivers: results });
+  } finally {
+    await infra.shutdown.run();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: Error) => {
+    process.stderr.write(`bench:graphql-drivers failed: ${error.stack ?? error.message}\n`);
+    process.exit(1);
+  },
+);
