@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import path from 'node:path';
-import { REFRESH_ALL_SESSION_FIGURES_SQL, REFRESH_DAY_TRACE_FIGURES_SQL } from '@spanforge/clickhouse';
+import { REFRESH_ALL_SESSION_FIGURES_SQL, REFRESH_COST_DAILY_SQL, REFRESH_DAY_TRACE_FIGURES_SQL } from '@spanforge/clickhouse';
 import { loadConfig } from '@spanforge/config';
 import { startInfrastructure, type Infrastructure } from '@spanforge/runtime';
 import { argument, progress } from './report';
@@ -105,6 +105,8 @@ export async function seedVolume(infra: Infrastructure, spans: number): Promise<
     process.stderr.write(`\rfigures: day ${d + 1} of ${SEED_DAYS + 1} `);
   }
   await infra.clickhouse.command({ query: REFRESH_ALL_SESSION_FIGURES_SQL, query_params: scope });
+  const days = Array.from({ length: SEED_DAYS + 1 }, (_, d) => new Date(SEED_BASE_MS + d * 86_400_000).toISOString().slice(0, 10));
+  await infra.clickhouse.command({ query: REFRESH_COST_DAILY_SQL, query_params: { ...scope, days } });
   process.stderr.write('\n');
   return {
     tenantId: tenant.id,

@@ -146,3 +146,13 @@ export const REFRESH_SESSION_FIGURES_SQL = refreshSessionFiguresSql(
 
 /** Recomputes every session of a project (bulk loads). */
 export const REFRESH_ALL_SESSION_FIGURES_SQL = refreshSessionFiguresSql('');
+
+/** Recomputes cost_daily (007_cost_daily.sql) for some days of one project from trace_figures. */
+export const REFRESH_COST_DAILY_SQL = `
+  INSERT INTO cost_daily (tenant_id, project_id, day, model, provider, span_type, service, cost_usd, input_tokens, output_tokens, spans, computed_at)
+  SELECT {tenantId:String}, {projectId:String}, toDate(start_time) AS d, r.model, r.provider, r.span_type, r.service,
+    sum(r.cost_usd), sum(r.input_tokens), sum(r.output_tokens), sum(r.spans), now64(6)
+  FROM (SELECT start_time, cost_rows FROM trace_figures FINAL
+        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND toDate(start_time) IN {days:Array(Date)})
+  ARRAY JOIN cost_rows AS r
+  GROUP BY d, r.model, r.provider, r.span_type, r.service`;

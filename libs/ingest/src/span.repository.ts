@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { REFRESH_SESSION_FIGURES_SQL, REFRESH_TRACE_FIGURES_SQL, type ClickHouseClient } from '@spanforge/clickhouse';
+import { REFRESH_COST_DAILY_SQL, REFRESH_SESSION_FIGURES_SQL, REFRESH_TRACE_FIGURES_SQL, type ClickHouseClient } from '@spanforge/clickhouse';
 
 export interface AccountingRow {
   tenant_id: string;
@@ -68,6 +68,12 @@ export class SpanRepository {
     const params = { ...project, traceIds, fromDay, toDay };
     await this.client.command({ query: REFRESH_TRACE_FIGURES_SQL, query_params: params, ...named('ingest.refresh_trace_figures') });
     await this.client.command({ query: REFRESH_SESSION_FIGURES_SQL, query_params: params, ...named('ingest.refresh_session_figures') });
+  }
+
+  /** Recomputes the daily cost rows of these days (UTC, of the traces' starts). */
+  async refreshCostDaily(project: ProjectRef, days: string[]): Promise<void> {
+    if (days.length === 0) return;
+    await this.client.command({ query: REFRESH_COST_DAILY_SQL, query_params: { ...project, days }, ...named('ingest.refresh_cost_daily') });
   }
 
   /**

@@ -90,6 +90,13 @@ export class SpanWriter {
       to = Math.max(to, last);
     }
     await this.repository.refreshFigures(ref, [...traces.keys()], day(from - DAY_S), day(to + DAY_S));
+    // A trace's day is the day it starts; its first span may be in an earlier batch, so the day before is included.
+    const days = new Set<string>();
+    for (const [first] of traces.values()) {
+      days.add(day(first));
+      days.add(day(first - DAY_S));
+    }
+    await this.repository.refreshCostDaily(ref, [...days]);
   }
 }
 

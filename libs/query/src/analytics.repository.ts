@@ -25,6 +25,15 @@ const DIMENSION_SQL: Record<CostDimension, string> = {
   SESSION: 'session_id',
 };
 
+const DAY_MS = 86_400_000;
+const DAILY_DIMENSION_SQL: Record<Exclude<CostDimension, 'SESSION'>, string> = {
+  MODEL: 'toString(model)',
+  PROVIDER: 'toString(provider)',
+  SPAN_TYPE: 'toString(span_type)',
+  SERVICE: 'toString(service)',
+  DAY: 'toString(day)',
+};
+
 export interface CostRowRecord {
   keys: string[];
   cost_usd: number;
@@ -90,6 +99,8 @@ export class AnalyticsRepository {
   async costBreakdown(groupBy: CostDimension[], filter: TraceFilter | undefined): Promise<CostRowRecord[]> {
     if (groupBy.length === 0 || groupBy.length > COST_DIMENSIONS.length) throw badInput('groupBy needs 1 to 6 dimensions');
     if (new Set(groupBy).size !== groupBy.length) throw badInput('groupBy repeats a dimension');
+    const daily = await this.costBreakdownDaily(groupBy, filter);
+    if (daily) return daily;
     const sql = traceFilterSql(filter);
     const keys = groupBy.map((d) => DIMENSION_SQL[d]);
     return this.db.rows<CostRowRecord>(
@@ -99,6 +110,29 @@ export class AnalyticsRepository {
        ARRAY JOIN cost_rows AS r${sql.traces}
        GROUP BY keys ORDER BY cost_usd DESC, keys LIMIT 10000`,
       sql.params,
+    );
+  }
+
+  /**
+   * The same answer from cost_daily (one row per day and model, provider, type, service), when the
+   * question fits it: no SESSION dimension, no filter but whole UTC days. Undefined otherwise.
+   */
+  private async costBreakdownDaily(groupBy: CostDimension[], filter: TraceFilter | undefined): Promise<CostRowRecord[] | undefined> {
+    if (groupBy.includes('SESSION')) return undefined;
+    const { from, to, ...rest } = filter ?? {};
+    if (Object.values(rest).some((v) => v !== undefined && v !== null)) return undefined;
+    const fromMs = parseInstant(from, 'filter.from');
+    const toMs = parseInstant(to, 'filter.to');
+    if ((fromMs !== undefined && fromMs % DAY_MS !== 0) || (toMs !== undefined && toMs % DAY_MS !== 0)) return undefined;
+    const keys = groupBy.map((d) => DAILY_DIMENSION_SQL[d as Exclude<CostDimension, 'SESSION'>]);
+    const conditions = [fromMs !== undefined ? " AND day >= toDate(fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC'))" : '', toMs !== undefined ? " AND day < toDate(fromUnixTimestamp64Milli({toMs:Int64}, 'UTC'))" : ''].join('');
+    return this.db.rows<CostRowRecord>(
+      'query.cost_breakdown_daily',
+      `SELECT [${keys.join(', ')}] AS keys, sum(cost_usd) AS cost_usd, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(spans) AS span_count
+       FROM cost_daily FINAL
+       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${conditions}
+       GROUP BY keys ORDER BY cost_usd DESC, keys LIMIT 10000`,
+      { ...(fromMs !== undefined ? { fromMs } : {}), ...(toMs !== undefined ? { toMs } : {}) },
     );
   }
 

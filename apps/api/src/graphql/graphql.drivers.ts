@@ -40,7 +40,8 @@ function apolloModule(infra: Infrastructure): DynamicModule {
     sortSchema: true,
     playground: false,
     introspection: false,
-    context: ({ request }: { request: FastifyRequest }): RequestContext => ({ bearer: bearerOf(request), infra }),
+    // @as-integrations/fastify calls the context function with (request, reply).
+    context: (request: FastifyRequest): RequestContext => ({ bearer: bearerOf(request), infra }),
     validationRules: [queryLimitsRule],
     formatError: (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
       const original = (error as GraphQLError).originalError;
