@@ -10,7 +10,8 @@ import { argument, progress } from './report';
  * ClickHouse (INSERT … SELECT FROM numbers(), a fixed seed in every hash, so the same N always gives
  * the same data), through the same materialized views as ingest. 10 spans a trace: a run root,
  * then three (agent, LLM, tool) blocks; 1–3 of the agents are iterations, ~10 % of roots state a
- * high iteration count (loops), 3 % of LLM calls fail, 20 traces a session, a model mix, over 30 days.
+ * high iteration count (loops), 3 % of LLM calls fail, 20 traces a session, a model mix, over 30 days,
+ * and feedback on ~40 % of the traces.
  */
 const SPANS_PER_TRACE = 10;
 const CHUNK_SPANS = 500_000;
@@ -97,6 +98,19 @@ export async function seedVolume(infra: Infrastructure, spans: number): Promise<
     process.stderr.write(`\r[${bar}] ${done.toLocaleString('en')} / ${total.toLocaleString('en')} spans  ${Math.round(rate).toLocaleString('en')} spans/s `);
   }
   process.stderr.write('\n');
+  // Feedback: ~30 % of traces get a "helpful" score (1–5) and ~10 % a thumbs up or down.
+  await infra.clickhouse.command({
+    query: `INSERT INTO feedback (tenant_id, project_id, trace_id, id, span_id, name, data_type, value_number, value_text, comment, source)
+      SELECT {tenantId:String}, {projectId:String},
+        lower(hex(reinterpretAsFixedString(cityHash64(t, 1)))) || lower(hex(reinterpretAsFixedString(cityHash64(t, 2)))),
+        concat('seed-', toString(t), '-', name), '', name, data_type, value, toString(value), '', 'seed'
+      FROM (
+        SELECT number AS t, cityHash64(t, 20) % 10 AS roll,
+          if(roll < 3, 'helpful', 'thumbs') AS name, if(roll < 3, 'NUMERIC', 'BOOLEAN') AS data_type,
+          toFloat64(if(roll < 3, 1 + cityHash64(t, 21) % 5, cityHash64(t, 22) % 2)) AS value
+        FROM numbers({traces:UInt64}) WHERE roll < 4)`,
+    query_params: { tenantId: tenant.id, projectId: project.id, traces },
+  });
   // Bulk loads skip the worker, so the per-trace and per-session figures are computed here, a day at a time.
   const scope = { tenantId: tenant.id, projectId: project.id };
   for (let d = 0; d <= SEED_DAYS; d++) {
