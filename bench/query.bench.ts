@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startApiServer } from '@spanforge/api-app';
+import { REFRESH_TRACE_FIGURES_SQL } from '@spanforge/clickhouse';
 import { loadConfig } from '@spanforge/config';
 import { AnalyticsRepository, ScopedClickHouse, TraceRepository } from '@spanforge/query';
 import { startInfrastructure } from '@spanforge/runtime';
@@ -33,6 +34,25 @@ async function time(run: (i: number) => Promise<unknown>): Promise<Timing> {
   return summarise(samples);
 }
 
+/** One trace of 10,000 spans (a root and 9,999 sequential tool calls), for the large-trace target. */
+async function seedLargeTrace(infra: Awaited<ReturnType<typeof startInfrastructure>>, seed: SeedResult): Promise<string> {
+  const traceId = 'f'.repeat(16) + '0'.repeat(15) + '1';
+  const scope = { tenantId: seed.tenantId, projectId: seed.projectId };
+  await infra.clickhouse.command({
+    query: `INSERT INTO spans (tenant_id, project_id, trace_id, span_id, parent_span_id, name, kind, service_name, start_time, end_time, duration_ns, status_code, span_type, tool_name, attributes)
+      SELECT {tenantId:String}, {projectId:String}, {traceId:String}, lower(hex(toUInt64(number + 1))), if(number = 0, '', lower(hex(toUInt64(1)))),
+        if(number = 0, 'batch.run', concat('execute_tool step-', toString(number))), 'INTERNAL', 'bench-agent',
+        fromUnixTimestamp64Milli(toInt64({base:Int64} + if(number = 0, 0, number)), 'UTC'),
+        fromUnixTimestamp64Milli(toInt64({base:Int64} + if(number = 0, 20000, number + 1)), 'UTC'),
+        toUInt64(if(number = 0, 20000, 1) * 1000000), 'UNSET', if(number = 0, 'RUN', 'TOOL'), if(number = 0, '', 'tool'), map('step', toString(number))
+      FROM numbers(10000)`,
+    query_params: { ...scope, traceId, base: Date.parse(seed.from) + 3_600_000 },
+  });
+  const day = seed.from.slice(0, 10);
+  await infra.clickhouse.command({ query: REFRESH_TRACE_FIGURES_SQL, query_params: { ...scope, traceIds: [traceId], fromDay: day, toDay: day } });
+  return traceId;
+}
+
 /**
  * `npm run bench:query [-- --spans N] [--data-dir DIR]`: each aggregate RUNS times through GraphQL
  * and the same SQL straight through the query layer, on a seeded dataset (seeded once per data
@@ -54,6 +74,7 @@ async function main(): Promise<void> {
       seed = await seedVolume(infra, spans);
       writeFileSync(seedFile, JSON.stringify(seed), { mode: 0o600 });
     }
+    const largeTraceId = await seedLargeTrace(infra, seed);
     const api = (await startApiServer(infra)).url;
     const scope = { tenantId: seed.tenantId, projectId: seed.projectId };
     const db = new ScopedClickHouse(infra.clickhouse, scope);
@@ -74,6 +95,10 @@ async function main(): Promise<void> {
           const id = traceIds[i % traceIds.length]!;
           await Promise.all([traces.latestFigures(id), traces.spans(id, undefined, undefined, false)]);
         },
+      },
+      trace10kSpans: {
+        gql: () => graphql('query($id: String!) { trace(traceId: $id) { traceId durationMs spans { spanId parentSpanId name type durationMs statusCode } criticalPath { spanId } } }', { id: largeTraceId }),
+        sql: () => traces.spans(largeTraceId, undefined, undefined, false),
       },
       tracesFirstPage: {
         gql: () => graphql('query($f: TraceFilterInput) { traces(filter: $f, first: 20) { nodes { traceId durationMs costUsd iterations } totalCount } }', { f: range }),
