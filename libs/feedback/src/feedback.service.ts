@@ -14,8 +14,6 @@ const MAX_TOKEN_TTL_S = 86_400;
 
 /** Feedback: accept scores (with a key or a token), score configs, browser-safe tokens. */
 export class FeedbackService {
-  private unknownTraces = 0;
-
   constructor(
     private readonly repository: FeedbackRepository,
     private readonly pepper: string,
@@ -26,7 +24,7 @@ export class FeedbackService {
   /**
    * Validates against the name's config and stores the score; with a token, only for the trace
    * and name the token was made for. Scores for traces not stored yet are kept (late arrival) and
-   * counted in `unknownTraceFeedback`.
+   * reported to `onUnknownTrace` (a /metrics counter).
    */
   async submit(scope: FeedbackScope, input: FeedbackInput, token?: FeedbackTokenClaims): Promise<FeedbackRecord> {
     const name = typeof input?.name === 'string' ? input.name.trim() : '';
@@ -39,15 +37,9 @@ export class FeedbackService {
       // Session feedback is kept with the session's figures; a late trace brings its scores when it lands.
       await this.repository.refreshSession(scope, record.traceId);
     } else {
-      this.unknownTraces++;
       this.onUnknownTrace();
     }
     return record;
-  }
-
-  /** Feedback accepted for a trace that was not stored (yet) at the time, since this process started. */
-  get unknownTraceFeedback(): number {
-    return this.unknownTraces;
   }
 
   async createScoreConfig(scope: FeedbackScope, input: { name: string; dataType: ScoreType; minValue?: number | null; maxValue?: number | null; categories?: string[] | null }): Promise<ScoreConfig> {
