@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { DomainError, ErrorCode } from '@spanforge/errors';
 import { credentialFrom, tokensEqual, type ProjectScope } from '@spanforge/tenancy';
 import type { Infrastructure } from '@spanforge/runtime';
+import { ScopedClickHouse } from '@spanforge/query';
 
 /** What a GraphQL request may do, decided once per request from its bearer token. */
 export interface RequestContext {
@@ -27,4 +28,9 @@ export async function requireProject(context: RequestContext): Promise<ProjectSc
   const scope = await context.scope;
   if (!scope) throw new DomainError(ErrorCode.UNAUTHENTICATED, 'a valid project API key is required');
   return scope;
+}
+
+/** The request's project, as the only way resolvers reach ClickHouse: every query it runs is scoped to it. */
+export async function projectClickHouse(context: RequestContext): Promise<ScopedClickHouse> {
+  return new ScopedClickHouse(context.infra.clickhouse, await requireProject(context));
 }

@@ -1,11 +1,10 @@
 import { Args, Context, Int, Query, Resolver } from '@nestjs/graphql';
-import { AnalyticsRepository, ScopedClickHouse, decodeCursor, encodeCursor, isoOf, pageSize, sessionScores } from '@spanforge/query';
-import { requireProject, type RequestContext } from '../graphql/request-context';
+import { AnalyticsRepository, decodeCursor, encodeCursor, isoOf, pageSize, sessionScores } from '@spanforge/query';
+import { projectClickHouse, type RequestContext } from '../graphql/request-context';
 import { CostDimension, CostRow, IterationLatency, SessionConnection, SessionFilterInput, TraceFilterInput } from './query.model';
 
 async function repository(context: RequestContext): Promise<AnalyticsRepository> {
-  const scope = await requireProject(context);
-  return new AnalyticsRepository(new ScopedClickHouse(context.infra.clickhouse, scope));
+  return new AnalyticsRepository(await projectClickHouse(context));
 }
 
 /** CONTRACT section 5 aggregates, served from the rollups. */
@@ -36,9 +35,7 @@ export class AnalyticsResolver {
   ): Promise<SessionConnection> {
     const size = pageSize(first);
     const cursor = decodeCursor(after, ['number', 'string']) as [number, string] | undefined;
-    const scope = await requireProject(context);
-    const db = new ScopedClickHouse(context.infra.clickhouse, scope);
-    const { rows, total } = await new AnalyticsRepository(db).sessions(filter, size, cursor);
+    const { rows, total } = await (await repository(context)).sessions(filter, size, cursor);
     const page = rows.slice(0, size);
     const last = page[page.length - 1];
     return {

@@ -1,11 +1,10 @@
 import { Args, Context, Query, Resolver } from '@nestjs/graphql';
-import { ScopedClickHouse, StatsRepository, isoOf } from '@spanforge/query';
-import { requireProject, type RequestContext } from '../graphql/request-context';
+import { StatsRepository, isoOf } from '@spanforge/query';
+import { projectClickHouse, type RequestContext } from '../graphql/request-context';
 import { IngestMinute, ModelStats, SpanType, SpanTypeStats, TraceFilterInput } from './query.model';
 
 async function repository(context: RequestContext): Promise<StatsRepository> {
-  const scope = await requireProject(context);
-  return new StatsRepository(new ScopedClickHouse(context.infra.clickhouse, scope));
+  return new StatsRepository(await projectClickHouse(context));
 }
 
 const nullable = (value: number | null | undefined) => (value === null || value === undefined ? null : Number(value));

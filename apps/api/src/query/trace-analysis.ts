@@ -1,6 +1,6 @@
 import { analyseTrace, type TraceAnalysis } from '@spanforge/analysis';
-import { ScopedClickHouse, TraceRepository, type SpanRecord } from '@spanforge/query';
-import { requireProject, type RequestContext } from '../graphql/request-context';
+import { TraceRepository, type SpanRecord } from '@spanforge/query';
+import { projectClickHouse, type RequestContext } from '../graphql/request-context';
 import type { TraceSource } from './trace.mapper';
 
 /**
@@ -11,8 +11,7 @@ const loaded = new WeakMap<RequestContext, Map<string, Promise<SpanRecord[]>>>()
 const analysed = new WeakMap<TraceSource, Promise<TraceAnalysis>>();
 
 export async function repositoryFor(context: RequestContext): Promise<TraceRepository> {
-  const scope = await requireProject(context);
-  return new TraceRepository(new ScopedClickHouse(context.infra.clickhouse, scope));
+  return new TraceRepository(await projectClickHouse(context));
 }
 
 export function traceSpans(trace: { traceId: string; bounds: { start?: string; end?: string } }, context: RequestContext, withAttributes = false): Promise<SpanRecord[]> {

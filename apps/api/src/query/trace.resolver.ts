@@ -1,8 +1,8 @@
 import { Args, Context, Float, Info, Int, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import type { GraphQLResolveInfo } from 'graphql';
-import { FeedbackReadRepository, ScopedClickHouse, decodeCursor, encodeCursor, pageSize } from '@spanforge/query';
+import { FeedbackReadRepository, decodeCursor, encodeCursor, pageSize } from '@spanforge/query';
 import { badInput } from '@spanforge/errors';
-import { requireProject, type RequestContext } from '../graphql/request-context';
+import { projectClickHouse, type RequestContext } from '../graphql/request-context';
 import { CriticalPathStep, FeedbackScore, Finding, Span, SpanDetail, Trace, TraceConnection, TraceFilterInput } from './query.model';
 import { repositoryFor, traceAnalysis, traceSpans } from './trace-analysis';
 import { toSpan, toTrace, typedAttributes, type TraceSource } from './trace.mapper';
@@ -111,8 +111,7 @@ export class TraceResolver {
 
   @ResolveField(() => [FeedbackScore], { description: 'Scores sent for this trace (or its spans), oldest first.' })
   async feedback(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<FeedbackScore[]> {
-    const scope = await requireProject(context);
-    const rows = await new FeedbackReadRepository(new ScopedClickHouse(context.infra.clickhouse, scope)).traceFeedback(trace.traceId);
+    const rows = await new FeedbackReadRepository(await projectClickHouse(context)).traceFeedback(trace.traceId);
     return rows.map((r) => ({
       name: r.name,
       value: r.data_type === 'NUMERIC' ? Number(r.value_number) : r.data_type === 'BOOLEAN' ? Number(r.value_number) === 1 : r.value_text,
