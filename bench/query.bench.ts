@@ -43,15 +43,32 @@ function post(url: string, body: string, apiKey: string): Promise<string> {
   });
 }
 
-async function time(run: (i: number) => Promise<unknown>): Promise<Timing> {
-  for (let i = 0; i < WARMUP; i++) await run(i);
-  const samples: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
+/**
+ * Both forms of a query, interleaved (SQL then GraphQL, then GraphQL then SQL, …) so that drift in
+ * the machine's load lands on both sides of the ratio alike.
+ */
+async function timePair(sqlRun: (i: number) => Promise<unknown>, gqlRun: (i: number) => Promise<unknown>): Promise<{ sql: Timing; gql: Timing }> {
+  for (let i = 0; i < WARMUP; i++) {
+    await sqlRun(i);
+    await gqlRun(i);
+  }
+  const sql: number[] = [];
+  const gql: number[] = [];
+  const measure = async (run: (i: number) => Promise<unknown>, i: number, into: number[]) => {
     const started = performance.now();
     await run(i);
-    samples.push(performance.now() - started);
+    into.push(performance.now() - started);
+  };
+  for (let i = 0; i < RUNS; i++) {
+    if (i % 2 === 0) {
+      await measure(sqlRun, i, sql);
+      await measure(gqlRun, i, gql);
+    } else {
+      await measure(gqlRun, i, gql);
+      await measure(sqlRun, i, sql);
+    }
   }
-  return summarise(samples);
+  return { sql: summarise(sql), gql: summarise(gql) };
 }
 
 /** One trace of 10,000 spans (a root and 9,999 sequential tool calls), for the large-trace target. */
@@ -138,8 +155,7 @@ async function main(): Promise<void> {
     };
     const query: Record<string, Timing & { sqlP50Ms: number; sqlP99Ms: number; ratio: number }> = {};
     for (const [name, run] of Object.entries(cases)) {
-      const sql = await time(run.sql);
-      const gql = await time(run.gql);
+      const { sql, gql } = await timePair(run.sql, run.gql);
       query[name] = { ...gql, sqlP50Ms: sql.p50Ms, sqlP99Ms: sql.p99Ms, ratio: Number((gql.p50Ms / sql.p50Ms).toFixed(2)) };
       progress(`${name}: GraphQL p50 ${gql.p50Ms} ms p99 ${gql.p99Ms} ms; SQL p50 ${sql.p50Ms} ms p99 ${sql.p99Ms} ms`);
     }
