@@ -1,10 +1,7 @@
 import 'reflect-metadata';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { startApiServer } from '@spanforge/api-app';
-import { loadConfig } from '@spanforge/config';
-import { startInfrastructure } from '@spanforge/runtime';
+import { startBenchInfrastructure, temporaryDataDir } from './bench-infrastructure';
 import { progress, writeResults } from './report';
 import { seedVolume } from './seed-volume';
 
@@ -23,9 +20,8 @@ function percentile(samples: number[], p: number): number {
  * query, a trace and an aggregate one at a time, and requests/s of the light query 16 at a time.
  */
 async function main(): Promise<void> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'spanforge-drivers-'));
-  chmodSync(dataDir, 0o755);
-  const infra = await startInfrastructure(loadConfig({ DATA_DIR: dataDir, HOST: '127.0.0.1', OTLP_HTTP_PORT: '0', OTLP_GRPC_PORT: '0', API_PORT: '0', LOG_LEVEL: 'warn' }), 'all-in-one');
+  const dataDir = temporaryDataDir('spanforge-drivers-');
+  const infra = await startBenchInfrastructure(dataDir);
   try {
     const seed = await seedVolume(infra, 100_000);
     const [traceId] = (await (await infra.clickhouse.query({ query: 'SELECT trace_id FROM trace_index WHERE project_id = {p:String} LIMIT 1', query_params: { p: seed.projectId }, format: 'JSONEachRow' })).json<{ trace_id: string }>()).map((r) => r.trace_id);

@@ -1,21 +1,21 @@
 import 'reflect-metadata';
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '@spanforge/config';
 import { startGateway } from '@spanforge/gateway-app';
 import { SPAN_BATCH, startWorkers } from '@spanforge/worker-app';
 import { decodeProtobufExport } from '@spanforge/otlp';
 import { normalizeSpan } from '@spanforge/semconv';
 import { PriceTable, priceSpan } from '@spanforge/pricing';
 import { SpanRepository, toSpanRow, type SpanRow } from '@spanforge/ingest';
-import { startInfrastructure, type Infrastructure } from '@spanforge/runtime';
+import type { Infrastructure } from '@spanforge/runtime';
 import { buildCorpus, type Corpus } from './corpus';
 import { cpuSince, cpuSnapshot } from './cpu';
 import { profiled } from './profile';
 import { measureQueueHop } from './queue-hop';
+import { startBenchInfrastructure, temporaryDataDir } from './bench-infrastructure';
 import { argument, progress, writeResults } from './report';
 
 const run = promisify(execFile);
@@ -34,10 +34,8 @@ async function main(): Promise<void> {
   const decode = measureDecode(corpus);
   progress(`decode: ${Math.round(decode)} spans/s on one core`);
 
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'spanforge-bench-'));
-  chmodSync(dataDir, 0o755);
-  const config = loadConfig({ DATA_DIR: dataDir, HOST: '127.0.0.1', OTLP_HTTP_PORT: '0', OTLP_GRPC_PORT: '0', API_PORT: '0', LOG_LEVEL: 'warn', QUEUE_MAX_BACKLOG: '1000000' });
-  const infra = await startInfrastructure(config, 'all-in-one');
+  const dataDir = temporaryDataDir('spanforge-bench-');
+  const infra = await startBenchInfrastructure(dataDir, { QUEUE_MAX_BACKLOG: '1000000' });
   try {
     const queueHop = await measureQueueHop(infra, corpus);
     progress(`queue hop: per-span JSON jobs ${queueHop.perSpanJsonCpuUsPerSpan.toFixed(1)} µs CPU/span, one job per export ${queueHop.perExportBytesCpuUsPerSpan.toFixed(1)} µs CPU/span`);

@@ -4,10 +4,10 @@ import http from 'node:http';
 import path from 'node:path';
 import { startApiServer } from '@spanforge/api-app';
 import { REFRESH_TRACE_FIGURES_SQL } from '@spanforge/clickhouse';
-import { loadConfig } from '@spanforge/config';
 import { AnalyticsRepository, ScopedClickHouse, TraceRepository } from '@spanforge/query';
 import { startInfrastructure } from '@spanforge/runtime';
-import { argument, progress, writeResults } from './report';
+import { startBenchInfrastructure, seededDatasetArguments } from './bench-infrastructure';
+import { progress, writeResults } from './report';
 import { seedVolume, type SeedResult } from './seed-volume';
 
 const RUNS = 30;
@@ -96,10 +96,8 @@ async function seedLargeTrace(infra: Awaited<ReturnType<typeof startInfrastructu
  * directory and size; see seed-volume.ts). Reports p50/p99 of both and their ratio.
  */
 async function main(): Promise<void> {
-  const spans = Number(argument('--spans', '1000000'));
-  const dataDir = path.resolve(argument('--data-dir', '.data-bench'));
-  const config = loadConfig({ DATA_DIR: dataDir, HOST: '127.0.0.1', OTLP_HTTP_PORT: '0', OTLP_GRPC_PORT: '0', API_PORT: '0', LOG_LEVEL: 'warn' });
-  const infra = await startInfrastructure(config, 'all-in-one');
+  const { spans, dataDir } = seededDatasetArguments();
+  const infra = await startBenchInfrastructure(dataDir);
   try {
     const seedFile = path.join(dataDir, `seed-${spans}.json`);
     let seed: SeedResult;

@@ -1,9 +1,8 @@
 import 'reflect-metadata';
-import path from 'node:path';
 import { REFRESH_ALL_SESSION_FIGURES_SQL, REFRESH_COST_DAILY_SQL, REFRESH_DAY_TRACE_FIGURES_SQL } from '@spanforge/clickhouse';
-import { loadConfig } from '@spanforge/config';
-import { startInfrastructure, type Infrastructure } from '@spanforge/runtime';
-import { argument, progress } from './report';
+import type { Infrastructure } from '@spanforge/runtime';
+import { startBenchInfrastructure, seededDatasetArguments } from './bench-infrastructure';
+import { progress } from './report';
 
 /**
  * `npm run seed:volume -- --spans N [--data-dir DIR]`: N spans of agent traces generated inside
@@ -134,10 +133,8 @@ export async function seedVolume(infra: Infrastructure, spans: number): Promise<
 }
 
 async function main(): Promise<void> {
-  const spans = Number(argument('--spans', '1000000'));
-  const dataDir = path.resolve(argument('--data-dir', '.data-bench'));
-  const config = loadConfig({ DATA_DIR: dataDir, HOST: '127.0.0.1', OTLP_HTTP_PORT: '0', OTLP_GRPC_PORT: '0', API_PORT: '0', LOG_LEVEL: 'warn' });
-  const infra = await startInfrastructure(config, 'all-in-one');
+  const { spans, dataDir } = seededDatasetArguments();
+  const infra = await startBenchInfrastructure(dataDir);
   try {
     progress(`seeding ${spans.toLocaleString('en')} spans into ${dataDir}`);
     const result = await seedVolume(infra, spans);

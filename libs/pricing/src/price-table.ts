@@ -84,14 +84,23 @@ function epochMs(at: Instant): number {
   return Number.isFinite(ms) ? ms : Number.POSITIVE_INFINITY;
 }
 
-function bundledRows(): RowInput[] {
-  const version = `bundled:${PRICE_TABLE_VERSION}`;
-  const source: PriceSource = 'price_table';
-  return BUNDLED_PRICES.map((p) => ({
+/** What a bundled price or an override has in common; cache prices default to the input price. */
+interface PriceRowSource {
+  model: string;
+  provider: string;
+  inputPerMTok: number;
+  outputPerMTok: number;
+  cacheReadPerMTok?: number | null;
+  cacheWritePerMTok?: number | null;
+  effectiveFrom: string;
+}
+
+function rowInput(p: PriceRowSource, aliases: readonly string[], fromMs: number, version: string, source: PriceSource): RowInput {
+  return {
     model: p.model,
     provider: p.provider,
-    aliases: p.aliases ?? [],
-    fromMs: utcDayMs(p.effectiveFrom),
+    aliases,
+    fromMs,
     quote: {
       model: p.model,
       provider: p.provider,
@@ -103,7 +112,12 @@ function bundledRows(): RowInput[] {
       version,
       source,
     },
-  }));
+  };
+}
+
+function bundledRows(): RowInput[] {
+  const version = `bundled:${PRICE_TABLE_VERSION}`;
+  return BUNDLED_PRICES.map((p) => rowInput(p, p.aliases ?? [], utcDayMs(p.effectiveFrom), version, 'price_table'));
 }
 
 let bundledTable: PriceTable | undefined;
@@ -155,23 +169,7 @@ export class PriceTable {
   withOverrides(overrides: readonly PriceOverride[]): PriceTable {
     const valid = validatePriceOverrides(overrides);
     const conflicts: string[] = [];
-    const rows: RowInput[] = valid.map((o) => ({
-      model: o.model,
-      provider: o.provider,
-      aliases: o.aliases,
-      fromMs: o.effectiveFromMs,
-      quote: {
-        model: o.model,
-        provider: o.provider,
-        inputPerMTok: o.inputPerMTok,
-        outputPerMTok: o.outputPerMTok,
-        cacheReadPerMTok: o.cacheReadPerMTok ?? o.inputPerMTok,
-        cacheWritePerMTok: o.cacheWritePerMTok ?? o.inputPerMTok,
-        effectiveFrom: o.effectiveFrom,
-        version: `override:${o.id}`,
-        source: 'override',
-      },
-    }));
+    const rows = valid.map((o) => rowInput(o, o.aliases, o.effectiveFromMs, `override:${o.id}`, 'override'));
     const index = buildIndex(rows, (key, first, second) => conflicts.push(`price overrides: '${key}' names both ${first} and ${second}`));
     if (conflicts.length > 0) throw badInput(conflicts.join('; '));
     return new PriceTable(this.bundledIndex, index, this.withoutOverrides ?? this);

@@ -1,0 +1,24 @@
+import { chmodSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '@spanforge/config';
+import { startInfrastructure, type Infrastructure } from '@spanforge/runtime';
+import { argument } from './report';
+
+/** The all-in-one's services on `dataDir`, quiet, on ports the system picks; `settings` adds to or overrides that. */
+export function startBenchInfrastructure(dataDir: string, settings: Record<string, string> = {}): Promise<Infrastructure> {
+  const config = loadConfig({ DATA_DIR: dataDir, HOST: '127.0.0.1', OTLP_HTTP_PORT: '0', OTLP_GRPC_PORT: '0', API_PORT: '0', LOG_LEVEL: 'warn', ...settings });
+  return startInfrastructure(config, 'all-in-one');
+}
+
+/** A fresh data directory under the system's temp dir, readable by the postgres user embedded PostgreSQL runs as. */
+export function temporaryDataDir(prefix: string): string {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  chmodSync(dataDir, 0o755);
+  return dataDir;
+}
+
+/** `--spans N` and `--data-dir DIR` of the seeded benchmarks (default 1,000,000 spans in .data-bench). */
+export function seededDatasetArguments(): { spans: number; dataDir: string } {
+  return { spans: Number(argument('--spans', '1000000')), dataDir: path.resolve(argument('--data-dir', '.data-bench')) };
+}
