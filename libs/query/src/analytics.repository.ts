@@ -1,7 +1,7 @@
 import { badInput } from '@spanforge/errors';
 import type { ScopedClickHouse } from './scoped-clickhouse';
 import { parseInstant } from './query.values';
-import { traceFilterSql, type TraceFilter } from './trace-filter';
+import { feedbackBounds, traceFilterSql, type TraceFilter } from './trace-filter';
 
 export interface IterationLatencyRow {
   iterations: number;
@@ -158,14 +158,7 @@ export class AnalyticsRepository {
     if (f.feedback) {
       if (typeof f.feedback.name !== 'string' || f.feedback.name.length === 0 || f.feedback.name.length > 100) throw badInput('filter.feedback.name must be 1 to 100 characters');
       params.feedbackName = f.feedback.name;
-      const bounds: string[] = [];
-      for (const [bound, op] of [['min', '>='], ['max', '<=']] as const) {
-        const value = f.feedback[bound];
-        if (value === undefined || value === null) continue;
-        if (!Number.isFinite(value)) throw badInput(`filter.feedback.${bound} must be a number`);
-        params[`feedback_${bound}`] = value;
-        bounds.push(`avg(f.value_number) ${op} {feedback_${bound}:Float64}`);
-      }
+      const bounds = feedbackBounds(f.feedback, 'f.value_number', params);
       having.push(
         `session_id IN (SELECT t.session_id FROM
            (SELECT trace_id, value_number FROM feedback FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND name = {feedbackName:String}) AS f

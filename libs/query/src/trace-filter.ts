@@ -40,6 +40,22 @@ export interface TraceFilterSql {
   params: Record<string, unknown>;
 }
 
+/**
+ * The conditions a feedback filter's min and max put on the average of `column` (for a HAVING),
+ * their values bound into params as feedback_min and feedback_max.
+ */
+export function feedbackBounds(feedback: Pick<FeedbackScoreFilter, 'min' | 'max'>, column: string, params: Record<string, unknown>): string[] {
+  const conditions: string[] = [];
+  for (const [bound, op] of [['min', '>='], ['max', '<=']] as const) {
+    const value = feedback[bound];
+    if (value === undefined || value === null) continue;
+    if (!Number.isFinite(value)) throw badInput(`filter.feedback.${bound} must be a number`);
+    params[`feedback_${bound}`] = value;
+    conditions.push(`avg(${column}) ${op} {feedback_${bound}:Float64}`);
+  }
+  return conditions;
+}
+
 function text(value: string | undefined, field: string): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string' || value.length > MAX_TEXT) throw badInput(`${field} must be a string of at most ${MAX_TEXT} characters`);
@@ -113,14 +129,7 @@ export function traceFilterSql(filter: TraceFilter | undefined): TraceFilterSql 
   });
   if (f.feedback) {
     params.feedbackName = text(f.feedback.name, 'filter.feedback.name');
-    const having: string[] = [];
-    for (const [bound, op] of [['min', '>='], ['max', '<=']] as const) {
-      const value = f.feedback[bound];
-      if (value === undefined || value === null) continue;
-      if (!Number.isFinite(value)) throw badInput(`filter.feedback.${bound} must be a number`);
-      params[`feedback_${bound}`] = value;
-      having.push(`avg(value_number) ${op} {feedback_${bound}:Float64}`);
-    }
+    const having = feedbackBounds(f.feedback, 'value_number', params);
     traces.push(
       `trace_id IN (SELECT trace_id FROM feedback FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND name = {feedbackName:String} GROUP BY trace_id${having.length ? ` HAVING ${having.join(' AND ')}` : ''})`,
     );
