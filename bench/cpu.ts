@@ -11,7 +11,8 @@ export function cpuSnapshot(): { node: number; postgres: number } {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       if (!stat.includes('(postgres)')) continue;
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      postgres += (Number(fields[11]) + Number(fields[12])) / ticks;
+      // utime + stime, and cutime + cstime: the postmaster holds the time of the backends that ended.
+      postgres += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / ticks;
     } catch {
       // The process ended while we looked.
     }

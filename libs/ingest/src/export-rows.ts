@@ -12,7 +12,7 @@ import { toSpanRow, type SpanPrice, type SpanRow } from './span.row';
 export interface RowChunk {
   tenantId: string;
   projectId: string;
-  /** JSONEachRow lines, each ending in '\n'. */
+  /** JSONEachRow lines, each ending in '\n'; emptied by the writer once inserted. */
   text: string;
   rows: number;
   /** Per trace of the export: [traceId, earliest start, latest start] in seconds since the epoch. */

@@ -77,23 +77,28 @@ export class SpanRepository {
   }
 
   /**
-   * Gives earlier, session-less spans of these traces their trace's session by writing them
-   * again with it: the newer copy replaces the old one (ReplacingMergeTree) and the session
-   * rollup picks it up; the idempotent rollups are unchanged by the copy.
+   * The stored, session-less spans of these traces as JSONEachRow lines, each given its trace's
+   * session and a newer `ingested_at`: inserted again, the copy replaces the old row
+   * (ReplacingMergeTree) and the session rollup picks it up; the idempotent rollups are unchanged.
+   * Only a read: the lines ride along with the next batch's insert (an insert has a fixed cost).
    */
-  async backfillSessions(project: ProjectRef, sessions: Map<string, string>, fromDay: string, toDay: string): Promise<void> {
-    if (sessions.size === 0) return;
-    await this.client.command({
+  async sessionlessSpanLines(project: ProjectRef, sessions: Map<string, string>, fromDay: string, toDay: string): Promise<{ text: string; rows: number }> {
+    if (sessions.size === 0) return { text: '', rows: 0 };
+    const result = await this.client.query({
       // The filter sits in a subquery: in the outer SELECT the REPLACE alias would shadow session_id.
-      query: `INSERT INTO spans
-              SELECT * REPLACE (transform(trace_id, {traceIds:Array(String)}, {sessionIds:Array(String)}, '') AS session_id, now64(3) AS ingested_at)
+      query: `SELECT * REPLACE (transform(trace_id, {traceIds:Array(String)}, {sessionIds:Array(String)}, '') AS session_id, now64(3) AS ingested_at)
               FROM (
-                SELECT * FROM spans
+                SELECT * FROM spans FINAL
                 WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
                   AND toDate(start_time) BETWEEN {fromDay:Date} AND {toDay:Date}
                   AND trace_id IN {traceIds:Array(String)} AND session_id = '')`,
       query_params: { ...project, traceIds: [...sessions.keys()], sessionIds: [...sessions.values()], fromDay, toDay },
-      ...named('ingest.backfill_sessions'),
+      format: 'JSONEachRow',
+      ...named('ingest.sessionless_spans'),
     });
+    const text = await result.text();
+    let rows = 0;
+    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) rows++;
+    return { text, rows };
   }
 }

@@ -8,88 +8,163 @@ import type { ProjectRef, SpanRepository } from './span.repository';
 const RETRY_DELAYS_MS = [200, 1_000, 3_000];
 
 /**
- * Batches exports' rows (already serialised) into one insert, and gives every span its trace's
- * session id — including spans stored before the span naming the session arrived (CONTRACT
- * section 4: the session is a property of the whole trace).
+ * Upkeep rounds: all traces whose spans were inserted since the last round, at most this many.
+ * The short delay lets the chunks of one insert, which settle together, share a round.
+ */
+const UPKEEP_BATCH: BatchingOptions = { maxItems: 100_000, maxDelayMs: 10 };
+
+/** What one insert leaves to the upkeep: its traces, of one project. */
+interface UpkeepItem {
+  ref: ProjectRef;
+  /** [traceId, earliest start, latest start] in seconds since the epoch. */
+  traces: Array<[string, number, number]>;
+  /** Spans written again with their trace's session: their traces are not looked at for attribution again. */
+  backfill: boolean;
+  /** Set by the round: settles when the back-fill this item's traces called for is stored and its figures refreshed. */
+  followUp?: Promise<void>;
+}
+
+/**
+ * Writes exports' rows (already serialised) to ClickHouse in two loops, each one write at a time
+ * with group commit (BatchingQueue):
+ *
+ * 1. Inserts: the rows of many exports in one insert.
+ * 2. Upkeep: for every trace inserted since the last round, the derived tables — the trace and
+ *    session figures and the daily costs — recomputed from the idempotent rollups; and session
+ *    attribution (CONTRACT section 4: the session is a property of the whole trace), which gives
+ *    spans stored before the span naming their session that session.
+ *
+ * Under load a round covers every insert made while the previous round ran, so the upkeep's fixed
+ * cost is paid once for many inserts, and inserts do not wait for it. An export's job settles only
+ * when its rows are stored and its traces' upkeep is done (including any back-fill it called for):
+ * a crash before that retries the job, which finds the same traces again.
+ *
+ * The back-fill: after a round finds traces that have a session and spans stored without it, those
+ * spans are read back with the session and written again (the newer copy replaces the old one in
+ * the ReplacingMergeTree, and the session rollup picks it up). The lines join the next insert
+ * lazily, so they cost no insert of their own.
  */
 export class SpanWriter {
-  private readonly queue: BatchingQueue<RowChunk>;
+  private readonly inserts: BatchingQueue<RowChunk>;
+  private readonly upkeep: BatchingQueue<UpkeepItem>;
   private readonly batchRows: Histogram;
   private readonly insertSeconds: Histogram;
+  private readonly upkeepSeconds: Histogram;
+  /** Chunks between `write` and their settling. */
+  private writing = 0;
 
   constructor(
     private readonly repository: SpanRepository,
     options: BatchingOptions,
     registry?: Registry,
   ) {
-    this.queue = new BatchingQueue((chunks) => this.store(chunks), options, (chunk) => chunk.rows);
+    this.inserts = new BatchingQueue((chunks) => this.insert(chunks), options, (chunk) => chunk.rows);
+    this.upkeep = new BatchingQueue((items) => this.keepUp(items), UPKEEP_BATCH, (item) => item.traces.length);
+    const registers = registry ? [registry] : [];
     this.batchRows = new Histogram({
       name: 'spanforge_worker_batch_rows',
       help: 'Span rows per ClickHouse insert',
       buckets: [1, 10, 100, 500, 1_000, 5_000, 10_000, 50_000],
-      registers: registry ? [registry] : [],
+      registers,
     });
     this.insertSeconds = new Histogram({
       name: 'spanforge_worker_insert_seconds',
-      help: 'Time to write one batch of spans (session attribution included)',
+      help: 'Time to insert one batch of spans',
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers: registry ? [registry] : [],
+      registers,
+    });
+    this.upkeepSeconds = new Histogram({
+      name: 'spanforge_worker_upkeep_seconds',
+      help: 'Time of one upkeep round (session attribution, trace and session figures, daily costs)',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
     });
   }
 
-  /** Resolves once this export's rows are stored. */
-  write(chunk: RowChunk): Promise<void> {
-    return chunk.rows === 0 ? Promise.resolve() : this.queue.add([chunk]);
+  /**
+   * Resolves once this export's rows are stored and its traces' upkeep is done. The chunk's text
+   * is released once inserted (the caller must not need it afterwards).
+   */
+  async write(chunk: RowChunk): Promise<void> {
+    await this.writeChunk(chunk, false);
   }
 
-  close(): Promise<void> {
-    return this.queue.close();
+  async close(): Promise<void> {
+    // An insert adds upkeep, and an upkeep round may add back-fill to the inserts: drain until no write is under way.
+    while (this.writing > 0) {
+      await this.inserts.flush();
+      await this.upkeep.flush();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all([this.inserts.close(), this.upkeep.close()]);
   }
 
-  private async store(chunks: RowChunk[]): Promise<void> {
+  private async writeChunk(chunk: RowChunk, backfill: boolean): Promise<void> {
+    if (chunk.rows === 0) return;
+    this.writing++;
+    try {
+      await this.inserts.add([chunk], { lazy: backfill });
+      chunk.text = '';
+      const item: UpkeepItem = { ref: { tenantId: chunk.tenantId, projectId: chunk.projectId }, traces: chunk.traces, backfill };
+      await this.upkeep.add([item]);
+      await item.followUp;
+    } finally {
+      this.writing--;
+    }
+  }
+
+  private async insert(chunks: RowChunk[]): Promise<void> {
     const stop = this.insertSeconds.startTimer();
     this.batchRows.observe(chunks.reduce((n, c) => n + c.rows, 0));
+    await withRetries(() => this.repository.insertSpanLines(chunks.map((c) => c.text)));
+    stop();
+  }
+
+  private async keepUp(items: UpkeepItem[]): Promise<void> {
+    const stop = this.upkeepSeconds.startTimer();
+    const groups = groupByProject(items);
+    const backfills = new Map<string, RowChunk>();
     await withRetries(async () => {
-      await this.repository.insertSpanLines(chunks.map((c) => c.text));
-      for (const group of groupByProject(chunks).values()) {
-        await this.attribute(group.ref, group.traces);
+      backfills.clear();
+      for (const [key, group] of groups) {
+        const backfill = await this.sessionlessSpans(group);
+        if (backfill) backfills.set(key, backfill);
         await this.refreshFigures(group.ref, group.traces);
       }
     });
+    for (const [key, backfill] of backfills) {
+      const stored = this.writeChunk(backfill, true);
+      for (const item of groups.get(key)!.items) item.followUp = stored;
+    }
     stop();
   }
 
   /**
-   * After the insert, one look at what is stored of the batch's traces: a trace that has a
-   * session somewhere and a span stored without it gets those spans rewritten with it. Looking
-   * after the insert settles races: of two batches writing the same trace, whichever inserts
-   * second sees both the session and the session-less spans (both may back-fill; that is harmless).
+   * One look at what is stored of the round's traces: a trace that has a session somewhere and a
+   * span stored without it gets those spans back with the session, as a chunk to write again.
+   * Looking after the insert settles races: of two rounds covering the same trace, whichever runs
+   * after both inserts sees both the session and the session-less spans (both may back-fill; that
+   * is harmless). Traces that only came in as back-fill are not looked at again.
    */
-  private async attribute(ref: ProjectRef, traces: Map<string, [number, number]>): Promise<void> {
+  private async sessionlessSpans(group: ProjectGroup): Promise<RowChunk | undefined> {
+    const { ref, traces, backfilled } = group;
+    const candidates = [...traces.keys()].filter((traceId) => !backfilled.has(traceId));
     const sessions = new Map<string, string>();
-    for (const [traceId, stored] of await this.repository.storedTraces(ref, [...traces.keys()])) {
+    for (const [traceId, stored] of await this.repository.storedTraces(ref, candidates)) {
       if (stored.sessionId && stored.hasSessionless) sessions.set(traceId, stored.sessionId);
     }
-    if (sessions.size === 0) return;
-    let from = Infinity;
-    let to = -Infinity;
-    for (const traceId of sessions.keys()) {
-      const [first, last] = traces.get(traceId)!;
-      from = Math.min(from, first);
-      to = Math.max(to, last);
-    }
-    await this.repository.backfillSessions(ref, sessions, day(from - DAY_S), day(to + DAY_S));
+    if (sessions.size === 0) return undefined;
+    const [from, to] = dayRange([...sessions.keys()].map((traceId) => traces.get(traceId)!));
+    const { text, rows } = await this.repository.sessionlessSpanLines(ref, sessions, from, to);
+    if (rows === 0) return undefined;
+    const traceSpans: Array<[string, number, number]> = [...sessions.keys()].map((traceId) => [traceId, ...traces.get(traceId)!]);
+    return { tenantId: ref.tenantId, projectId: ref.projectId, text, rows, traces: traceSpans, accounting: [] };
   }
 
-  /** After the spans (and any back-fill) are stored: the touched traces' and sessions' figures, recomputed. */
+  /** The touched traces' and sessions' figures, and the daily costs of their days, recomputed. */
   private async refreshFigures(ref: ProjectRef, traces: Map<string, [number, number]>): Promise<void> {
-    let from = Infinity;
-    let to = -Infinity;
-    for (const [first, last] of traces.values()) {
-      from = Math.min(from, first);
-      to = Math.max(to, last);
-    }
-    await this.repository.refreshFigures(ref, [...traces.keys()], day(from - DAY_S), day(to + DAY_S));
+    const [from, to] = dayRange(traces.values());
+    await this.repository.refreshFigures(ref, [...traces.keys()], from, to);
     // A trace's day is the day it starts; its first span may be in an earlier batch, so the day before is included.
     const days = new Set<string>();
     for (const [first] of traces.values()) {
@@ -100,23 +175,45 @@ export class SpanWriter {
   }
 }
 
-/** A trace's spans rarely start more than a day apart: the back-fill scans its days ± 1. */
+/** A trace's spans rarely start more than a day apart: lookups by trace scan its days ± 1. */
 const DAY_S = 86_400;
 
 function day(seconds: number): string {
   return new Date(seconds * 1000).toISOString().slice(0, 10);
 }
 
-/** Per project: its traces with their earliest and latest span start (seconds). */
-function groupByProject(chunks: RowChunk[]): Map<string, { ref: ProjectRef; traces: Map<string, [number, number]> }> {
-  const groups = new Map<string, { ref: ProjectRef; traces: Map<string, [number, number]> }>();
-  for (const chunk of chunks) {
-    const key = `${chunk.tenantId}|${chunk.projectId}`;
+/** The days (± 1) that hold these traces' spans, given each trace's [earliest, latest] span start. */
+function dayRange(spans: Iterable<[number, number]>): [string, string] {
+  let from = Infinity;
+  let to = -Infinity;
+  for (const [first, last] of spans) {
+    from = Math.min(from, first);
+    to = Math.max(to, last);
+  }
+  return [day(from - DAY_S), day(to + DAY_S)];
+}
+
+interface ProjectGroup {
+  ref: ProjectRef;
+  items: UpkeepItem[];
+  /** Each trace with its earliest and latest span start (seconds). */
+  traces: Map<string, [number, number]>;
+  /** Traces present only through back-fill. */
+  backfilled: Set<string>;
+}
+
+function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
+  const groups = new Map<string, ProjectGroup>();
+  for (const item of items) {
+    const key = `${item.ref.tenantId}|${item.ref.projectId}`;
     let group = groups.get(key);
-    if (!group) groups.set(key, (group = { ref: { tenantId: chunk.tenantId, projectId: chunk.projectId }, traces: new Map() }));
-    for (const [traceId, first, last] of chunk.traces) {
+    if (!group) groups.set(key, (group = { ref: item.ref, items: [], traces: new Map(), backfilled: new Set() }));
+    group.items.push(item);
+    for (const [traceId, first, last] of item.traces) {
       const known = group.traces.get(traceId);
       group.traces.set(traceId, known ? [Math.min(known[0], first), Math.max(known[1], last)] : [first, last]);
+      if (item.backfill && !known) group.backfilled.add(traceId);
+      else if (!item.backfill) group.backfilled.delete(traceId);
     }
   }
   return groups;

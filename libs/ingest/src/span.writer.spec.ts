@@ -1,0 +1,142 @@
+import type { RowChunk } from './export-rows';
+import type { ProjectRef, SpanRepository, StoredTrace } from './span.repository';
+import { SpanWriter } from './span.writer';
+
+/**
+ * The writer's ordering rules, against a recording stand-in for the repository (the SQL itself is
+ * covered by the ingest integration tests on real ClickHouse). Each write is gated so the test
+ * decides when it finishes.
+ */
+class RecordingRepository {
+  readonly log: string[] = [];
+  /** trace → what storedTraces answers. */
+  readonly stored = new Map<string, StoredTrace>();
+  /** Lines sessionlessSpanLines answers with. */
+  sessionless = { text: '', rows: 0 };
+  private readonly gates = new Map<string, () => void>();
+
+  /** Makes the next call whose log entry starts with `prefix` wait for release(prefix). */
+  hold(prefix: string): void {
+    this.gates.set(prefix, () => undefined);
+  }
+
+  release(prefix: string): void {
+    const open = this.gates.get(prefix);
+    this.gates.delete(prefix);
+    open?.();
+  }
+
+  private async record(entry: string): Promise<void> {
+    this.log.push(entry);
+    for (const prefix of this.gates.keys()) {
+      if (entry.startsWith(prefix)) await new Promise<void>((resolve) => this.gates.set(prefix, resolve));
+    }
+  }
+
+  async insertSpanLines(texts: string[]): Promise<void> {
+    await this.record(`insert ${texts.join('').trim().split('\n').join(',')}`);
+  }
+
+  async storedTraces(_ref: ProjectRef, traceIds: string[]): Promise<Map<string, StoredTrace>> {
+    await this.record(`stored ${[...traceIds].sort().join(',')}`);
+    return new Map(traceIds.filter((t) => this.stored.has(t)).map((t) => [t, this.stored.get(t)!]));
+  }
+
+  async sessionlessSpanLines(): Promise<{ text: string; rows: number }> {
+    await this.record('sessionless');
+    const answer = this.sessionless;
+    this.sessionless = { text: '', rows: 0 };
+    return answer;
+  }
+
+  async refreshFigures(_ref: ProjectRef, traceIds: string[]): Promise<void> {
+    await this.record(`figures ${[...traceIds].sort().join(',')}`);
+  }
+
+  async refreshCostDaily(): Promise<void> {
+    await this.record('cost daily');
+  }
+}
+
+function chunk(line: string, traces: string[]): RowChunk {
+  return { tenantId: 't', projectId: 'p', text: `${line}\n`, rows: 1, traces: traces.map((t) => [t, 1_700_000_000, 1_700_000_000]), accounting: [] };
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 30));
+
+describe('SpanWriter', () => {
+  let repository: RecordingRepository;
+  let writer: SpanWriter;
+
+  beforeEach(() => {
+    repository = new RecordingRepository();
+    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 5 });
+  });
+
+  afterEach(() => writer.close());
+
+  it('settles a write only after its traces are kept up, and lets the next insert run meanwhile', async () => {
+    repository.hold('figures');
+    let firstSettled = false;
+    const first = writer.write(chunk('a1', ['A'])).then(() => (firstSettled = true));
+    await tick();
+    expect(repository.log).toEqual(['insert a1', 'stored A', 'figures A']);
+    const second = writer.write(chunk('b1', ['B']));
+    await tick();
+    // The second insert did not wait for the first round's upkeep.
+    expect(repository.log).toContain('insert b1');
+    expect(firstSettled).toBe(false);
+    repository.release('figures');
+    await Promise.all([first, second]);
+    expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures A', 'figures B']);
+  });
+
+  it('keeps up every insert made during a round in one next round', async () => {
+    repository.hold('figures');
+    const writes = [writer.write(chunk('a1', ['A']))];
+    await tick();
+    for (const [line, trace] of [['b1', 'B'], ['c1', 'C']] as const) {
+      writes.push(writer.write(chunk(line, [trace])));
+      await tick();
+    }
+    repository.release('figures');
+    await Promise.all(writes);
+    expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures A', 'figures B,C']);
+  });
+
+  it('writes back-filled spans with the next insert and settles the write that called for them only after', async () => {
+    repository.stored.set('A', { sessionId: 's1', hasSessionless: true });
+    repository.sessionless = { text: 'a0-with-session\n', rows: 1 };
+    repository.hold('insert a0');
+    await writer.close();
+    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 100 });
+    let settled = false;
+    const first = writer.write(chunk('a1', ['A'])).then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(repository.log).toEqual(['insert a1', 'stored A', 'sessionless', 'figures A', 'cost daily']);
+    // The back-fill waits for company rather than paying an insert alone right away...
+    const second = writer.write(chunk('b1', ['B']));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(repository.log.at(-1)).toBe('insert a0-with-session,b1');
+    expect(settled).toBe(false);
+    repository.release('insert a0');
+    await Promise.all([first, second]);
+    // ...and its trace's figures are refreshed again, without looking for its session a second time.
+    expect(repository.log.slice(-3)).toEqual(['stored B', 'figures A,B', 'cost daily']);
+  });
+
+  it('fails the writes of a round whose upkeep keeps failing, so their jobs are retried', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick'] });
+    try {
+      repository.refreshFigures = async () => {
+        throw new Error('clickhouse down');
+      };
+      const write = writer.write(chunk('a1', ['A']));
+      const failed = expect(write).rejects.toThrow('clickhouse down');
+      await jest.advanceTimersByTimeAsync(10_000);
+      await failed;
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});
