@@ -34,7 +34,9 @@ export async function startWorkers(infra: Infrastructure): Promise<string[]> {
   const processor = new IngestProcessor({ spans, accounting, pricing: new ProjectPricing(infra.tenancyRepository) });
   const jobs = new Counter({ name: 'spanforge_worker_jobs_total', help: 'Ingest jobs finished by this worker, by outcome', labelNames: ['outcome'], registers: [infra.metrics] });
   const active = new Gauge({ name: 'spanforge_worker_jobs_active', help: 'Ingest jobs this worker is processing now', registers: [infra.metrics] });
-  infra.queues.worker<IngestJob>(
+  // A consumer rather than a BullMQ Worker loop: jobs stay in flight until their batch is written, and
+  // it keeps taking jobs meanwhile (libs/queue/src/job-consumer.ts).
+  infra.queues.consumer<IngestJob>(
     INGEST_QUEUE,
     async (job: Job<IngestJob>) => {
       active.inc();

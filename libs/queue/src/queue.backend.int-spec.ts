@@ -1,4 +1,4 @@
-import type { Job } from 'bullmq';
+import { UnrecoverableError, type Job } from 'bullmq';
 import { testDatabaseUrl, testRedisUrl } from '@spanforge/testing';
 import { createQueueBackend, type QueueBackend } from './queue.backend';
 
@@ -65,5 +65,69 @@ describe.each(lanes)('BullMQ on %s', (kind, make) => {
     }
     const counts = await queue.getJobCounts('completed', 'failed', 'waiting', 'active');
     expect(counts).toEqual({ completed: sent.length, failed: 0, waiting: 0, active: 0 });
+  });
+
+  describe('consumer', () => {
+    it('runs every job once, finishing each with its outcome', async () => {
+      if (!backend) return;
+      const name = `consumer-${kind}-${Date.now()}`;
+      const queue = backend.queue<{ n: number }>(name);
+      const seen: number[] = [];
+      const consumer = backend.consumer<{ n: number }>(
+        name,
+        async (job) => {
+          seen.push(job.data.n);
+          if (job.data.n === 3) throw new UnrecoverableError('cannot be decoded');
+          return { doubled: job.data.n * 2 };
+        },
+        { concurrency: 4, lockDuration: 5_000, stalledInterval: 5_000, maxStalledCount: 1 },
+      );
+      await queue.addBulk([1, 2, 3, 4, 5].map((n) => ({ name: 'export', data: { n } })));
+      const deadline = Date.now() + 10_000;
+      const finished = async () => {
+        const counts = await queue.getJobCounts('completed', 'failed');
+        return counts.completed + counts.failed;
+      };
+      while (Date.now() < deadline && (await finished()) < 5) await new Promise((r) => setTimeout(r, 50));
+      expect(seen.sort()).toEqual([1, 2, 3, 4, 5]);
+      expect(await queue.getJobCounts('completed', 'failed', 'waiting', 'active')).toEqual({ completed: 4, failed: 1, waiting: 0, active: 0 });
+      const [failed] = await queue.getFailed();
+      expect(failed!.failedReason).toBe('cannot be decoded');
+      const completed = await queue.getCompleted();
+      expect(completed.map((j) => j.returnvalue).sort((a, b) => a.doubled - b.doubled)).toEqual([2, 4, 8, 10].map((doubled) => ({ doubled })));
+      expect(consumer.inFlight).toBe(0);
+    });
+
+    it('takes a job added to an emptied queue while an earlier job is still running', async () => {
+      if (!backend) return;
+      const name = `consumer-eager-${kind}-${Date.now()}`;
+      const queue = backend.queue<{ n: number }>(name);
+      const started: number[] = [];
+      let releaseFirst: () => void = () => undefined;
+      const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
+      let secondStarted: () => void = () => undefined;
+      const second = new Promise<void>((resolve) => (secondStarted = resolve));
+      backend.consumer<{ n: number }>(
+        name,
+        async (job) => {
+          started.push(job.data.n);
+          if (job.data.n === 1) await firstHeld;
+          if (job.data.n === 2) secondStarted();
+        },
+        { concurrency: 8, lockDuration: 5_000, stalledInterval: 5_000, maxStalledCount: 1 },
+      );
+      try {
+        const first = await queue.add('export', { n: 1 });
+        while (started.length === 0) await new Promise((r) => setTimeout(r, 20));
+        // The queue is empty now and job 1 runs until released: job 2 must not wait for it.
+        await new Promise((r) => setTimeout(r, 200));
+        await queue.add('export', { n: 2 });
+        await second;
+        expect(started).toEqual([1, 2]);
+        expect(await first.isActive()).toBe(true);
+      } finally {
+        releaseFirst();
+      }
+    });
   });
 });

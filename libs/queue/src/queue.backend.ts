@@ -1,6 +1,7 @@
-import { Queue, Worker, createPostgresBackend, withBackend, type Job, type QueueOptions, type WorkerOptions } from 'bullmq';
+import { Queue, Worker, createPostgresBackend, withBackend, type QueueOptions, type WorkerOptions } from 'bullmq';
 import IORedis from 'ioredis';
 import { Pool } from 'pg';
+import { JobConsumer, type JobConsumerOptions, type JobProcessor } from './job-consumer';
 
 export type QueueBackendKind = 'redis' | 'postgres';
 
@@ -10,7 +11,6 @@ export interface QueueBackendOptions {
   databaseUrl: string;
 }
 
-export type JobProcessor<T> = (job: Job<T>) => Promise<unknown>;
 
 /**
  * The one place that decides where the queues live. Producers and consumers ask it for
@@ -20,10 +20,12 @@ export interface QueueBackend {
   readonly kind: QueueBackendKind;
   queue<T>(name: string, options?: Omit<QueueOptions, 'connection'>): Queue<T>;
   worker<T>(name: string, processor: JobProcessor<T>, options?: Omit<WorkerOptions, 'connection'>): Worker<T>;
+  /** A consumer that takes the next job whenever a slot is free (see JobConsumer): for jobs that stay in flight a while. */
+  consumer<T>(name: string, processor: JobProcessor<T>, options: JobConsumerOptions): JobConsumer<T>;
   /** Throws when the backend is unreachable (readiness). */
   ping(): Promise<void>;
   describe(): string;
-  /** Closes every queue and worker it made, then its own connections. Workers first. */
+  /** Closes every queue, worker and consumer it made, then its own connections. Consumers and workers first. */
   close(): Promise<void>;
 }
 
@@ -35,8 +37,10 @@ abstract class TrackingBackend implements QueueBackend {
   abstract readonly kind: QueueBackendKind;
   protected readonly queues: Queue[] = [];
   protected readonly workers: Worker[] = [];
+  protected readonly jobConsumers: Array<JobConsumer<unknown>> = [];
   abstract queue<T>(name: string, options?: Omit<QueueOptions, 'connection'>): Queue<T>;
-  abstract worker<T>(name: string, processor: JobProcessor<T>, options?: Omit<WorkerOptions, 'connection'>): Worker<T>;
+  /** A BullMQ Worker on this backend; `null` as processor for one whose jobs are fetched by hand. */
+  protected abstract makeWorker<T>(name: string, processor: JobProcessor<T> | null, options: Omit<WorkerOptions, 'connection'>): Worker<T>;
   abstract ping(): Promise<void>;
   abstract describe(): string;
   protected abstract closeConnections(): Promise<void>;
@@ -48,13 +52,25 @@ abstract class TrackingBackend implements QueueBackend {
     return queue;
   }
 
-  protected trackWorker<T>(worker: Worker<T>): Worker<T> {
+  worker<T>(name: string, processor: JobProcessor<T>, options: Omit<WorkerOptions, 'connection'> = {}): Worker<T> {
+    const worker = this.makeWorker(name, processor, options);
     worker.on('error', () => undefined);
     this.workers.push(worker as unknown as Worker);
     return worker;
   }
 
+  consumer<T>(name: string, processor: JobProcessor<T>, options: JobConsumerOptions): JobConsumer<T> {
+    // No processor and no autorun: the consumer fetches and finishes jobs itself, and closes the worker.
+    // A 1 s block (instead of 5 s) bounds how long closing waits for the fetch on an empty queue.
+    const worker = this.makeWorker<T>(name, null, { ...options, autorun: false, drainDelay: 1 });
+    worker.on('error', () => undefined);
+    const consumer = new JobConsumer<T>(worker, processor, options);
+    this.jobConsumers.push(consumer as unknown as JobConsumer<unknown>);
+    return consumer;
+  }
+
   async close(): Promise<void> {
+    await Promise.all(this.jobConsumers.map((c) => c.close()));
     await Promise.all(this.workers.map((w) => w.close()));
     await Promise.all(this.queues.map((q) => q.close()));
     await this.closeConnections();
@@ -77,12 +93,12 @@ class RedisQueueBackend extends TrackingBackend {
     return this.trackQueue(new Queue<T>(name, { ...options, connection: this.producer }));
   }
 
-  worker<T>(name: string, processor: JobProcessor<T>, options: Omit<WorkerOptions, 'connection'> = {}): Worker<T> {
+  protected makeWorker<T>(name: string, processor: JobProcessor<T> | null, options: Omit<WorkerOptions, 'connection'>): Worker<T> {
     // Workers block on Redis and must retry forever (BullMQ requires maxRetriesPerRequest: null).
     const connection = new IORedis(this.url, { maxRetriesPerRequest: null });
     connection.on('error', () => undefined);
     this.consumers.push(connection);
-    return this.trackWorker(new Worker<T>(name, processor, { ...options, connection }));
+    return new Worker<T>(name, processor, { ...options, connection });
   }
 
   async ping(): Promise<void> {
@@ -137,9 +153,8 @@ class PostgresQueueBackend extends TrackingBackend {
     return this.trackQueue(new PostgresClasses.Queue<T>(name, { ...options, connection: this.connection() }) as unknown as Queue<T>);
   }
 
-  worker<T>(name: string, processor: JobProcessor<T>, options: Omit<WorkerOptions, 'connection'> = {}): Worker<T> {
-    const worker = new PostgresClasses.Worker<T>(name, processor, { ...options, connection: this.connection() });
-    return this.trackWorker(worker as unknown as Worker<T>);
+  protected makeWorker<T>(name: string, processor: JobProcessor<T> | null, options: Omit<WorkerOptions, 'connection'>): Worker<T> {
+    return new PostgresClasses.Worker<T>(name, processor, { ...options, connection: this.connection() }) as unknown as Worker<T>;
   }
 
   async ping(): Promise<void> {

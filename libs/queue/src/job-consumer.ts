@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import type { Job, Worker } from 'bullmq';
+
+export type JobProcessor<T> = (job: Job<T>) => Promise<unknown>;
+
+export interface JobConsumerOptions {
+  /** Jobs in flight at once. */
+  concurrency: number;
+  /** A job's lock; renewed every half of it while the job runs. A crashed consumer's jobs return to the queue once it lapses. */
+  lockDuration: number;
+  /** How often stalled jobs (lock lapsed) are looked for and returned to the queue. */
+  stalledInterval: number;
+  /** Stalls a job may take before it fails for good. */
+  maxStalledCount: number;
+}
+
+/**
+ * Runs a queue's jobs, up to `concurrency` at a time, fetching the next job whenever a slot is
+ * free — blocking on the queue when it is empty, and waking as soon as a job is added.
+ *
+ * Why not BullMQ's own processing loop: once a fetch finds the queue empty, that loop waits for a
+ * running job to finish before it looks at the queue again. Ingest jobs stay in flight until their
+ * batch is written and kept up (hundreds of milliseconds), so whenever the worker caught up with a
+ * burst it stopped taking jobs until then (measured: no job taken for 1.4 s while the gateway queued
+ * 230 exports; `npm run bench:ingest`, BENCHMARKS.md). This uses BullMQ's documented manual-fetching
+ * API on a Worker without a processor: `getNextJob`, `moveToCompleted`/`moveToFailed` (retries,
+ * back-off and UnrecoverableError as usual), lock renewal, and the stalled-job checker.
+ */
+export class JobConsumer<T> {
+  private readonly active = new Map<string, { job: Job<T>; token: string }>();
+  private running = true;
+  /** Waiting for a job to end: the fetch loop (for a free slot) and close (for none running). */
+  private waiters: Array<() => void> = [];
+  private readonly lockTimer: NodeJS.Timeout;
+
+  constructor(
+    private readonly worker: Worker<T>,
+    private readonly processor: JobProcessor<T>,
+    private readonly options: JobConsumerOptions,
+  ) {
+    void worker.startStalledCheckTimer().catch(() => undefined);
+    this.lockTimer = setInterval(() => this.renewLocks(), Math.max(100, options.lockDuration / 2));
+    this.lockTimer.unref();
+    void this.fetchLoop();
+  }
+
+  /** Jobs running now. */
+  get inFlight(): number {
+    return this.active.size;
+  }
+
+  /** Takes no more jobs, lets the running ones finish, then closes the worker's connections. */
+  async close(): Promise<void> {
+    this.running = false;
+    this.wake();
+    while (this.active.size > 0) await this.jobEnded();
+    clearInterval(this.lockTimer);
+    // A fetch still blocked on the empty queue is abandoned: on PostgreSQL closing the worker does not
+    // settle it, and with the worker closed it can take no job.
+    await this.worker.close();
+  }
+
+  private async fetchLoop(): Promise<void> {
+    while (this.running) {
+      if (this.active.size >= this.options.concurrency) {
+        await this.jobEnded();
+        continue;
+      }
+      const token = randomUUID();
+      let job: Job<T> | undefined;
+      try {
+        job = await this.worker.getNextJob(token, { block: true });
+      } catch {
+        // The connection is down: the next attempt waits a moment (BullMQ reconnects by itself).
+        if (this.running) await new Promise((resolve) => setTimeout(resolve, 1_000));
+        continue;
+      }
+      // A job taken while closing is still run: it is ours until its lock lapses.
+      if (job?.id) {
+        this.active.set(job.id, { job, token });
+        void this.run(job, token);
+      }
+    }
+  }
+
+  private async run(job: Job<T>, token: string): Promise<void> {
+    try {
+      let result: unknown;
+      try {
+        result = await this.processor(job);
+      } catch (error) {
+        await job.moveToFailed(error instanceof Error ? error : new Error(String(error)), token, false);
+        return;
+      }
+      await job.moveToCompleted(result, token, false);
+    } catch {
+      // Finishing the job failed (connection lost, lock lapsed): the stalled checker returns it to the queue.
+    } finally {
+      this.active.delete(job.id!);
+      this.wake();
+    }
+  }
+
+  private jobEnded(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private wake(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  private renewLocks(): void {
+    for (const { job, token } of this.active.values()) {
+      // A lock that cannot be renewed lapses; the job then returns to the queue (at-least-once).
+      job.extendLock(token, this.options.lockDuration).catch(() => undefined);
+    }
+  }
+}
