@@ -22,3 +22,14 @@ export function temporaryDataDir(prefix: string): string {
 export function seededDatasetArguments(): { spans: number; dataDir: string } {
   return { spans: Number(argument('--spans', '1000000')), dataDir: path.resolve(argument('--data-dir', '.data-bench')) };
 }
+
+/** Waits (at most a minute) until ClickHouse has no merge running: a merge left by one phase would tax the next. */
+export async function quiet(infra: Infrastructure): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const result = await infra.clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
+    const [row] = await result.json<{ n: string }>();
+    if (Number(row?.n ?? 0) === 0) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

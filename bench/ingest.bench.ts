@@ -15,7 +15,7 @@ import { buildCorpus, type Corpus } from './corpus';
 import { cpuSince, cpuSnapshot } from './cpu';
 import { profiled } from './profile';
 import { measureQueueHop } from './queue-hop';
-import { startBenchInfrastructure, temporaryDataDir } from './bench-infrastructure';
+import { quiet, startBenchInfrastructure, temporaryDataDir } from './bench-infrastructure';
 import { argument, progress, writeResults } from './report';
 
 const run = promisify(execFile);
@@ -148,17 +148,6 @@ function lengthPrefix(body: Uint8Array): Buffer {
   const prefix = Buffer.alloc(4);
   prefix.writeUInt32BE(body.length);
   return prefix;
-}
-
-/** Waits (at most a minute) until ClickHouse has no merge running. */
-async function quiet(infra: Infrastructure): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const result = await infra.clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
-    const [row] = await result.json<{ n: string }>();
-    if (Number(row?.n ?? 0) === 0) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 /** The same rows the worker writes for the corpus (decoded, normalised, priced), for a new project. */
