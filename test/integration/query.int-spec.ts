@@ -230,6 +230,45 @@ describe('query API', () => {
     expect(byDay.data!.costBreakdown.filter((r) => r.keys[0] !== '').every((r) => r.keys[1] === '2026-11-10')).toBe(true);
   });
 
+  it('counts a trace that turns out to start the day before on that day only, once', async () => {
+    const midnight = Date.UTC(2026, 10, 12);
+    const late = await h.newProject('midnight-tenant');
+    const exporter = otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, late.apiKey);
+    const recorder = new SpanRecorder('midnight-agent');
+    // Three iterations of 500 ms from 600 ms before midnight: the last one starts after midnight.
+    recordAgentTrace(recorder, { session: 'night', calls: [MINI, SONNET, MINI], start: midnight - 600 });
+    const spans = recorder.finished();
+    const expectedCost = spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat').reduce((sum, s) => sum + expectedLlmCost(s), 0);
+    const startsAfterMidnight = (s: ReadableSpan) => toNs(s.startTime) >= midnight * 1e6;
+    const wholeDays = { from: new Date(midnight - 86_400_000).toISOString(), to: new Date(midnight + 86_400_000).toISOString() };
+    const byDay = async (filter: Record<string, string>) => {
+      const result = await q<{ costBreakdown: Array<{ keys: string[]; costUsd: number }> }>('query($f: TraceFilterInput) { costBreakdown(groupBy: [DAY], filter: $f) { keys costUsd } }', { f: filter }, late.apiKey);
+      expect(result.errors).toBeUndefined();
+      return result.data!.costBreakdown;
+    };
+    const until = async (done: () => Promise<boolean>) => {
+      const deadline = Date.now() + 30_000;
+      while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    };
+    // First the spans after midnight, alone: as far as the store knows, the trace starts on the 12th.
+    const first = spans.filter(startsAfterMidnight);
+    expect(exportSucceeded(await exportSpans(exporter, first))).toBe(true);
+    await until(async () => (await byDay(wholeDays)).some((r) => r.keys[0] === '2026-11-12'));
+    expect((await byDay(wholeDays)).map((r) => r.keys[0])).toEqual(['2026-11-12']);
+    // Then the rest, root included: the trace starts on the 11th, and all of its cost belongs there.
+    expect(exportSucceeded(await exportSpans(exporter, spans.filter((s) => !startsAfterMidnight(s))))).toBe(true);
+    await h.waitForSpans(late.projectId, spans.length);
+    await until(async () => (await byDay(wholeDays)).every((r) => r.keys[0] === '2026-11-11'));
+    const daily = await byDay(wholeDays);
+    expect(daily.map((r) => r.keys[0])).toEqual(['2026-11-11']);
+    expect(daily[0]!.costUsd).toBeCloseTo(expectedCost, 9);
+    // The per-trace path (a range that is not whole days) agrees.
+    const perTrace = await byDay({ ...wholeDays, from: new Date(midnight - 86_400_000 + 1).toISOString() });
+    expect(perTrace).toHaveLength(1);
+    expect(perTrace[0]).toMatchObject({ keys: ['2026-11-11'] });
+    expect(perTrace[0]!.costUsd).toBeCloseTo(expectedCost, 9);
+  });
+
   it('answers spanTypeStats, modelStats and ingestStats from the spans sent', async () => {
     const all = traces.flatMap((t) => t.spans);
     const types = await q<{ spanTypeStats: Array<{ type: string; spanCount: number; errorRate: number; p50Ms: number }> }>('{ spanTypeStats { type spanCount errorRate p50Ms p95Ms p99Ms } }');

@@ -147,12 +147,39 @@ export const REFRESH_SESSION_FIGURES_SQL = refreshSessionFiguresSql(
 /** Recomputes every session of a project (bulk loads). */
 export const REFRESH_ALL_SESSION_FIGURES_SQL = refreshSessionFiguresSql('');
 
-/** Recomputes cost_daily (007_cost_daily.sql) for some days of one project from trace_figures. */
-export const REFRESH_COST_DAILY_SQL = `
+/**
+ * Recomputes cost_daily (007_cost_daily.sql) for some days of one project from trace_figures.
+ * `days` is SQL for the set of days. Every key already stored for those days is written again too,
+ * at zero when no trace of the day has it any more (its only trace now starts a day earlier), so a
+ * recomputation also takes away what no longer belongs to a day; readers skip keys with no spans.
+ */
+function refreshCostDailySql(days: string): string {
+  return `
   INSERT INTO cost_daily (tenant_id, project_id, day, model, provider, span_type, service, cost_usd, input_tokens, output_tokens, spans, computed_at)
-  SELECT {tenantId:String}, {projectId:String}, toDate(start_time) AS d, r.model, r.provider, r.span_type, r.service,
-    sum(r.cost_usd), sum(r.input_tokens), sum(r.output_tokens), sum(r.spans), now64(6)
-  FROM (SELECT start_time, cost_rows FROM trace_figures FINAL
-        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND toDate(start_time) IN {days:Array(Date)})
-  ARRAY JOIN cost_rows AS r
-  GROUP BY d, r.model, r.provider, r.span_type, r.service`;
+  SELECT {tenantId:String}, {projectId:String}, d, model, provider, span_type, service, sum(cost), sum(input), sum(output), sum(n), now64(6)
+  FROM (
+    SELECT toDate(start_time) AS d, toString(r.model) AS model, toString(r.provider) AS provider, toString(r.span_type) AS span_type,
+      toString(r.service) AS service, toFloat64(r.cost_usd) AS cost, toUInt64(r.input_tokens) AS input, toUInt64(r.output_tokens) AS output,
+      toUInt64(r.spans) AS n
+    FROM (SELECT start_time, cost_rows FROM trace_figures FINAL
+          WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND toDate(start_time) IN (${days}))
+    ARRAY JOIN cost_rows AS r
+    UNION ALL
+    SELECT day, toString(model), toString(provider), toString(span_type), toString(service), toFloat64(0), toUInt64(0), toUInt64(0), toUInt64(0)
+    FROM cost_daily FINAL
+    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND day IN (${days}))
+  GROUP BY d, model, provider, span_type, service`;
+}
+
+/** Recomputes cost_daily for the given days ({days:Array(Date)}; bulk loads). */
+export const REFRESH_COST_DAILY_SQL = refreshCostDailySql('SELECT arrayJoin({days:Array(Date)})');
+
+/**
+ * Recomputes cost_daily for every day some traces' spans start on ({traceIds}, after their
+ * trace_figures rows are refreshed). A trace's start only moves earlier as spans arrive, so the day
+ * it was counted on before lies between its start day and its end day: those days are all redone.
+ */
+export const REFRESH_TRACES_COST_DAILY_SQL = refreshCostDailySql(`
+    SELECT DISTINCT arrayJoin(arrayMap(i -> toDate(start_time) + i, range(toUInt32(dateDiff('day', toDate(start_time), toDate(end_time)) + 1))))
+    FROM trace_figures FINAL
+    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}`);

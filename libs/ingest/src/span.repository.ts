@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { REFRESH_COST_DAILY_SQL, REFRESH_SESSION_FIGURES_SQL, REFRESH_TRACE_FIGURES_SQL, type ClickHouseClient } from '@spanforge/clickhouse';
+import { REFRESH_SESSION_FIGURES_SQL, REFRESH_TRACES_COST_DAILY_SQL, REFRESH_TRACE_FIGURES_SQL, type ClickHouseClient } from '@spanforge/clickhouse';
 
 export interface AccountingRow {
   tenant_id: string;
@@ -70,10 +70,10 @@ export class SpanRepository {
     await this.client.command({ query: REFRESH_SESSION_FIGURES_SQL, query_params: params, ...named('ingest.refresh_session_figures') });
   }
 
-  /** Recomputes the daily cost rows of these days (UTC, of the traces' starts). */
-  async refreshCostDaily(project: ProjectRef, days: string[]): Promise<void> {
-    if (days.length === 0) return;
-    await this.client.command({ query: REFRESH_COST_DAILY_SQL, query_params: { ...project, days }, ...named('ingest.refresh_cost_daily') });
+  /** Recomputes the daily cost rows of every day these traces' spans start on (after their figures are refreshed). */
+  async refreshCostDaily(project: ProjectRef, traceIds: string[]): Promise<void> {
+    if (traceIds.length === 0) return;
+    await this.client.command({ query: REFRESH_TRACES_COST_DAILY_SQL, query_params: { ...project, traceIds }, ...named('ingest.refresh_cost_daily') });
   }
 
   /**

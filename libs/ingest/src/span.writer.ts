@@ -164,14 +164,9 @@ export class SpanWriter {
   /** The touched traces' and sessions' figures, and the daily costs of their days, recomputed. */
   private async refreshFigures(ref: ProjectRef, traces: Map<string, [number, number]>): Promise<void> {
     const [from, to] = dayRange(traces.values());
-    await this.repository.refreshFigures(ref, [...traces.keys()], from, to);
-    // A trace's day is the day it starts; its first span may be in an earlier batch, so the day before is included.
-    const days = new Set<string>();
-    for (const [first] of traces.values()) {
-      days.add(day(first));
-      days.add(day(first - DAY_S));
-    }
-    await this.repository.refreshCostDaily(ref, [...days]);
+    const traceIds = [...traces.keys()];
+    await this.repository.refreshFigures(ref, traceIds, from, to);
+    await this.repository.refreshCostDaily(ref, traceIds);
   }
 }
 

@@ -131,7 +131,7 @@ export class AnalyticsRepository {
       `SELECT [${keys.join(', ')}] AS keys, sum(cost_usd) AS cost_usd, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(spans) AS span_count
        FROM cost_daily FINAL
        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${conditions}
-       GROUP BY keys ORDER BY cost_usd DESC, keys LIMIT 10000`,
+       GROUP BY keys HAVING span_count > 0 ORDER BY cost_usd DESC, keys LIMIT 10000`,
       { ...(fromMs !== undefined ? { fromMs } : {}), ...(toMs !== undefined ? { toMs } : {}) },
     );
   }
