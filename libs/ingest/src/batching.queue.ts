@@ -84,7 +84,9 @@ export class BatchingQueue<T> {
   }
 
   async close(): Promise<void> {
-    await this.flush();
+    // Items added while flushing (a write may add more) are written too before the queue refuses any.
+    do await this.flush();
+    while (this.open.items.length > 0);
     this.closed = true;
   }
 

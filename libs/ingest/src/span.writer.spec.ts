@@ -11,8 +11,8 @@ class RecordingRepository {
   readonly log: string[] = [];
   /** trace → what storedTraces answers. */
   readonly stored = new Map<string, StoredTrace>();
-  /** Lines sessionlessSpanLines answers with. */
-  sessionless = { text: '', rows: 0 };
+  /** What sessionlessSpanLines answers, call after call (nothing once used up). */
+  sessionless: Array<{ text: string; rows: number }> = [];
   private readonly gates = new Map<string, () => void>();
 
   /** Makes the next call whose log entry starts with `prefix` wait for release(prefix). */
@@ -44,9 +44,7 @@ class RecordingRepository {
 
   async sessionlessSpanLines(): Promise<{ text: string; rows: number }> {
     await this.record('sessionless');
-    const answer = this.sessionless;
-    this.sessionless = { text: '', rows: 0 };
-    return answer;
+    return this.sessionless.shift() ?? { text: '', rows: 0 };
   }
 
   async refreshFigures(_ref: ProjectRef, traceIds: string[]): Promise<void> {
@@ -106,7 +104,7 @@ describe('SpanWriter', () => {
 
   it('writes back-filled spans with the next insert and settles the write that called for them only after', async () => {
     repository.stored.set('A', { sessionId: 's1', hasSessionless: true });
-    repository.sessionless = { text: 'a0-with-session\n', rows: 1 };
+    repository.sessionless = [{ text: 'a0-with-session\n', rows: 1 }];
     repository.hold('insert a0');
     await writer.close();
     writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 100 });
@@ -123,6 +121,30 @@ describe('SpanWriter', () => {
     await Promise.all([first, second]);
     // ...and its trace's figures are refreshed again, without looking for its session a second time.
     expect(repository.log.slice(-3)).toEqual(['stored B', 'figures A,B', 'cost daily']);
+  });
+
+  it('does not make a back-fill wait for the back-fill of the round it rides in', async () => {
+    // A's round back-fills A; that back-fill shares the next round with C, whose own back-fill is held.
+    repository.stored.set('A', { sessionId: 's1', hasSessionless: true });
+    repository.stored.set('C', { sessionId: 's2', hasSessionless: true });
+    repository.sessionless = [{ text: 'a0\n', rows: 1 }, { text: 'c0\n', rows: 1 }];
+    repository.hold('insert c0');
+    await writer.close();
+    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 100 });
+    const a = writer.write(chunk('a1', ['A']));
+    // A's insert goes out after 100 ms and its round right after; its back-fill then waits up to 100 ms for company.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const c = writer.write(chunk('c1', ['C']));
+    // A settles although C's back-fill is held (before, A's back-fill waited for it, and so did A).
+    await a;
+    expect(repository.log).toContain('insert a0,c1');
+    let cSettled = false;
+    void c.then(() => (cSettled = true));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(repository.log.at(-1)).toBe('insert c0');
+    expect(cSettled).toBe(false);
+    repository.release('insert c0');
+    await c;
   });
 
   it('fails the writes of a round whose upkeep keeps failing, so their jobs are retried', async () => {

@@ -134,7 +134,12 @@ export class SpanWriter {
     });
     for (const [key, backfill] of backfills) {
       const stored = this.writeChunk(backfill, true);
-      for (const item of groups.get(key)!.items) item.followUp = stored;
+      // Only the exports of the back-filled traces wait for it. A back-fill item never does: its
+      // traces are not looked at again, and waiting would chain each back-fill to the next round's.
+      const backfilled = new Set(backfill.traces.map(([traceId]) => traceId));
+      for (const item of groups.get(key)!.items) {
+        if (!item.backfill && item.traces.some(([traceId]) => backfilled.has(traceId))) item.followUp = stored;
+      }
     }
     stop();
   }

@@ -3,6 +3,8 @@ import type { Job, Worker } from 'bullmq';
 
 export type JobProcessor<T> = (job: Job<T>) => Promise<unknown>;
 
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 export interface JobConsumerOptions {
   /** Jobs in flight at once. */
   concurrency: number;
@@ -27,11 +29,13 @@ export interface JobConsumerOptions {
  * back-off and UnrecoverableError as usual), lock renewal, and the stalled-job checker.
  */
 export class JobConsumer<T> {
-  private readonly active = new Map<string, { job: Job<T>; token: string }>();
+  /** Running jobs by their fetch token (a job id can come back while an earlier run of it lingers). */
+  private readonly active = new Map<string, Job<T>>();
   private running = true;
   /** Waiting for a job to end: the fetch loop (for a free slot) and close (for none running). */
   private waiters: Array<() => void> = [];
   private readonly lockTimer: NodeJS.Timeout;
+  private readonly loop: Promise<void>;
 
   constructor(
     private readonly worker: Worker<T>,
@@ -41,7 +45,7 @@ export class JobConsumer<T> {
     void worker.startStalledCheckTimer().catch(() => undefined);
     this.lockTimer = setInterval(() => this.renewLocks(), Math.max(100, options.lockDuration / 2));
     this.lockTimer.unref();
-    void this.fetchLoop();
+    this.loop = this.fetchLoop();
   }
 
   /** Jobs running now. */
@@ -49,37 +53,45 @@ export class JobConsumer<T> {
     return this.active.size;
   }
 
-  /** Takes no more jobs, lets the running ones finish, then closes the worker's connections. */
+  /**
+   * Takes no more jobs, lets the running ones finish, then closes the worker's connections. A fetch
+   * still blocked on the queue returns within the worker's drainDelay; a job it brings is run first.
+   */
   async close(): Promise<void> {
     this.running = false;
     this.wake();
+    await this.loop;
     while (this.active.size > 0) await this.jobEnded();
     clearInterval(this.lockTimer);
-    // A fetch still blocked on the empty queue is abandoned: on PostgreSQL closing the worker does not
-    // settle it, and with the worker closed it can take no job.
     await this.worker.close();
   }
 
   private async fetchLoop(): Promise<void> {
+    let quickEmpties = 0;
     while (this.running) {
       if (this.active.size >= this.options.concurrency) {
         await this.jobEnded();
         continue;
       }
       const token = randomUUID();
+      const asked = performance.now();
       let job: Job<T> | undefined;
       try {
         job = await this.worker.getNextJob(token, { block: true });
       } catch {
         // The connection is down: the next attempt waits a moment (BullMQ reconnects by itself).
-        if (this.running) await new Promise((resolve) => setTimeout(resolve, 1_000));
+        if (this.running) await delay(1_000);
         continue;
       }
       // A job taken while closing is still run: it is ours until its lock lapses.
-      if (job?.id) {
-        this.active.set(job.id, { job, token });
+      if (job) {
+        this.active.set(token, job);
         void this.run(job, token);
       }
+      // The first empty answer comes at once (the queue just ran dry; the next fetch blocks). Empty
+      // answers at once in a row mean the worker is paused or rate-limited: do not spin then.
+      quickEmpties = !job && performance.now() - asked < 5 ? quickEmpties + 1 : 0;
+      if (quickEmpties >= 2) await delay(50);
     }
   }
 
@@ -96,7 +108,7 @@ export class JobConsumer<T> {
     } catch {
       // Finishing the job failed (connection lost, lock lapsed): the stalled checker returns it to the queue.
     } finally {
-      this.active.delete(job.id!);
+      this.active.delete(token);
       this.wake();
     }
   }
@@ -112,7 +124,7 @@ export class JobConsumer<T> {
   }
 
   private renewLocks(): void {
-    for (const { job, token } of this.active.values()) {
+    for (const [token, job] of this.active) {
       // A lock that cannot be renewed lapses; the job then returns to the queue (at-least-once).
       job.extendLock(token, this.options.lockDuration).catch(() => undefined);
     }
