@@ -124,9 +124,10 @@ export class JobConsumer<T> {
   }
 
   private renewLocks(): void {
-    for (const [token, job] of this.active) {
-      // A lock that cannot be renewed lapses; the job then returns to the queue (at-least-once).
-      job.extendLock(token, this.options.lockDuration).catch(() => undefined);
-    }
+    if (this.active.size === 0) return;
+    const running = [...this.active];
+    // One call for all running jobs. A lock that cannot be renewed lapses; the job then returns to the queue (at-least-once).
+    this.worker.extendJobLocks(running.map(([, job]) => job.id!), running.map(([token]) => token), this.options.lockDuration).catch(() => undefined);
   }
+
 }

@@ -98,6 +98,26 @@ describe.each(lanes)('BullMQ on %s', (kind, make) => {
       expect(consumer.inFlight).toBe(0);
     });
 
+    it('keeps the lock of a job that runs longer than its lock duration, so it runs once', async () => {
+      if (!backend) return;
+      const name = `consumer-lock-${kind}-${Date.now()}`;
+      const queue = backend.queue<{ n: number }>(name);
+      let runs = 0;
+      backend.consumer<{ n: number }>(
+        name,
+        async () => {
+          runs++;
+          await new Promise((r) => setTimeout(r, 3_000));
+        },
+        { concurrency: 2, lockDuration: 1_000, stalledInterval: 500, maxStalledCount: 5 },
+      );
+      const job = await queue.add('export', { n: 1 });
+      const deadline = Date.now() + 15_000;
+      while (Date.now() < deadline && !(await job.isCompleted())) await new Promise((r) => setTimeout(r, 100));
+      expect(await job.isCompleted()).toBe(true);
+      expect(runs).toBe(1);
+    });
+
     it('takes a job added to an emptied queue while an earlier job is still running', async () => {
       if (!backend) return;
       const name = `consumer-eager-${kind}-${Date.now()}`;
