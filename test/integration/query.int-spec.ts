@@ -1,3 +1,4 @@
+import type { Span } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { startApiServer } from '@spanforge/api-app';
 import { SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter } from '../support';
@@ -267,6 +268,47 @@ describe('query API', () => {
     expect(perTrace).toHaveLength(1);
     expect(perTrace[0]).toMatchObject({ keys: ['2026-11-11'] });
     expect(perTrace[0]!.costUsd).toBeCloseTo(expectedCost, 9);
+  });
+
+  it('keeps the figures of a trace that runs for days whole when only its newest span comes in', async () => {
+    const start = Date.UTC(2026, 10, 14, 10);
+    const later = await h.newProject('multi-day-tenant');
+    const exporter = otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, later.apiKey);
+    const recorder = new SpanRecorder('long-agent');
+    const llm = (call: LlmCall, at: number, parent: Span) =>
+      recorder.span(`chat ${call.model}`, {
+        'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': call.provider, 'gen_ai.request.model': call.model, 'gen_ai.response.model': call.model,
+        'gen_ai.usage.input_tokens': call.input, 'gen_ai.usage.cache_read.input_tokens': call.cacheRead, 'gen_ai.usage.output_tokens': call.output,
+      }, { start: at, end: at + 400 }, parent);
+    // A run of two days and two hours: one LLM call at its start, one two days later.
+    const root = recorder.span('workflow.run', { 'session.id': 'long', 'gen_ai.operation.name': 'invoke_agent' }, { start, end: start + 50 * 3_600_000 });
+    const early = llm(MINI, start + 1_000, root);
+    recorder.end(early);
+    recorder.end(root);
+    const late = llm(SONNET, start + 48 * 3_600_000, root);
+    recorder.end(late);
+    const [earlySpan, rootSpan, lateSpan] = recorder.finished();
+    const traceId = rootSpan!.spanContext().traceId;
+    const expectedCost = expectedLlmCost(earlySpan!) + expectedLlmCost(lateSpan!);
+    const figures = async () => {
+      const result = await q<{ trace: { rootName: string; startTime: string; costUsd: number; inputTokens: number } | null }>(
+        'query($id: String!) { trace(traceId: $id) { rootName startTime costUsd inputTokens } }', { id: traceId }, later.apiKey);
+      expect(result.errors).toBeUndefined();
+      return result.data!.trace;
+    };
+    const until = async (done: () => Promise<boolean>) => {
+      const deadline = Date.now() + 30_000;
+      while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    };
+    expect(exportSucceeded(await exportSpans(exporter, [earlySpan!, rootSpan!]))).toBe(true);
+    await until(async () => (await figures())?.costUsd !== undefined);
+    // The newest span alone, two days on: the round that writes it must still read the trace's first day.
+    expect(exportSucceeded(await exportSpans(exporter, [lateSpan!]))).toBe(true);
+    await h.waitForSpans(later.projectId, 3);
+    await until(async () => Math.abs(((await figures())?.costUsd ?? 0) - expectedCost) < 1e-9);
+    const trace = (await figures())!;
+    expect(trace).toMatchObject({ rootName: 'workflow.run', startTime: new Date(start).toISOString(), inputTokens: MINI.input + SONNET.input });
+    expect(trace.costUsd).toBeCloseTo(expectedCost, 9);
   });
 
   it('answers spanTypeStats, modelStats and ingestStats from the spans sent', async () => {

@@ -101,10 +101,21 @@ export const REFRESH_DAY_TRACE_FIGURES_SQL = refreshTraceFiguresSql(
   ' WHERE toDate(f.start_time) = {day:Date}',
 );
 
+/**
+ * The days that may hold spans of some traces ({traceIds}): the caller's range ({fromDay}–{toDay},
+ * from the spans it just wrote) widened to what trace_index knows of those traces, so a trace that
+ * runs for days is read whole even when only its newest spans came in.
+ */
+export const TRACES_DAYS_SQL = `
+  least({fromDay:Date}, ifNull((SELECT toDate(minOrNull(start_time)) FROM trace_index
+    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}), {fromDay:Date}))
+  AND greatest({toDay:Date}, ifNull((SELECT toDate(maxOrNull(end_time)) FROM trace_index
+    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}), {toDay:Date}))`;
+
 /** Recomputes the trace_figures rows of some traces of one project. */
 export const REFRESH_TRACE_FIGURES_SQL = refreshTraceFiguresSql(
-  ' AND day BETWEEN {fromDay:Date} AND {toDay:Date} AND trace_id IN {traceIds:Array(String)}',
-  ' AND toDate(start_time) BETWEEN {fromDay:Date} AND {toDay:Date} AND trace_id IN {traceIds:Array(String)}',
+  ` AND day BETWEEN ${TRACES_DAYS_SQL} AND trace_id IN {traceIds:Array(String)}`,
+  ` AND toDate(start_time) BETWEEN ${TRACES_DAYS_SQL} AND trace_id IN {traceIds:Array(String)}`,
 );
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { REFRESH_SESSION_FIGURES_SQL, REFRESH_TRACES_COST_DAILY_SQL, REFRESH_TRACE_FIGURES_SQL, type ClickHouseClient } from '@spanforge/clickhouse';
+import { REFRESH_SESSION_FIGURES_SQL, REFRESH_TRACES_COST_DAILY_SQL, REFRESH_TRACE_FIGURES_SQL, TRACES_DAYS_SQL, type ClickHouseClient } from '@spanforge/clickhouse';
 
 export interface AccountingRow {
   tenant_id: string;
@@ -90,7 +90,7 @@ export class SpanRepository {
               FROM (
                 SELECT * FROM spans FINAL
                 WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-                  AND toDate(start_time) BETWEEN {fromDay:Date} AND {toDay:Date}
+                  AND toDate(start_time) BETWEEN ${TRACES_DAYS_SQL}
                   AND trace_id IN {traceIds:Array(String)} AND session_id = '')`,
       query_params: { ...project, traceIds: [...sessions.keys()], sessionIds: [...sessions.values()], fromDay, toDay },
       format: 'JSONEachRow',
