@@ -86,8 +86,7 @@ async function seedLargeTrace(infra: Awaited<ReturnType<typeof startInfrastructu
       FROM numbers(10000)`,
     query_params: { ...scope, traceId, base: Date.parse(seed.from) + 3_600_000 },
   });
-  const day = seed.from.slice(0, 10);
-  await infra.clickhouse.command({ query: REFRESH_TRACE_FIGURES_SQL, query_params: { ...scope, traceIds: [traceId], fromDay: day, toDay: day } });
+  await infra.clickhouse.command({ query: REFRESH_TRACE_FIGURES_SQL, query_params: { ...scope, traceIds: [traceId] } });
   return traceId;
 }
 

@@ -102,15 +102,16 @@ export const REFRESH_DAY_TRACE_FIGURES_SQL = refreshTraceFiguresSql(
 );
 
 /**
- * The days that may hold spans of some traces ({traceIds}): the caller's range ({fromDay}–{toDay},
- * from the spans it just wrote) widened to what trace_index knows of those traces, so a trace that
- * runs for days is read whole even when only its newest spans came in.
+ * The days that hold spans of some traces ({traceIds}), from their first start to their last end
+ * as trace_index knows them (two primary-key lookups): a trace that runs for days is read whole
+ * even when only its newest spans came in. Written by the same insert as the spans, so it covers
+ * every span stored.
  */
 export const TRACES_DAYS_SQL = `
-  least({fromDay:Date}, ifNull((SELECT toDate(minOrNull(start_time)) FROM trace_index
-    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}), {fromDay:Date}))
-  AND greatest({toDay:Date}, ifNull((SELECT toDate(maxOrNull(end_time)) FROM trace_index
-    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}), {toDay:Date}))`;
+  (SELECT toDate(min(start_time)) FROM trace_index
+    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)})
+  AND (SELECT toDate(max(end_time)) FROM trace_index
+    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)})`;
 
 /** Recomputes the trace_figures rows of some traces of one project. */
 export const REFRESH_TRACE_FIGURES_SQL = refreshTraceFiguresSql(

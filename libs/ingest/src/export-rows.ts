@@ -15,8 +15,8 @@ export interface RowChunk {
   /** JSONEachRow lines, each ending in '\n'; emptied by the writer once inserted. */
   text: string;
   rows: number;
-  /** Per trace of the export: [traceId, earliest start, latest start] in seconds since the epoch. */
-  traces: Array<[string, number, number]>;
+  /** The export's trace ids, each once. */
+  traces: string[];
   accounting: AccountingRow[];
 }
 
@@ -68,18 +68,12 @@ export function exportRows(job: ExportJob, overrides: PriceOverride[]): RowChunk
   }
   shareSessions(rows);
   let text = '';
-  const traces = new Map<string, [string, number, number]>();
+  const traces = new Set<string>();
   for (const row of rows) {
     text += `${JSON.stringify(row)}\n`;
-    const seconds = Number(row.start_time.slice(0, row.start_time.indexOf('.')));
-    const trace = traces.get(row.trace_id);
-    if (!trace) traces.set(row.trace_id, [row.trace_id, seconds, seconds]);
-    else {
-      trace[1] = Math.min(trace[1], seconds);
-      trace[2] = Math.max(trace[2], seconds);
-    }
+    traces.add(row.trace_id);
   }
-  return { tenantId: job.tenantId, projectId: job.projectId, text, rows: rows.length, traces: [...traces.values()], accounting: accountingRows(job, result, dropped) };
+  return { tenantId: job.tenantId, projectId: job.projectId, text, rows: rows.length, traces: [...traces], accounting: accountingRows(job, result, dropped) };
 }
 
 /** Within one export, every span of a trace gets the session some span of that trace names. */

@@ -63,9 +63,9 @@ export class SpanRepository {
   }
 
   /** Recomputes the scalar figures of these traces and of their sessions, after their spans are stored. */
-  async refreshFigures(project: ProjectRef, traceIds: string[], fromDay: string, toDay: string): Promise<void> {
+  async refreshFigures(project: ProjectRef, traceIds: string[]): Promise<void> {
     if (traceIds.length === 0) return;
-    const params = { ...project, traceIds, fromDay, toDay };
+    const params = { ...project, traceIds };
     await this.client.command({ query: REFRESH_TRACE_FIGURES_SQL, query_params: params, ...named('ingest.refresh_trace_figures') });
     await this.client.command({ query: REFRESH_SESSION_FIGURES_SQL, query_params: params, ...named('ingest.refresh_session_figures') });
   }
@@ -82,7 +82,7 @@ export class SpanRepository {
    * (ReplacingMergeTree) and the session rollup picks it up; the idempotent rollups are unchanged.
    * Only a read: the lines ride along with the next batch's insert (an insert has a fixed cost).
    */
-  async sessionlessSpanLines(project: ProjectRef, sessions: Map<string, string>, fromDay: string, toDay: string): Promise<{ text: string; rows: number }> {
+  async sessionlessSpanLines(project: ProjectRef, sessions: Map<string, string>): Promise<{ text: string; rows: number }> {
     if (sessions.size === 0) return { text: '', rows: 0 };
     const result = await this.client.query({
       // The filter sits in a subquery: in the outer SELECT the REPLACE alias would shadow session_id.
@@ -92,7 +92,7 @@ export class SpanRepository {
                 WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
                   AND toDate(start_time) BETWEEN ${TRACES_DAYS_SQL}
                   AND trace_id IN {traceIds:Array(String)} AND session_id = '')`,
-      query_params: { ...project, traceIds: [...sessions.keys()], sessionIds: [...sessions.values()], fromDay, toDay },
+      query_params: { ...project, traceIds: [...sessions.keys()], sessionIds: [...sessions.values()] },
       format: 'JSONEachRow',
       ...named('ingest.sessionless_spans'),
     });

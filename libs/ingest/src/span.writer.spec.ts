@@ -57,7 +57,7 @@ class RecordingRepository {
 }
 
 function chunk(line: string, traces: string[]): RowChunk {
-  return { tenantId: 't', projectId: 'p', text: `${line}\n`, rows: 1, traces: traces.map((t) => [t, 1_700_000_000, 1_700_000_000]), accounting: [] };
+  return { tenantId: 't', projectId: 'p', text: `${line}\n`, rows: 1, traces, accounting: [] };
 }
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 30));

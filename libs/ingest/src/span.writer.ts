@@ -16,8 +16,7 @@ const UPKEEP_BATCH: BatchingOptions = { maxItems: 100_000, maxDelayMs: 10 };
 /** What one insert leaves to the upkeep: its traces, of one project. */
 interface UpkeepItem {
   ref: ProjectRef;
-  /** [traceId, earliest start, latest start] in seconds since the epoch. */
-  traces: Array<[string, number, number]>;
+  traces: string[];
   /** Spans written again with their trace's session: their traces are not looked at for attribution again. */
   backfill: boolean;
   /** Set by the round: settles when the back-fill this item's traces called for is stored and its figures refreshed. */
@@ -136,9 +135,9 @@ export class SpanWriter {
       const stored = this.writeChunk(backfill, true);
       // Only the exports of the back-filled traces wait for it. A back-fill item never does: its
       // traces are not looked at again, and waiting would chain each back-fill to the next round's.
-      const backfilled = new Set(backfill.traces.map(([traceId]) => traceId));
+      const backfilled = new Set(backfill.traces);
       for (const item of groups.get(key)!.items) {
-        if (!item.backfill && item.traces.some(([traceId]) => backfilled.has(traceId))) item.followUp = stored;
+        if (!item.backfill && item.traces.some((traceId) => backfilled.has(traceId))) item.followUp = stored;
       }
     }
     stop();
@@ -153,51 +152,29 @@ export class SpanWriter {
    */
   private async sessionlessSpans(group: ProjectGroup): Promise<RowChunk | undefined> {
     const { ref, traces, backfilled } = group;
-    const candidates = [...traces.keys()].filter((traceId) => !backfilled.has(traceId));
+    const candidates = [...traces].filter((traceId) => !backfilled.has(traceId));
     const sessions = new Map<string, string>();
     for (const [traceId, stored] of await this.repository.storedTraces(ref, candidates)) {
       if (stored.sessionId && stored.hasSessionless) sessions.set(traceId, stored.sessionId);
     }
     if (sessions.size === 0) return undefined;
-    const [from, to] = dayRange([...sessions.keys()].map((traceId) => traces.get(traceId)!));
-    const { text, rows } = await this.repository.sessionlessSpanLines(ref, sessions, from, to);
+    const { text, rows } = await this.repository.sessionlessSpanLines(ref, sessions);
     if (rows === 0) return undefined;
-    const traceSpans: Array<[string, number, number]> = [...sessions.keys()].map((traceId) => [traceId, ...traces.get(traceId)!]);
-    return { tenantId: ref.tenantId, projectId: ref.projectId, text, rows, traces: traceSpans, accounting: [] };
+    return { tenantId: ref.tenantId, projectId: ref.projectId, text, rows, traces: [...sessions.keys()], accounting: [] };
   }
 
   /** The touched traces' and sessions' figures, and the daily costs of their days, recomputed. */
-  private async refreshFigures(ref: ProjectRef, traces: Map<string, [number, number]>): Promise<void> {
-    const [from, to] = dayRange(traces.values());
-    const traceIds = [...traces.keys()];
-    await this.repository.refreshFigures(ref, traceIds, from, to);
+  private async refreshFigures(ref: ProjectRef, traces: Set<string>): Promise<void> {
+    const traceIds = [...traces];
+    await this.repository.refreshFigures(ref, traceIds);
     await this.repository.refreshCostDaily(ref, traceIds);
   }
-}
-
-/** A trace's spans rarely start more than a day apart: lookups by trace scan its days ± 1. */
-const DAY_S = 86_400;
-
-function day(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().slice(0, 10);
-}
-
-/** The days (± 1) that hold these traces' spans, given each trace's [earliest, latest] span start. */
-function dayRange(spans: Iterable<[number, number]>): [string, string] {
-  let from = Infinity;
-  let to = -Infinity;
-  for (const [first, last] of spans) {
-    from = Math.min(from, first);
-    to = Math.max(to, last);
-  }
-  return [day(from - DAY_S), day(to + DAY_S)];
 }
 
 interface ProjectGroup {
   ref: ProjectRef;
   items: UpkeepItem[];
-  /** Each trace with its earliest and latest span start (seconds). */
-  traces: Map<string, [number, number]>;
+  traces: Set<string>;
   /** Traces present only through back-fill. */
   backfilled: Set<string>;
 }
@@ -207,13 +184,12 @@ function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
   for (const item of items) {
     const key = `${item.ref.tenantId}|${item.ref.projectId}`;
     let group = groups.get(key);
-    if (!group) groups.set(key, (group = { ref: item.ref, items: [], traces: new Map(), backfilled: new Set() }));
+    if (!group) groups.set(key, (group = { ref: item.ref, items: [], traces: new Set(), backfilled: new Set() }));
     group.items.push(item);
-    for (const [traceId, first, last] of item.traces) {
-      const known = group.traces.get(traceId);
-      group.traces.set(traceId, known ? [Math.min(known[0], first), Math.max(known[1], last)] : [first, last]);
-      if (item.backfill && !known) group.backfilled.add(traceId);
+    for (const traceId of item.traces) {
+      if (item.backfill && !group.traces.has(traceId)) group.backfilled.add(traceId);
       else if (!item.backfill) group.backfilled.delete(traceId);
+      group.traces.add(traceId);
     }
   }
   return groups;
