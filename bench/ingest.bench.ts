@@ -61,8 +61,8 @@ async function main(): Promise<void> {
     await quiet(infra);
     const floorAfter = await measureFloor(infra, await floorRows(infra, corpus));
     progress(`floor again: ${Math.round(floorAfter)} spans/s`);
-    progress(`ratio end to end / floor: ${(e2e.spansPerSec / ((floorBefore + floorAfter) / 2)).toFixed(3)} stored, ${(e2e.settledSpansPerSec / ((floorBefore + floorAfter) / 2)).toFixed(3)} settled`);
     const floor = (floorBefore + floorAfter) / 2;
+    progress(`ratio end to end / floor: ${(e2e.spansPerSec / floor).toFixed(3)} stored, ${(e2e.settledSpansPerSec / floor).toFixed(3)} settled`);
 
     const results = {
       ingest: {

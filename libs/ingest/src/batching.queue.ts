@@ -69,10 +69,6 @@ export class BatchingQueue<T> {
     return settled;
   }
 
-  get pending(): number {
-    return this.weight + this.sealed.reduce((n, b) => n + b.items.reduce((m, item) => m + this.weigh(item), 0), 0);
-  }
-
   /** Writes whatever waits, then resolves when every batch so far is done. */
   async flush(): Promise<void> {
     this.seal();
