@@ -7,12 +7,12 @@ import { REFRESH_TRACE_FIGURES_SQL } from '@spanforge/clickhouse';
 import { AnalyticsRepository, ScopedClickHouse, TraceRepository } from '@spanforge/query';
 import { startInfrastructure } from '@spanforge/runtime';
 import { quiet, startBenchInfrastructure, seededDatasetArguments } from './bench-infrastructure';
-import { progress, writeResults } from './report';
+import { argument, progress, writeResults } from './report';
 import { seedVolume, type SeedResult } from './seed-volume';
 
 const RUNS = 30;
 /** Warm-up calls of each form before measuring: enough for V8 to optimise the request path, as in a server that has been up a while. */
-const WARMUP = 20;
+const WARMUP = Number(argument('--warmup', '20'));
 
 interface Timing {
   p50Ms: number;
@@ -91,7 +91,7 @@ async function seedLargeTrace(infra: Awaited<ReturnType<typeof startInfrastructu
 }
 
 /**
- * `npm run bench:query [-- --spans N] [--data-dir DIR]`: each aggregate RUNS times through GraphQL
+ * `npm run bench:query [-- --spans N] [--data-dir DIR] [--only case,case] [--warmup N]`: each aggregate RUNS times through GraphQL
  * and the same SQL straight through the query layer, on a seeded dataset (seeded once per data
  * directory and size; see seed-volume.ts). Reports p50/p99 of both and their ratio.
  */
@@ -152,7 +152,11 @@ async function main(): Promise<void> {
       },
     };
     const query: Record<string, Timing & { sqlP50Ms: number; sqlP99Ms: number; ratio: number }> = {};
+    const only = argument('--only', '').split(',').filter(Boolean);
+    const unknown = only.filter((name) => !(name in cases));
+    if (unknown.length > 0) throw new Error(`--only: no case ${unknown.join(', ')} (cases: ${Object.keys(cases).join(', ')})`);
     for (const [name, run] of Object.entries(cases)) {
+      if (only.length > 0 && !only.includes(name)) continue;
       // Each case on a quiet engine: merges (of the large trace just written, or of parts the last case
       // left) take CPU from the request path, and more from GraphQL's JavaScript than from the SQL's wait.
       await quiet(infra);
@@ -160,7 +164,12 @@ async function main(): Promise<void> {
       query[name] = { ...gql, sqlP50Ms: sql.p50Ms, sqlP99Ms: sql.p99Ms, ratio: Number((gql.p50Ms / sql.p50Ms).toFixed(2)) };
       progress(`${name}: GraphQL p50 ${gql.p50Ms} ms p99 ${gql.p99Ms} ms; SQL p50 ${sql.p50Ms} ms p99 ${sql.p99Ms} ms`);
     }
-    writeResults({ query, dataset: { spans: seed.spans, traces: seed.traces } });
+    if (only.length > 0) {
+      // A partial run does not replace the full run's figures in bench/results/latest.json.
+      process.stdout.write(`${JSON.stringify({ query }, null, 2)}\n`);
+    } else {
+      writeResults({ query, dataset: { spans: seed.spans, traces: seed.traces } });
+    }
   } finally {
     await infra.shutdown.run();
   }
