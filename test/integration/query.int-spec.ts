@@ -231,7 +231,7 @@ describe('query API', () => {
     expect(byDay.data!.costBreakdown.filter((r) => r.keys[0] !== '').every((r) => r.keys[1] === '2026-11-10')).toBe(true);
   });
 
-  it('counts a trace that turns out to start the day before on that day only, once', async () => {
+  it('counts a trace that turns out to start the day before on that day only, once, and keeps it off the later day', async () => {
     const midnight = Date.UTC(2026, 10, 12);
     const late = await h.newProject('midnight-tenant');
     const exporter = otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, late.apiKey);
@@ -268,6 +268,17 @@ describe('query API', () => {
     expect(perTrace).toHaveLength(1);
     expect(perTrace[0]).toMatchObject({ keys: ['2026-11-11'] });
     expect(perTrace[0]!.costUsd).toBeCloseTo(expectedCost, 9);
+    // A later trace on the 12th alone has only that day recomputed: the first trace stays gone from it.
+    const next = new SpanRecorder('midnight-agent');
+    recordAgentTrace(next, { session: 'morning', calls: [SONNET], start: midnight + 3_600_000 });
+    const nextSpans = next.finished();
+    const nextCost = nextSpans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat').reduce((sum, s) => sum + expectedLlmCost(s), 0);
+    expect(exportSucceeded(await exportSpans(exporter, nextSpans))).toBe(true);
+    await until(async () => (await byDay(wholeDays)).some((r) => r.keys[0] === '2026-11-12'));
+    const afterNext = await byDay(wholeDays);
+    expect(afterNext.map((r) => r.keys[0]).sort()).toEqual(['2026-11-11', '2026-11-12']);
+    expect(afterNext.find((r) => r.keys[0] === '2026-11-11')!.costUsd).toBeCloseTo(expectedCost, 9);
+    expect(afterNext.find((r) => r.keys[0] === '2026-11-12')!.costUsd).toBeCloseTo(nextCost, 9);
   });
 
   it('keeps the figures of a trace that runs for days whole when only its newest span comes in', async () => {

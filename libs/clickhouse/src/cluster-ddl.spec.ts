@@ -70,6 +70,11 @@ describe('cluster DDL', () => {
     ]);
   });
 
+  it('runs a back-fill through the Distributed tables, once', () => {
+    const backfill = 'INSERT INTO totals (id, n) SELECT id, n FROM spans FINAL';
+    expect(toClusterStatements({ sql: backfill, comments: [] }, tables, { cluster: 'c' })).toEqual([backfill]);
+  });
+
   it('refuses a statement it has no cluster form for', () => {
     expect(() => toClusterStatements({ sql: 'TRUNCATE TABLE spans', comments: [] }, tables, { cluster: 'c' })).toThrow(/no cluster form/);
   });

@@ -14,6 +14,7 @@ const CREATE_MV = /^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+)\s+TO\s+(\w+)([\
 const CREATE_VIEW = /^CREATE (?:OR REPLACE )?VIEW (?:IF NOT EXISTS )?(\w+)([\s\S]*)$/;
 const ALTER_TABLE = /^ALTER TABLE (\w+)\s+([\s\S]*)$/;
 const DROP_TABLE = /^DROP TABLE IF EXISTS (\w+)$/;
+const INSERT_SELECT = /^INSERT INTO \w+\s*(\([^)]*\))?\s*SELECT\b/;
 
 /** A `-- shard by: <expr>` comment above a CREATE TABLE picks the Distributed sharding key. */
 function shardKey(comments: string[]): string {
@@ -102,6 +103,8 @@ export function toClusterStatements(statement: Statement, tables: Set<string>, {
     const statements = [`DROP TABLE IF EXISTS ${name} ${onCluster}`];
     return tables.has(name) ? [...statements, `DROP TABLE IF EXISTS ${localName(name)} ${onCluster}`] : statements;
   }
+  // A back-fill writes through the Distributed tables (each row to its shard) and reads all shards: run once, as it is.
+  if (INSERT_SELECT.test(sql)) return [sql];
   const view = CREATE_VIEW.exec(sql);
   if (view) return [sql.replace(/^(CREATE (?:OR REPLACE )?VIEW (?:IF NOT EXISTS )?\w+)/, `$1 ${onCluster}`)];
   throw new Error(`no cluster form for statement: ${sql.slice(0, 80)}…`);

@@ -160,21 +160,23 @@ export const REFRESH_SESSION_FIGURES_SQL = refreshSessionFiguresSql(
 export const REFRESH_ALL_SESSION_FIGURES_SQL = refreshSessionFiguresSql('');
 
 /**
- * Recomputes cost_daily (007_cost_daily.sql) for some days of one project from trace_figures.
- * `days` is SQL for the set of days. Every key already stored for those days is written again too,
- * at zero when no trace of the day has it any more (its only trace now starts a day earlier), so a
- * recomputation also takes away what no longer belongs to a day; readers skip keys with no spans.
+ * Recomputes cost_daily (007_cost_daily.sql) for some days of one project from trace_cost_days
+ * (008), which files each trace's cost rows under its start day, sorted by day: the statement reads
+ * what those days hold, not the whole project. `days` is SQL for the set of days. Every key already
+ * stored for those days is written again too, at zero when no trace of the day has it any more (its
+ * only trace now starts a day earlier), so a recomputation also takes away what no longer belongs
+ * to a day; readers skip keys with no spans.
  */
 function refreshCostDailySql(days: string): string {
   return `
   INSERT INTO cost_daily (tenant_id, project_id, day, model, provider, span_type, service, cost_usd, input_tokens, output_tokens, spans, computed_at)
   SELECT {tenantId:String}, {projectId:String}, d, model, provider, span_type, service, sum(cost), sum(input), sum(output), sum(n), now64(6)
   FROM (
-    SELECT toDate(start_time) AS d, toString(r.model) AS model, toString(r.provider) AS provider, toString(r.span_type) AS span_type,
+    SELECT day AS d, toString(r.model) AS model, toString(r.provider) AS provider, toString(r.span_type) AS span_type,
       toString(r.service) AS service, toFloat64(r.cost_usd) AS cost, toUInt64(r.input_tokens) AS input, toUInt64(r.output_tokens) AS output,
       toUInt64(r.spans) AS n
-    FROM (SELECT start_time, cost_rows FROM trace_figures FINAL
-          WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND toDate(start_time) IN (${days}))
+    FROM (SELECT day, cost_rows FROM trace_cost_days FINAL
+          WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND day IN (${days}))
     ARRAY JOIN cost_rows AS r
     UNION ALL
     SELECT day, toString(model), toString(provider), toString(span_type), toString(service), toFloat64(0), toUInt64(0), toUInt64(0), toUInt64(0)
@@ -189,9 +191,10 @@ export const REFRESH_COST_DAILY_SQL = refreshCostDailySql('SELECT arrayJoin({day
 /**
  * Recomputes cost_daily for every day some traces' spans start on ({traceIds}, after their
  * trace_figures rows are refreshed). A trace's start only moves earlier as spans arrive, so the day
- * it was counted on before lies between its start day and its end day: those days are all redone.
+ * it was counted on before lies between its start day and its end day: those days are all redone
+ * (the same days trace_cost_days_mv wrote the trace's rows for).
  */
 export const REFRESH_TRACES_COST_DAILY_SQL = refreshCostDailySql(`
-    SELECT DISTINCT arrayJoin(arrayMap(i -> toDate(start_time) + i, range(toUInt32(dateDiff('day', toDate(start_time), toDate(end_time)) + 1))))
+    SELECT DISTINCT arrayJoin(arrayMap(i -> toDate(start_time) + i, range(toUInt32(least(dateDiff('day', toDate(start_time), toDate(end_time)), 366) + 1))))
     FROM trace_figures FINAL
     WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}`);
