@@ -1,6 +1,7 @@
 import { chmodSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { ClickHouseClient } from '@spanforge/clickhouse';
 import { loadConfig } from '@spanforge/config';
 import { startInfrastructure, type Infrastructure } from '@spanforge/runtime';
 import { argument } from './report';
@@ -24,10 +25,10 @@ export function seededDatasetArguments(): { spans: number; dataDir: string } {
 }
 
 /** Waits (at most a minute) until ClickHouse has no merge running: a merge left by one phase would tax the next. */
-export async function quiet(infra: Infrastructure): Promise<void> {
+export async function quiet(clickhouse: ClickHouseClient): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    const result = await infra.clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
+    const result = await clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
     const [row] = await result.json<{ n: string }>();
     if (Number(row?.n ?? 0) === 0) return;
     await new Promise((r) => setTimeout(r, 200));

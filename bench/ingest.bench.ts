@@ -44,12 +44,12 @@ async function main(): Promise<void> {
     // The floor is measured before and after the end-to-end run, each time on a quiet engine
     // (no background merges), and averaged: merges left by one phase would otherwise tax the next.
     const rows = await floorRows(infra, corpus);
-    await quiet(infra);
+    await quiet(infra.clickhouse);
     let cpu = cpuSnapshot();
     const floorBefore = await measureFloor(infra, rows);
     const floorCpu = cpuSince(cpu);
     progress(`floor (raw insert of the same rows): ${Math.round(floorBefore)} spans/s`);
-    await quiet(infra);
+    await quiet(infra.clickhouse);
     await startWorkers(infra);
     const [httpLine] = await startGateway(infra);
     const endpoint = /http:\/\/\S+/.exec(httpLine!)![0];
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     const e2eCpu = cpuSince(cpu);
     progress(`CPU seconds: floor ${JSON.stringify(floorCpu)}, end to end ${JSON.stringify(e2eCpu)}`);
     progress(`end to end: ${Math.round(e2e.spansPerSec)} spans/s stored, ${Math.round(e2e.settledSpansPerSec)} spans/s with figures up to date; stored ${e2e.stored} of ${corpus.spanCount}`);
-    await quiet(infra);
+    await quiet(infra.clickhouse);
     const floorAfter = await measureFloor(infra, await floorRows(infra, corpus));
     progress(`floor again: ${Math.round(floorAfter)} spans/s`);
     const floor = (floorBefore + floorAfter) / 2;

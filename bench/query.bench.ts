@@ -1,14 +1,12 @@
 import 'reflect-metadata';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import { startApiServer } from '@spanforge/api-app';
 import { REFRESH_TRACE_FIGURES_SQL } from '@spanforge/clickhouse';
 import { AnalyticsRepository, ScopedClickHouse, TraceRepository } from '@spanforge/query';
 import { startInfrastructure } from '@spanforge/runtime';
 import { quiet, startBenchInfrastructure, seededDatasetArguments } from './bench-infrastructure';
 import { argument, progress, writeResults } from './report';
-import { seedVolume, type SeedResult } from './seed-volume';
+import { seededOnce, type SeedResult } from './seed-volume';
 
 const RUNS = 30;
 /** Warm-up calls of each form before measuring: enough for V8 to optimise the request path, as in a server that has been up a while. */
@@ -99,16 +97,7 @@ async function main(): Promise<void> {
   const { spans, dataDir } = seededDatasetArguments();
   const infra = await startBenchInfrastructure(dataDir);
   try {
-    const seedFile = path.join(dataDir, `seed-${spans}.json`);
-    let seed: SeedResult;
-    if (existsSync(seedFile)) {
-      seed = JSON.parse(readFileSync(seedFile, 'utf8')) as SeedResult;
-      progress(`using the ${seed.spans.toLocaleString('en')} spans seeded earlier in ${dataDir}`);
-    } else {
-      progress(`seeding ${spans.toLocaleString('en')} spans (once per data directory)`);
-      seed = await seedVolume(infra, spans);
-      writeFileSync(seedFile, JSON.stringify(seed), { mode: 0o600 });
-    }
+    const seed = await seededOnce(infra, dataDir, spans);
     const largeTraceId = await seedLargeTrace(infra, seed);
     const api = (await startApiServer(infra)).url;
     const scope = { tenantId: seed.tenantId, projectId: seed.projectId };
@@ -159,7 +148,7 @@ async function main(): Promise<void> {
       if (only.length > 0 && !only.includes(name)) continue;
       // Each case on a quiet engine: merges (of the large trace just written, or of parts the last case
       // left) take CPU from the request path, and more from GraphQL's JavaScript than from the SQL's wait.
-      await quiet(infra);
+      await quiet(infra.clickhouse);
       const { sql, gql } = await timePair(run.sql, run.gql);
       query[name] = { ...gql, sqlP50Ms: sql.p50Ms, sqlP99Ms: sql.p99Ms, ratio: Number((gql.p50Ms / sql.p50Ms).toFixed(2)) };
       progress(`${name}: GraphQL p50 ${gql.p50Ms} ms p99 ${gql.p99Ms} ms; SQL p50 ${sql.p50Ms} ms p99 ${sql.p99Ms} ms`);

@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { REFRESH_ALL_SESSION_FIGURES_SQL, REFRESH_COST_DAILY_SQL, REFRESH_DAY_TRACE_FIGURES_SQL } from '@spanforge/clickhouse';
 import type { Infrastructure } from '@spanforge/runtime';
 import { startBenchInfrastructure, seededDatasetArguments } from './bench-infrastructure';
@@ -130,6 +132,20 @@ export async function seedVolume(infra: Infrastructure, spans: number): Promise<
     from: new Date(SEED_BASE_MS).toISOString(),
     to: new Date(SEED_BASE_MS + SEED_DAYS * 86_400_000).toISOString(),
   };
+}
+
+/** The dataset of `spans` spans in `dataDir`: seeded on first use, then read from `seed-<spans>.json`. */
+export async function seededOnce(infra: Infrastructure, dataDir: string, spans: number): Promise<SeedResult> {
+  const seedFile = path.join(dataDir, `seed-${spans}.json`);
+  if (existsSync(seedFile)) {
+    const seed = JSON.parse(readFileSync(seedFile, 'utf8')) as SeedResult;
+    progress(`using the ${seed.spans.toLocaleString('en')} spans seeded earlier in ${dataDir}`);
+    return seed;
+  }
+  progress(`seeding ${spans.toLocaleString('en')} spans (once per data directory)`);
+  const seed = await seedVolume(infra, spans);
+  writeFileSync(seedFile, JSON.stringify(seed), { mode: 0o600 });
+  return seed;
 }
 
 async function main(): Promise<void> {

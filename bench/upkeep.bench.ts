@@ -1,0 +1,128 @@
+import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import {
+  createClickHouseClient,
+  REFRESH_SESSION_FIGURES_SQL,
+  REFRESH_TRACE_FIGURES_SQL,
+  REFRESH_TRACES_COST_DAILY_SQL,
+  type ClickHouseClient,
+} from '@spanforge/clickhouse';
+import { quiet, seededDatasetArguments, startBenchInfrastructure, temporaryDataDir } from './bench-infrastructure';
+import { argument, progress, writeResults } from './report';
+import { seededOnce, type SeedResult } from './seed-volume';
+
+/** The worker's upkeep statements of one round, in the order it runs them (SpanRepository). */
+const STATEMENTS = {
+  traceFigures: REFRESH_TRACE_FIGURES_SQL,
+  sessionFigures: REFRESH_SESSION_FIGURES_SQL,
+  costDaily: REFRESH_TRACES_COST_DAILY_SQL,
+} as const;
+type StatementName = keyof typeof STATEMENTS;
+
+interface Scope {
+  tenantId: string;
+  projectId: string;
+}
+
+/**
+ * Stores `count` traces in `target`: copies of traces from the seeded project's first day, under new
+ * trace and session ids (new sessions, as most of a round's are), moved to the last seeded day. Goes
+ * through the same materialized views as ingest. Returns their trace ids.
+ */
+async function storeRoundOfTraces(client: ClickHouseClient, seed: SeedResult, target: Scope, round: string, count: number): Promise<string[]> {
+  const shiftSeconds = Math.floor((Date.parse(seed.to) - Date.parse(seed.from)) / 1000) - 86_400;
+  await client.command({
+    query: `INSERT INTO spans SELECT * REPLACE ({targetTenant:String} AS tenant_id, {targetProject:String} AS project_id,
+        concat({round:String}, substring(s.trace_id, length({round:String}) + 1)) AS trace_id,
+        if(s.session_id = '', '', concat({round:String}, s.session_id)) AS session_id,
+        s.start_time + toIntervalSecond({shift:Int64}) AS start_time, s.end_time + toIntervalSecond({shift:Int64}) AS end_time)
+      FROM spans AS s
+      WHERE s.tenant_id = {tenantId:String} AND s.project_id = {projectId:String} AND s.trace_id IN (
+        SELECT trace_id FROM trace_index WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+        GROUP BY trace_id HAVING min(start_time) < parseDateTime64BestEffort({from:String}, 9, 'UTC') + INTERVAL 20 HOUR
+        ORDER BY cityHash64(trace_id, {round:String}) LIMIT {count:UInt32})`,
+    query_params: { tenantId: seed.tenantId, projectId: seed.projectId, targetTenant: target.tenantId, targetProject: target.projectId, round, shift: shiftSeconds, from: seed.from, count },
+  });
+  const result = await client.query({
+    query: `SELECT DISTINCT trace_id FROM trace_index
+      WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND startsWith(trace_id, {round:String})`,
+    query_params: { ...target, round },
+    format: 'JSONEachRow',
+  });
+  return (await result.json<{ trace_id: string }>()).map((r) => r.trace_id);
+}
+
+/** Runs one round's upkeep statements on `traceIds` of `scope`; milliseconds per statement. */
+async function upkeepRound(client: ClickHouseClient, scope: Scope, traceIds: string[]): Promise<Record<StatementName, number>> {
+  const times = {} as Record<StatementName, number>;
+  for (const [name, sql] of Object.entries(STATEMENTS) as Array<[StatementName, string]>) {
+    const started = performance.now();
+    await client.command({ query: sql, query_params: { ...scope, traceIds } });
+    times[name] = performance.now() - started;
+  }
+  return times;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/**
+ * `npm run bench:upkeep [-- --spans N] [--data-dir DIR] [--traces K] [--rounds R]`: how the worker's
+ * per-round upkeep (trace figures, session figures, daily costs) grows with the project's size. On a
+ * copy of the seeded dataset (the seed itself is left as it is), R rounds of K new traces each go to
+ * the seeded project and to an empty project, alternately, on a quiet engine; the report gives each
+ * statement's median per project and their ratio (1 = upkeep does not depend on the project's size).
+ */
+async function main(): Promise<void> {
+  const { spans, dataDir } = seededDatasetArguments();
+  const traces = Number(argument('--traces', '500'));
+  const rounds = Number(argument('--rounds', '7'));
+  const infra = await startBenchInfrastructure(dataDir);
+  let seed: SeedResult;
+  try {
+    seed = await seededOnce(infra, dataDir, spans);
+  } finally {
+    await infra.shutdown.run();
+  }
+  const copy = temporaryDataDir('spanforge-upkeep-');
+  progress(`copying the seeded ClickHouse data to ${copy}`);
+  execFileSync('cp', ['-a', path.join(dataDir, 'clickhouse'), copy]);
+  const client = createClickHouseClient({ kind: 'embedded', path: path.join(copy, 'clickhouse') });
+  try {
+    const seeded: Scope = { tenantId: seed.tenantId, projectId: seed.projectId };
+    const empty: Scope = { tenantId: randomUUID(), projectId: randomUUID() };
+    const samples = { seeded: [] as Array<Record<StatementName, number>>, empty: [] as Array<Record<StatementName, number>> };
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? (['seeded', 'empty'] as const) : (['empty', 'seeded'] as const);
+      for (const which of order) {
+        const scope = which === 'seeded' ? seeded : empty;
+        const traceIds = await storeRoundOfTraces(client, seed, scope, `u${round}${which[0]}`, traces);
+        await quiet(client);
+        samples[which].push(await upkeepRound(client, scope, traceIds));
+      }
+      progress(`round ${round + 1} of ${rounds}: ${traces} traces to each project`);
+    }
+    const report: Record<string, { seededMs: number; emptyMs: number; ratio: number }> = {};
+    for (const name of [...(Object.keys(STATEMENTS) as StatementName[]), 'round'] as const) {
+      const pick = (s: Record<StatementName, number>) => (name === 'round' ? Object.values(s).reduce((a, b) => a + b, 0) : s[name]);
+      const seededMs = median(samples.seeded.map(pick));
+      const emptyMs = median(samples.empty.map(pick));
+      report[name] = { seededMs: Number(seededMs.toFixed(1)), emptyMs: Number(emptyMs.toFixed(1)), ratio: Number((seededMs / emptyMs).toFixed(2)) };
+      progress(`${name}: ${seededMs.toFixed(1)} ms in the seeded project, ${emptyMs.toFixed(1)} ms in an empty one (${(seededMs / emptyMs).toFixed(2)}×)`);
+    }
+    writeResults({ upkeep: { ...report, tracesPerRound: traces, rounds, dataset: { spans: seed.spans, traces: seed.traces } } });
+  } finally {
+    await client.close();
+    rmSync(copy, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: Error) => {
+    process.stderr.write(`bench:upkeep failed: ${error.stack ?? error.message}\n`);
+    process.exit(1);
+  },
+);
