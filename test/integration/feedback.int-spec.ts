@@ -133,4 +133,18 @@ describe('feedback', () => {
     expect(await sessions({ name: 'helpful', min: 3 })).toEqual(['s1']);
     expect(await sessions({ name: 'thumbs', max: 0.5 })).toEqual(['s2']);
   });
+
+  it('takes many scores at once, and each answer comes after its score shows on the session', async () => {
+    const values = Array.from({ length: 40 }, (_, i) => 1 + (i % 5));
+    const responses = await Promise.all(values.map((value) => post({ traceId: traceIds[2], name: 'rating', value }, project.apiKey)));
+    expect(responses.map((r) => r.status)).toEqual(values.map(() => 202));
+    const ids = await Promise.all(responses.map(async (r) => ((await r.json()) as { id: string }).id));
+    expect(new Set(ids).size).toBe(values.length);
+    const result = await q<{ sessions: { nodes: Array<{ sessionId: string; feedback: Array<{ name: string; count: number; avg: number | null }> }> } }>(
+      '{ sessions { nodes { sessionId feedback { name count avg } } } }',
+    );
+    const s2 = result.data!.sessions.nodes.find((n) => n.sessionId === 's2')!;
+    const mean = values.reduce((a, b) => a + b, 0) / values.length;
+    expect(s2.feedback.find((f) => f.name === 'rating')).toEqual({ name: 'rating', count: values.length, avg: mean });
+  });
 });

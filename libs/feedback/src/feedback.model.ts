@@ -23,6 +23,12 @@ export interface ScoreConfig {
 }
 
 /** A validated score, as stored. */
+/** The project a score belongs to. */
+export interface FeedbackScope {
+  tenantId: string;
+  projectId: string;
+}
+
 export interface FeedbackRecord {
   id: string;
   traceId: string;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { REFRESH_SESSION_FIGURES_SQL, type ClickHouseClient } from '@spanforge/clickhouse';
-import type { FeedbackRecord, ScoreConfig, ScoreType } from './feedback.model';
+import type { FeedbackRecord, FeedbackScope, ScoreConfig, ScoreType } from './feedback.model';
 
 interface ScoreConfigRow {
   id: string;
@@ -21,50 +21,49 @@ export class FeedbackRepository {
     private readonly pg: Pool,
   ) {}
 
-  async insert(scope: { tenantId: string; projectId: string }, record: FeedbackRecord): Promise<void> {
+  /** Stores the records of many requests (of any projects) as one insert. */
+  async insert(records: Array<{ scope: FeedbackScope; record: FeedbackRecord }>): Promise<void> {
     await this.clickhouse.insert({
       table: 'feedback',
-      values: [
-        {
-          tenant_id: scope.tenantId,
-          project_id: scope.projectId,
-          trace_id: record.traceId,
-          id: record.id,
-          span_id: record.spanId,
-          name: record.name,
-          data_type: record.dataType,
-          value_number: record.valueNumber,
-          value_text: record.valueText,
-          comment: record.comment,
-          source: record.source,
-        },
-      ],
+      values: records.map(({ scope, record }) => ({
+        tenant_id: scope.tenantId,
+        project_id: scope.projectId,
+        trace_id: record.traceId,
+        id: record.id,
+        span_id: record.spanId,
+        name: record.name,
+        data_type: record.dataType,
+        value_number: record.valueNumber,
+        value_text: record.valueText,
+        comment: record.comment,
+        source: record.source,
+      })),
       format: 'JSONEachRow',
       query_id: `feedback.insert:${randomUUID()}`,
       clickhouse_settings: { log_comment: 'feedback.insert' },
     });
   }
 
-  /** Recomputes the figures (feedback included) of the session this trace belongs to, if it is stored and has one. */
-  async refreshSession(scope: { tenantId: string; projectId: string }, traceId: string): Promise<void> {
+  /** Recomputes the figures (feedback included) of the sessions these traces belong to, where stored and with one. */
+  async refreshSessions(scope: FeedbackScope, traceIds: string[]): Promise<void> {
     await this.clickhouse.command({
       query: REFRESH_SESSION_FIGURES_SQL,
-      query_params: { ...scope, traceIds: [traceId] },
-      query_id: `feedback.refresh_session:${randomUUID()}`,
-      clickhouse_settings: { log_comment: 'feedback.refresh_session' },
+      query_params: { ...scope, traceIds },
+      query_id: `feedback.refresh_sessions:${randomUUID()}`,
+      clickhouse_settings: { log_comment: 'feedback.refresh_sessions' },
     });
   }
 
-  /** Whether the trace is stored yet (feedback for unknown traces is kept, and counted). */
-  async traceKnown(scope: { tenantId: string; projectId: string }, traceId: string): Promise<boolean> {
+  /** Which of these traces are stored yet (feedback for unknown traces is kept, and counted). */
+  async storedTraces(scope: FeedbackScope, traceIds: string[]): Promise<Set<string>> {
     const result = await this.clickhouse.query({
-      query: 'SELECT count() AS n FROM trace_index WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id = {traceId:String}',
-      query_params: { ...scope, traceId },
+      query: `SELECT DISTINCT trace_id FROM trace_index
+              WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}`,
+      query_params: { ...scope, traceIds },
       format: 'JSONEachRow',
-      clickhouse_settings: { log_comment: 'feedback.trace_known' },
+      clickhouse_settings: { log_comment: 'feedback.stored_traces' },
     });
-    const [row] = await result.json<{ n: string | number }>();
-    return Number(row?.n ?? 0) > 0;
+    return new Set((await result.json<{ trace_id: string }>()).map((r) => r.trace_id));
   }
 
   async scoreConfig(projectId: string, name: string): Promise<ScoreConfig | undefined> {

@@ -1,30 +1,36 @@
 import { badInput, DomainError, ErrorCode } from '@spanforge/errors';
 import { signFeedbackToken, verifyFeedbackToken } from './feedback-token';
-import type { FeedbackInput, FeedbackRecord, FeedbackTokenClaims, ScoreConfig, ScoreType } from './feedback.model';
+import type { FeedbackInput, FeedbackRecord, FeedbackScope, FeedbackTokenClaims, ScoreConfig, ScoreType } from './feedback.model';
 import type { FeedbackRepository } from './feedback.repository';
 import { validateFeedback, validateScoreConfig } from './feedback.validation';
-
-export interface FeedbackScope {
-  tenantId: string;
-  projectId: string;
-}
+import { FeedbackWriter } from './feedback.writer';
 
 /** Longest lifetime of a browser-safe token: a day. */
 const MAX_TOKEN_TTL_S = 86_400;
 
 /** Feedback: accept scores (with a key or a token), score configs, browser-safe tokens. */
 export class FeedbackService {
+  private readonly writer: FeedbackWriter;
+
   constructor(
     private readonly repository: FeedbackRepository,
     private readonly pepper: string,
     /** Told of each score accepted for a trace not stored (yet): the api counts them in /metrics. */
-    private readonly onUnknownTrace: () => void = () => undefined,
-  ) {}
+    onUnknownTrace: () => void = () => undefined,
+  ) {
+    this.writer = new FeedbackWriter(repository, onUnknownTrace);
+  }
+
+  /** Writes the scores already accepted, then takes no more. */
+  close(): Promise<void> {
+    return this.writer.close();
+  }
 
   /**
-   * Validates against the name's config and stores the score; with a token, only for the trace
-   * and name the token was made for. Scores for traces not stored yet are kept (late arrival) and
-   * reported to `onUnknownTrace` (a /metrics counter).
+   * Validates against the name's config and stores the score (with the scores of concurrent
+   * requests: FeedbackWriter); with a token, only for the trace and name the token was made for.
+   * Scores for traces not stored yet are kept (late arrival) and reported to `onUnknownTrace` (a
+   * /metrics counter).
    */
   async submit(scope: FeedbackScope, input: FeedbackInput, token?: FeedbackTokenClaims): Promise<FeedbackRecord> {
     const name = typeof input?.name === 'string' ? input.name.trim() : '';
@@ -32,13 +38,7 @@ export class FeedbackService {
     if (token && (token.traceId !== record.traceId || token.name !== record.name)) {
       throw new DomainError(ErrorCode.FORBIDDEN, 'this feedback token is for another trace or score name');
     }
-    await this.repository.insert(scope, record);
-    if (await this.repository.traceKnown(scope, record.traceId)) {
-      // Session feedback is kept with the session's figures; a late trace brings its scores when it lands.
-      await this.repository.refreshSession(scope, record.traceId);
-    } else {
-      this.onUnknownTrace();
-    }
+    await this.writer.add(scope, record);
     return record;
   }
 

@@ -3,3 +3,4 @@ export * from './feedback.model';
 export * from './feedback.repository';
 export * from './feedback.service';
 export * from './feedback.validation';
+export * from './feedback.writer';

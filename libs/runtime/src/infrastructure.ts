@@ -121,6 +121,8 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
     help: 'Scores accepted for a trace not stored at the time (kept; they join the trace when it lands)',
     registers: [metrics],
   });
+  const feedback = new FeedbackService(new FeedbackRepository(clickhouse, pg), pepper, () => unknownTraceFeedback.inc());
+  shutdown.add('flush', 'feedback writer', () => feedback.close());
   return {
     mode,
     config,
@@ -133,7 +135,7 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
     tenancy,
     tenancyRepository: repository,
     keys,
-    feedback: new FeedbackService(new FeedbackRepository(clickhouse, pg), pepper, () => unknownTraceFeedback.inc()),
+    feedback,
     costReports: new CostReportService({
       repository: new CostReportRepository(pg),
       clickhouse,

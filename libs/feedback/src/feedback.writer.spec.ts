@@ -1,0 +1,117 @@
+import type { FeedbackRecord, FeedbackScope } from './feedback.model';
+import { FeedbackWriter } from './feedback.writer';
+
+const A: FeedbackScope = { tenantId: 't1', projectId: 'p1' };
+const B: FeedbackScope = { tenantId: 't2', projectId: 'p2' };
+
+function score(traceId: string, id = `${traceId}-score`): FeedbackRecord {
+  return { id, traceId, spanId: '', name: 'helpful', dataType: 'NUMERIC', valueNumber: 4, valueText: '4', comment: '', source: 'test' };
+}
+
+/** A repository whose insert waits until `release()`, recording every call. */
+function recordingRepository(stored: Set<string>) {
+  const calls: string[] = [];
+  const inserted: string[][] = [];
+  const refreshed: Array<{ scope: FeedbackScope; traceIds: string[] }> = [];
+  let release: () => void = () => undefined;
+  let gate = Promise.resolve();
+  const repository = {
+    async insert(records: Array<{ scope: FeedbackScope; record: FeedbackRecord }>) {
+      calls.push('insert');
+      inserted.push(records.map((r) => r.record.id));
+      await gate;
+    },
+    async storedTraces(_scope: FeedbackScope, traceIds: string[]) {
+      calls.push('lookup');
+      return new Set(traceIds.filter((id) => stored.has(id)));
+    },
+    async refreshSessions(scope: FeedbackScope, traceIds: string[]) {
+      calls.push('refresh');
+      refreshed.push({ scope, traceIds: [...traceIds].sort() });
+    },
+  };
+  return {
+    repository,
+    calls,
+    inserted,
+    refreshed,
+    hold() {
+      gate = new Promise((resolve) => (release = resolve));
+    },
+    release: () => release(),
+  };
+}
+
+describe('FeedbackWriter', () => {
+  it('writes the scores that arrive during a write together, as the next write', async () => {
+    const repo = recordingRepository(new Set(['a1', 'a2', 'a3']));
+    const writer = new FeedbackWriter(repo.repository, () => undefined);
+    repo.hold();
+    const first = writer.add(A, score('a1'));
+    while (!repo.calls.includes('insert')) await new Promise((r) => setTimeout(r, 1));
+    const later = [writer.add(A, score('a2')), writer.add(A, score('a3')), writer.add(A, score('a3', 'a3-again'))];
+    let laterDone = false;
+    void Promise.all(later).then(() => (laterDone = true));
+    repo.release();
+    await first;
+    await Promise.all(later);
+    expect(laterDone).toBe(true);
+    expect(repo.inserted).toEqual([['a1-score'], ['a2-score', 'a3-score', 'a3-again']]);
+    expect(repo.refreshed).toEqual([
+      { scope: A, traceIds: ['a1'] },
+      { scope: A, traceIds: ['a2', 'a3'] },
+    ]);
+    await writer.close();
+  });
+
+  it('settles a request only after its session figures are refreshed', async () => {
+    const repo = recordingRepository(new Set(['a1']));
+    const writer = new FeedbackWriter(repo.repository, () => undefined);
+    await writer.add(A, score('a1'));
+    expect(repo.calls).toEqual(['insert', 'lookup', 'refresh']);
+    await writer.close();
+  });
+
+  it('refreshes each project on its own, only for stored traces, and counts the scores of unknown ones', async () => {
+    const repo = recordingRepository(new Set(['a1', 'b1']));
+    let unknown = 0;
+    const writer = new FeedbackWriter(repo.repository, () => unknown++, { maxItems: 100, maxDelayMs: 20 });
+    await Promise.all([writer.add(A, score('a1')), writer.add(B, score('b1')), writer.add(A, score('a-late')), writer.add(B, score('b-late')), writer.add(B, score('b-late', 'b-late-2'))]);
+    expect(repo.inserted).toHaveLength(1);
+    expect(repo.refreshed).toEqual([
+      { scope: A, traceIds: ['a1'] },
+      { scope: B, traceIds: ['b1'] },
+    ]);
+    expect(unknown).toBe(3);
+    await writer.close();
+  });
+
+  it('rejects every request of a write that fails, and takes the next ones', async () => {
+    const repo = recordingRepository(new Set(['a1']));
+    let fail = true;
+    const failing = {
+      ...repo.repository,
+      async insert(records: Array<{ scope: FeedbackScope; record: FeedbackRecord }>) {
+        if (fail) throw new Error('ClickHouse is down');
+        return repo.repository.insert(records);
+      },
+    };
+    const writer = new FeedbackWriter(failing, () => undefined, { maxItems: 100, maxDelayMs: 20 });
+    const results = await Promise.allSettled([writer.add(A, score('a1')), writer.add(A, score('a1', 'second'))]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    fail = false;
+    await writer.add(A, score('a1', 'third'));
+    expect(repo.inserted).toEqual([['third']]);
+    await writer.close();
+  });
+
+  it('writes what was added before close, and refuses more after', async () => {
+    const repo = recordingRepository(new Set(['a1']));
+    const writer = new FeedbackWriter(repo.repository, () => undefined, { maxItems: 100, maxDelayMs: 10_000 });
+    const pending = writer.add(A, score('a1'));
+    await writer.close();
+    await pending;
+    expect(repo.inserted).toEqual([['a1-score']]);
+    await expect(writer.add(A, score('a1', 'late'))).rejects.toThrow(/closed/);
+  });
+});
