@@ -37,6 +37,14 @@ describe('PriceTable.lookup: one model of each provider family', () => {
     ['deepseek-chat', 'deepseek', 'deepseek-chat'],
     ['deepseek-reasoner', 'deepseek', 'deepseek-reasoner'],
     ['grok-4', 'xai', 'grok-4'],
+    // 2026 models a prefix or snapshot fallback used to price as an older, dearer model.
+    ['grok-4.3', 'xai', 'grok-4.3'],
+    ['grok-4.20', 'xai', 'grok-4.20'],
+    ['grok-latest', 'xai', 'grok-4.5'],
+    ['gpt-realtime-2.1', 'openai', 'gpt-realtime-2'],
+    ['gpt-5.4-image-2', 'openai', 'gpt-5.4-image-2'],
+    ['mistral-small-2603', 'mistral', 'mistral-small-2603'],
+    ['gemini-3.6-flash', 'google_gemini', 'gemini-3.6-flash'],
   ])('%s (%s) is priced from the bundled row of %s', (pricingModel, provider, model) => {
     const quote = table.lookup(pricingModel, provider, NOW);
     const row = rowInForce(model, NOW);

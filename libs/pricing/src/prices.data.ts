@@ -8,12 +8,16 @@ import type { ModelPrice } from './price.model';
  * anthropic.com/pricing, ai.google.dev/gemini-api/docs/pricing, mistral.ai/pricing,
  * aws.amazon.com/bedrock/pricing, api-docs.deepseek.com/quick_start/pricing, docs.x.ai), cross-checked
  * against pydantic/genai-prices (prices checked up to 2026-08). Rows marked (2026) come from that
- * catalogue alone; their effectiveFrom is the day the model first appeared there, within a day or two
- * of launch (a span before a model's first row still gets that row, see PriceTable).
+ * catalogue alone; their effectiveFrom is the model's launch day or the day it first appeared there,
+ * a day apart at most (a span before a model's first row still gets that row, see PriceTable).
+ * Checked again on 2026-11-30 against the catalogue as of 2026-08-21: every (2026) price agrees.
+ * deepseek-v4-pro's single row is the launch promotion (75 % off) that was billed until the
+ * 2026-06-03 cut made it permanent; the catalogue lists the standard price for those three weeks.
  *
  * To update: add a row (never edit a past row's numbers: spans already priced keep pointing at it);
  * a price change is a new row for the same model and provider with the new effectiveFrom; then bump
- * PRICE_TABLE_VERSION, which is stored with every span's cost as `bundled:<version>`.
+ * PRICE_TABLE_VERSION (the day of the change), which is stored with every span's cost as
+ * `bundled:<version>`.
  * `npx jest libs/pricing` runs the sanity checks over the whole table.
  *
  * Conventions:
@@ -22,7 +26,9 @@ import type { ModelPrice } from './price.model';
  *   Mistral, xAI). Anthropic rows state the 5-minute cache write (1.25x input) and read (0.1x input);
  *   the 1-hour cache (2x input) is not modelled.
  * - Reasoning/thinking tokens are billed at the output price.
- * - Not modelled: long-context tiers (Gemini >200k, Claude Sonnet 4/4.5 >200k, GPT-5.4+ >272k),
+ * - Not modelled: long-context tiers (Gemini 2.5 Pro, 3 Pro and 3.1 Pro >200k, Gemini 1.5 >128k,
+ *   Claude Sonnet 4.5 >200k, Claude Opus 4.6 and Sonnet 4.6 >200k until 2026-03-13, GPT-5.4,
+ *   GPT-5.4 Pro and GPT-5.6 >272k),
  *   batch and priority tiers, DeepSeek off-peak discounts, regional-endpoint surcharges, audio and
  *   image tokens (realtime/audio rows carry text-token prices).
  * - Meta Llama rows are AWS Bedrock on-demand prices (us-east-1): Meta sells no general API at list
@@ -100,6 +106,10 @@ const OPENAI: ModelPrice[] = [
   { model: 'gpt-5.6-terra', provider: 'openai', inputPerMTok: 2, outputPerMTok: 12, cacheReadPerMTok: 0.2, cacheWritePerMTok: 2.5, effectiveFrom: '2026-07-30' },
   { model: 'gpt-5.6-luna', provider: 'openai', inputPerMTok: 1, outputPerMTok: 6, cacheReadPerMTok: 0.1, cacheWritePerMTok: 1.25, effectiveFrom: '2026-07-09' },
   { model: 'gpt-5.6-luna', provider: 'openai', inputPerMTok: 0.2, outputPerMTok: 1.2, cacheReadPerMTok: 0.02, cacheWritePerMTok: 0.25, effectiveFrom: '2026-07-30' },
+  // Without rows of their own these were priced by prefix as gpt-5.4 and gpt-realtime. Text tokens only.
+  { model: 'gpt-5.4-image-2', provider: 'openai', inputPerMTok: 8, outputPerMTok: 15, cacheReadPerMTok: 2, effectiveFrom: '2026-06-15' },
+  { model: 'gpt-realtime-2', provider: 'openai', aliases: ['gpt-realtime-2.1'], inputPerMTok: 4, outputPerMTok: 24, cacheReadPerMTok: 0.4, effectiveFrom: '2026-07-06' },
+  { model: 'gpt-image-2', provider: 'openai', inputPerMTok: 5, outputPerMTok: 30, cacheReadPerMTok: 1.25, effectiveFrom: '2026-07-06' },
   { model: 'text-embedding-3-small', provider: 'openai', kind: 'embedding', inputPerMTok: 0.02, outputPerMTok: 0, effectiveFrom: '2024-01-25' },
   { model: 'text-embedding-3-large', provider: 'openai', kind: 'embedding', inputPerMTok: 0.13, outputPerMTok: 0, effectiveFrom: '2024-01-25' },
   { model: 'text-embedding-ada-002', provider: 'openai', kind: 'embedding', inputPerMTok: 0.1, outputPerMTok: 0, effectiveFrom: '2022-12-15' },
@@ -159,6 +169,10 @@ const GOOGLE: ModelPrice[] = [
   { model: 'gemini-3.1-flash-lite', provider: 'google_gemini', inputPerMTok: 0.25, outputPerMTok: 1.5, cacheReadPerMTok: 0.025, effectiveFrom: '2026-03-03' },
   { model: 'gemini-3.5-flash', provider: 'google_gemini', inputPerMTok: 1.5, outputPerMTok: 9, cacheReadPerMTok: 0.15, effectiveFrom: '2026-05-19' },
   { model: 'gemini-3.5-flash-lite', provider: 'google_gemini', inputPerMTok: 0.3, outputPerMTok: 2.5, cacheReadPerMTok: 0.03, effectiveFrom: '2026-07-22' },
+  // Introductory prices until 2026-12-31. The standard ones announced from 2027-01-01 (1.5 / 7.5,
+  // cache read 0.15) get their rows then: the table holds no row after its version.
+  { model: 'gemini-3.6-flash', provider: 'google_gemini', inputPerMTok: 0.75, outputPerMTok: 3.75, cacheReadPerMTok: 0.075, effectiveFrom: '2026-07-22' },
+  { model: 'gemini-3.7-flash', provider: 'google_gemini', inputPerMTok: 0.75, outputPerMTok: 3.75, cacheReadPerMTok: 0.075, effectiveFrom: '2026-08-13' },
 ];
 
 // La Plateforme. The `-latest` aliases move between generations, hence the dated rows; Mistral cut
@@ -175,6 +189,8 @@ const MISTRAL: ModelPrice[] = [
   { model: 'mistral-small', provider: 'mistral', inputPerMTok: 2, outputPerMTok: 6, effectiveFrom: '2024-02-26' },
   { model: 'mistral-small', provider: 'mistral', inputPerMTok: 0.2, outputPerMTok: 0.6, effectiveFrom: '2024-09-17' },
   { model: 'mistral-small', provider: 'mistral', inputPerMTok: 0.1, outputPerMTok: 0.3, effectiveFrom: '2025-01-30' },
+  // (2026) Priced as mistral-small by snapshot stripping without its own row.
+  { model: 'mistral-small-2603', provider: 'mistral', inputPerMTok: 0.15, outputPerMTok: 0.6, cacheReadPerMTok: 0.015, effectiveFrom: '2026-06-15' },
   { model: 'codestral', provider: 'mistral', inputPerMTok: 1, outputPerMTok: 3, effectiveFrom: '2024-05-29' },
   { model: 'codestral', provider: 'mistral', inputPerMTok: 0.2, outputPerMTok: 0.6, effectiveFrom: '2024-09-17' },
   { model: 'codestral', provider: 'mistral', inputPerMTok: 0.3, outputPerMTok: 0.9, effectiveFrom: '2025-01-13' },
@@ -236,6 +252,10 @@ const XAI: ModelPrice[] = [
   { model: 'grok-code-fast-1', provider: 'xai', aliases: ['grok-code-fast'], inputPerMTok: 0.2, outputPerMTok: 1.5, cacheReadPerMTok: 0.02, effectiveFrom: '2025-08-28' },
   { model: 'grok-4-fast', provider: 'xai', inputPerMTok: 0.2, outputPerMTok: 0.5, cacheReadPerMTok: 0.05, effectiveFrom: '2025-09-19' },
   { model: 'grok-4.1-fast', provider: 'xai', inputPerMTok: 0.2, outputPerMTok: 0.5, cacheReadPerMTok: 0.05, effectiveFrom: '2025-11-19' },
+  // (2026) Without rows of their own these were priced by prefix as grok-4 (3 / 15).
+  { model: 'grok-4.3', provider: 'xai', inputPerMTok: 1.25, outputPerMTok: 2.5, cacheReadPerMTok: 0.2, effectiveFrom: '2026-05-14' },
+  { model: 'grok-4.20', provider: 'xai', inputPerMTok: 1.25, outputPerMTok: 2.5, cacheReadPerMTok: 0.2, effectiveFrom: '2026-06-15' },
+  { model: 'grok-4.5', provider: 'xai', aliases: ['grok-latest'], inputPerMTok: 2, outputPerMTok: 6, cacheReadPerMTok: 0.5, effectiveFrom: '2026-07-08' },
 ];
 
 export const BUNDLED_PRICES: readonly ModelPrice[] = [...OPENAI, ...ANTHROPIC, ...GOOGLE, ...MISTRAL, ...META, ...DEEPSEEK, ...XAI];
