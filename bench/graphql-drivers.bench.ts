@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     const queries = {
       light: { query: '{ currentProject { id name } }' },
       trace: { query: 'query($id: String!) { trace(traceId: $id) { traceId durationMs costUsd spans { spanId name type durationMs } } }', variables: { id: traceId } },
-      aggregate: { query: 'query($f: TraceFilterInput) { latencyByIterations(filter: $f) { iterations traceCount p50Ms p99Ms } }', variables: { f: { from: seed.from, to: seed.to } } },
+      aggregate: { query: 'query($f: TraceFilter) { latencyByIterations(filter: $f) { iterations traceCount p50Ms p99Ms } }', variables: { f: { from: seed.from, to: seed.to } } },
     };
     const results: Record<string, Record<string, number>> = {};
     for (const driver of ['mercurius', 'apollo'] as const) {

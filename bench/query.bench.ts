@@ -124,19 +124,19 @@ async function main(): Promise<void> {
         sql: () => traces.spans(largeTraceId, undefined, undefined, false),
       },
       tracesFirstPage: {
-        gql: () => graphql('query($f: TraceFilterInput) { traces(filter: $f, first: 20) { nodes { traceId durationMs costUsd iterations } totalCount } }', { f: range }),
+        gql: () => graphql('query($f: TraceFilter) { traces(filter: $f, first: 20) { nodes { traceId durationMs costUsd iterations } totalCount } }', { f: range }),
         sql: () => traces.page(range, 20, undefined),
       },
       latencyByIterations: {
-        gql: () => graphql('query($f: TraceFilterInput) { latencyByIterations(filter: $f) { iterations traceCount p50Ms p95Ms p99Ms avgCostUsd } }', { f: range }),
+        gql: () => graphql('query($f: TraceFilter) { latencyByIterations(filter: $f) { iterations traceCount p50Ms p95Ms p99Ms avgCostUsd } }', { f: range }),
         sql: () => analytics.latencyByIterations(range),
       },
       sessionsFirstPage: {
-        gql: () => graphql('query($f: SessionFilterInput) { sessions(filter: $f, first: 20) { nodes { sessionId traceCount costUsd inputTokens outputTokens } totalCount } }', { f: range }),
+        gql: () => graphql('query($f: SessionFilter) { sessions(filter: $f, first: 20) { nodes { sessionId traceCount costUsd inputTokens outputTokens } totalCount } }', { f: range }),
         sql: () => analytics.sessions(range, 20, undefined),
       },
       costBreakdownModelDay: {
-        gql: () => graphql('query($f: TraceFilterInput) { costBreakdown(groupBy: [MODEL, DAY], filter: $f) { keys costUsd inputTokens outputTokens spanCount } }', { f: range }),
+        gql: () => graphql('query($f: TraceFilter) { costBreakdown(groupBy: [MODEL, DAY], filter: $f) { keys costUsd inputTokens outputTokens spanCount } }', { f: range }),
         sql: () => analytics.costBreakdown(['MODEL', 'DAY'], range),
       },
     };

@@ -122,12 +122,12 @@ describe('feedback', () => {
       { name: 'tone', count: 1, avg: null },
     ]);
     const count = async (feedback: Record<string, unknown>) =>
-      (await q<{ traces: { totalCount: number } }>('query($f: TraceFilterInput) { traces(filter: $f) { totalCount } }', { f: { feedback } })).data!.traces.totalCount;
+      (await q<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', { f: { feedback } })).data!.traces.totalCount;
     expect(await count({ name: 'helpful' })).toBe(2);
     expect(await count({ name: 'helpful', min: 3 })).toBe(1);
     expect(await count({ name: 'thumbs', max: 0.5 })).toBe(1);
     const sessions = async (feedback: Record<string, unknown>) =>
-      (await q<{ sessions: { nodes: Array<{ sessionId: string }> } }>('query($f: SessionFilterInput) { sessions(filter: $f) { nodes { sessionId } } }', { f: { feedback } })).data!.sessions.nodes.map((n) => n.sessionId).sort();
+      (await q<{ sessions: { nodes: Array<{ sessionId: string }> } }>('query($f: SessionFilter) { sessions(filter: $f) { nodes { sessionId } } }', { f: { feedback } })).data!.sessions.nodes.map((n) => n.sessionId).sort();
     // helpful: 4 on s1 (trace 0), 2 on s3 (the late trace); thumbs: true on s1, false on s2.
     expect(await sessions({ name: 'helpful' })).toEqual(['s1', 's3']);
     expect(await sessions({ name: 'helpful', min: 3 })).toEqual(['s1']);

@@ -141,7 +141,7 @@ describe('query API', () => {
     expect(seen).toEqual([...traces].reverse().map((t) => t.expected.traceId));
 
     const count = async (filter: Record<string, unknown>) =>
-      (await q<{ traces: { totalCount: number } }>('query($f: TraceFilterInput) { traces(filter: $f) { totalCount } }', { f: filter })).data!.traces.totalCount;
+      (await q<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', { f: filter })).data!.traces.totalCount;
     expect(await count({ sessionId: 'beta' })).toBe(traces.filter((t) => t.expected.session === 'beta').length);
     expect(await count({ hasError: true })).toBe(traces.filter((t) => t.expected.errorCount > 0).length);
     expect(await count({ minIterations: 2, maxIterations: 2 })).toBe(traces.filter((t) => t.expected.iterations === 2).length);
@@ -222,7 +222,7 @@ describe('query API', () => {
     }
     const alphaInput = traces.filter((t) => t.expected.session === 'alpha').reduce((n, t) => n + t.expected.inputTokens, 0);
     const alpha = await q<{ costBreakdown: Array<{ inputTokens: number }> }>(
-      'query($f: TraceFilterInput) { costBreakdown(groupBy: [SESSION], filter: $f) { keys inputTokens } }',
+      'query($f: TraceFilter) { costBreakdown(groupBy: [SESSION], filter: $f) { keys inputTokens } }',
       { f: { sessionId: 'alpha', from: new Date(base - 1).toISOString(), to: new Date(base + 24 * 3_600_000).toISOString() } },
     );
     expect(alpha.errors).toBeUndefined();
@@ -243,7 +243,7 @@ describe('query API', () => {
     const startsAfterMidnight = (s: ReadableSpan) => toNs(s.startTime) >= midnight * 1e6;
     const wholeDays = { from: new Date(midnight - 86_400_000).toISOString(), to: new Date(midnight + 86_400_000).toISOString() };
     const byDay = async (filter: Record<string, string>) => {
-      const result = await q<{ costBreakdown: Array<{ keys: string[]; costUsd: number }> }>('query($f: TraceFilterInput) { costBreakdown(groupBy: [DAY], filter: $f) { keys costUsd } }', { f: filter }, late.apiKey);
+      const result = await q<{ costBreakdown: Array<{ keys: string[]; costUsd: number }> }>('query($f: TraceFilter) { costBreakdown(groupBy: [DAY], filter: $f) { keys costUsd } }', { f: filter }, late.apiKey);
       expect(result.errors).toBeUndefined();
       return result.data!.costBreakdown;
     };
@@ -380,7 +380,7 @@ describe('query API', () => {
     const stats = await asOther<{ modelStats: Array<{ calls: number }>; spanTypeStats: Array<{ spanCount: number }> }>('{ modelStats { calls } spanTypeStats { spanCount } }');
     expect(stats.data!.modelStats).toEqual([{ calls: 1 }]);
     expect(stats.data!.spanTypeStats.reduce((n, r) => n + r.spanCount, 0)).toBe(4);
-    const filtered = await asOther<{ traces: { totalCount: number } }>('query($f: TraceFilterInput) { traces(filter: $f) { totalCount } }', { f: { sessionId: 'beta' } });
+    const filtered = await asOther<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', { f: { sessionId: 'beta' } });
     expect(filtered.data!.traces.totalCount).toBe(0);
   });
 
@@ -391,7 +391,7 @@ describe('query API', () => {
     expect(code(none)).toBe('UNAUTHENTICATED');
     expect(code(await q('{ traces(first: 1000000) { totalCount } }'))).toBe('BAD_USER_INPUT');
     expect(code(await q('{ trace(traceId: "\' OR 1=1 --") { traceId } }'))).toBe('BAD_USER_INPUT');
-    const sqlish = await q<{ traces: { totalCount: number } }>('query($f: TraceFilterInput) { traces(filter: $f) { totalCount } }', {
+    const sqlish = await q<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', {
       f: { sessionId: "beta' OR '1'='1", attributes: [{ key: "x'] = '' OR 1=1 --", value: "' OR ''='" }] },
     });
     expect(sqlish.errors).toBeUndefined();
@@ -402,5 +402,29 @@ describe('query API', () => {
     expect((await q(deep)).errors).toBeUndefined();
     const aliases = `{ ${Array.from({ length: 60 }, (_, i) => `a${i}: traces { totalCount }`).join(' ')} }`;
     expect(code(await q(aliases))).toBe('QUERY_TOO_EXPENSIVE');
+    // Each trace's spans (or analysis) on a page: a read per trace, so the page is capped.
+    const spansOf = (first: number) => q(`{ traces(first: ${first}) { nodes { traceId spans { spanId } } } }`);
+    const tooMany = await spansOf(200);
+    expect(code(tooMany)).toBe('QUERY_TOO_EXPENSIVE');
+    expect(tooMany.errors![0]!.message).toMatch(/at most 50 traces/);
+    expect((await spansOf(50)).errors).toBeUndefined();
+    expect(code(await q('{ traces(first: 200) { nodes { traceId durationMs costUsd } } }'))).toBeUndefined();
+    // Times are DateTime: ISO-8601 with a zone, anything else refused with the value named.
+    const badTime = await q('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', { f: { from: 'yesterday' } });
+    expect(code(badTime)).toBe('BAD_USER_INPUT');
+    expect(badTime.errors![0]!.message).toContain('"yesterday"');
+  });
+
+  it("speaks the contract's type names: TraceFilter, SessionFilter, DateTime times", async () => {
+    const types = await q<{ filter: { inputFields: Array<{ name: string; type: { name: string } }> }; span: { fields: Array<{ name: string; type: { name: string | null; ofType: { name: string } | null } }> } }>(
+      '{ filter: __type(name: "TraceFilter") { inputFields { name type { name } } } session: __type(name: "SessionFilter") { name } span: __type(name: "Span") { fields { name type { name ofType { name } } } } }',
+    );
+    expect(types.errors).toBeUndefined();
+    expect(types.data!.filter.inputFields.filter((f) => f.name === 'from' || f.name === 'to').map((f) => f.type.name)).toEqual(['DateTime', 'DateTime']);
+    const typeOf = (name: string) => types.data!.span.fields.find((f) => f.name === name)!.type;
+    expect([typeOf('startTime'), typeOf('endTime')].map((t) => t.name ?? t.ofType?.name)).toEqual(['DateTime', 'DateTime']);
+    const page = await q<{ traces: { nodes: Array<{ startTime: string }> } }>('{ traces(first: 5) { nodes { startTime } } }');
+    expect(page.data!.traces.nodes.length).toBeGreaterThan(0);
+    for (const node of page.data!.traces.nodes) expect(node.startTime).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
 });

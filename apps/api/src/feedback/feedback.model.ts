@@ -53,6 +53,6 @@ export class ScoreConfig {
 @ObjectType()
 export class FeedbackToken {
   @Field({ description: 'Use as the bearer of POST /v1/feedback, for this trace and score name only.' }) token!: string;
-  @Field() expiresAt!: string;
+  @Field(() => Date) expiresAt!: string;
   @Field(() => Int) ttlSeconds!: number;
 }

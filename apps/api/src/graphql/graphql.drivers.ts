@@ -5,6 +5,7 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { FastifyRequest } from 'fastify';
 import { DomainError, ErrorCode } from '@spanforge/errors';
 import type { Infrastructure } from '@spanforge/runtime';
+import { DateTimeScalar } from './date-time.scalar';
 import { graphqlErrorFormatter } from './error-formatter';
 import { queryLimitsRule } from './query-limits.rule';
 import { bearerOf, type RequestContext } from './request-context';
@@ -23,6 +24,7 @@ export function graphqlModule(infra: Infrastructure, driver: GraphqlDriver = 'me
     path: '/graphql',
     autoSchemaFile: true,
     sortSchema: true,
+    buildSchemaOptions: { scalarsMap: [{ type: Date, scalar: DateTimeScalar }] },
     graphiql: false,
     context: (request: FastifyRequest): RequestContext => ({ bearer: bearerOf(request), infra }),
     errorFormatter: graphqlErrorFormatter(infra.log.child('graphql')),
@@ -41,6 +43,7 @@ function apolloModule(infra: Infrastructure): DynamicModule {
     path: '/graphql',
     autoSchemaFile: true,
     sortSchema: true,
+    buildSchemaOptions: { scalarsMap: [{ type: Date, scalar: DateTimeScalar }] },
     playground: false,
     introspection: false,
     // @as-integrations/fastify calls the context function with (request, reply).

@@ -39,8 +39,8 @@ export class Span {
   @Field(() => String, { nullable: true }) parentSpanId!: string | null;
   @Field() name!: string;
   @Field(() => SpanType) type!: SpanType;
-  @Field() startTime!: string;
-  @Field() endTime!: string;
+  @Field(() => Date) startTime!: string;
+  @Field(() => Date) endTime!: string;
   @Field(() => Float) durationMs!: number;
   @Field(() => StatusCode) statusCode!: StatusCode;
   @Field(() => String, { nullable: true }) model!: string | null;
@@ -78,7 +78,7 @@ export class Trace {
   @Field(() => String, { nullable: true }) sessionId!: string | null;
   @Field(() => String, { nullable: true }) userId!: string | null;
   @Field(() => String, { nullable: true }) rootName!: string | null;
-  @Field() startTime!: string;
+  @Field(() => Date) startTime!: string;
   @Field(() => Float) durationMs!: number;
   @Field(() => Int) iterations!: number;
   @Field(() => Float) costUsd!: number;
@@ -128,8 +128,8 @@ export class Session {
   @Field(() => Float) costUsd!: number;
   @Field(() => Int) inputTokens!: number;
   @Field(() => Int) outputTokens!: number;
-  @Field() firstSeen!: string;
-  @Field() lastSeen!: string;
+  @Field(() => Date) firstSeen!: string;
+  @Field(() => Date) lastSeen!: string;
   @Field(() => [SessionFeedback]) feedback!: SessionFeedback[];
 }
 
@@ -164,14 +164,14 @@ export class AttributeFilter {
   @Field({ description: 'Compared with the stored value as text; numbers and booleans as JSON (42, true).' }) value!: string;
 }
 
-@InputType()
+@InputType('FeedbackScoreFilter')
 export class FeedbackScoreFilterInput {
   @Field() name!: string;
   @Field(() => Float, { nullable: true, description: 'Lowest mean score (NUMERIC; BOOLEAN counts true as 1).' }) min?: number;
   @Field(() => Float, { nullable: true }) max?: number;
 }
 
-@InputType()
+@InputType('TraceFilter')
 export class TraceFilterInput {
   @Field(() => FeedbackScoreFilterInput, { nullable: true, description: 'Only traces with this score; with min/max, whose mean score is in range.' }) feedback?: FeedbackScoreFilterInput;
   @Field(() => Date, { nullable: true }) from?: Date;
@@ -186,7 +186,7 @@ export class TraceFilterInput {
   @Field(() => [AttributeFilter], { nullable: true }) attributes?: AttributeFilter[];
 }
 
-@InputType()
+@InputType('SessionFilter')
 export class SessionFilterInput {
   @Field(() => FeedbackScoreFilterInput, { nullable: true, description: 'Only sessions with this score; with min/max, whose mean over the session is in range.' }) feedback?: FeedbackScoreFilterInput;
   @Field(() => Date, { nullable: true }) from?: Date;
@@ -227,7 +227,7 @@ export class RejectedCount {
 
 @ObjectType()
 export class IngestMinute {
-  @Field() minute!: string;
+  @Field(() => Date) minute!: string;
   @Field(() => Int) received!: number;
   @Field(() => Int) accepted!: number;
   @Field(() => Int) rejected!: number;

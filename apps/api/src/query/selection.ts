@@ -12,6 +12,25 @@ export function selects(info: GraphQLResolveInfo, field: string): boolean {
   return info.fieldNodes.some((node) => visit(node.selectionSet));
 }
 
+/** Which of `fields` the current field's selection asks for under `parent` (one level down, fragments included). */
+export function selectedUnder(info: GraphQLResolveInfo, parent: string, fields: readonly string[]): string[] {
+  const found = new Set<string>();
+  const collect = (set: SelectionSetNode | undefined, inParent: boolean): void => {
+    for (const selection of set?.selections ?? []) {
+      if (selection.kind === 'Field') {
+        if (inParent && fields.includes(selection.name.value)) found.add(selection.name.value);
+        if (!inParent && selection.name.value === parent) collect(selection.selectionSet, true);
+      } else if (selection.kind === 'InlineFragment') collect(selection.selectionSet, inParent);
+      else {
+        const fragment = info.fragments[selection.name.value];
+        if (fragment) collect(fragment.selectionSet, inParent);
+      }
+    }
+  };
+  for (const node of info.fieldNodes) collect(node.selectionSet, false);
+  return fields.filter((f) => found.has(f));
+}
+
 /** Whether a `trace` query asks for `spans { attributes }` (one level down). */
 export function selectsSpanAttributes(info: GraphQLResolveInfo): boolean {
   const spansNode = info.fieldNodes

@@ -1,16 +1,19 @@
 import { Args, Context, Float, Info, Int, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import type { GraphQLResolveInfo } from 'graphql';
 import { FeedbackReadRepository, decodeCursor, encodeCursor, pageSize } from '@spanforge/query';
-import { badInput } from '@spanforge/errors';
+import { badInput, DomainError, ErrorCode } from '@spanforge/errors';
 import { projectClickHouse, type RequestContext } from '../graphql/request-context';
 import { CriticalPathStep, FeedbackScore, Finding, Span, SpanDetail, Trace, TraceConnection, TraceFilterInput } from './query.model';
 import { repositoryFor, traceAnalysis, traceSpans } from './trace-analysis';
 import { toSpan, toTrace, typedAttributes, type TraceSource } from './trace.mapper';
-import { selects, selectsSpanAttributes } from './selection';
+import { selectedUnder, selects, selectsSpanAttributes } from './selection';
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
 const ANALYSIS_FIELDS = ['criticalPath', 'unaccountedMs', 'parallelism', 'retries', 'loopSuspected', 'findings'];
 const SPAN_ID = /^[0-9a-f]{16}$/;
+/** Per-trace fields that read each trace's spans or scores: a `traces` page asking for them is capped. */
+const PER_TRACE_READS = ['spans', 'feedback', ...ANALYSIS_FIELDS];
+export const MAX_TRACES_WITH_SPANS = 50;
 
 function checkTraceId(traceId: string): string {
   const id = traceId.toLowerCase();
@@ -43,9 +46,17 @@ export class TraceResolver {
     @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput,
     @Args('first', { type: () => Int, nullable: true }) first?: number,
     @Args('after', { type: () => String, nullable: true }) after?: string,
+    @Info() info?: GraphQLResolveInfo,
   ): Promise<TraceConnection> {
     const traces = await repositoryFor(context);
     const size = pageSize(first);
+    const heavy = info ? selectedUnder(info, 'nodes', PER_TRACE_READS) : [];
+    if (heavy.length > 0 && size > MAX_TRACES_WITH_SPANS) {
+      throw new DomainError(
+        ErrorCode.QUERY_TOO_EXPENSIVE,
+        `traces asks for ${heavy.join(', ')} of each trace: at most ${MAX_TRACES_WITH_SPANS} traces a page then (first: ${MAX_TRACES_WITH_SPANS}), or ask for them with trace(traceId)`,
+      );
+    }
     const cursor = decodeCursor(after, ['string', 'string']) as [string, string] | undefined;
     const { rows, total } = await traces.page(filter, size, cursor);
     const nodes = rows.slice(0, size).map(toTrace);

@@ -1,0 +1,46 @@
+import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
+import { ErrorCode } from '@spanforge/errors';
+
+/** An ISO-8601 UTC instant as the API writes it: `2026-11-30T08:11:39.123Z` (fractions optional). */
+const UTC_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+/** What the API reads: an ISO-8601 date-time with a zone, `Z` or an offset. */
+const ZONED_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+function invalid(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: ErrorCode.BAD_USER_INPUT } });
+}
+
+function parse(value: unknown): Date {
+  if (typeof value !== 'string' || !ZONED_INSTANT.test(value)) {
+    throw invalid(`DateTime must be an ISO-8601 date-time with a zone, such as 2026-11-30T08:00:00Z; got ${JSON.stringify(value)}`);
+  }
+  const date = new Date(value);
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const calendar = new Date(Date.UTC(year, month - 1, day));
+  // Date.parse rolls 2026-02-30 over to March: check the calendar day exists.
+  if (Number.isNaN(date.getTime()) || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) {
+    throw invalid(`DateTime ${JSON.stringify(value)} is not a real instant`);
+  }
+  return date;
+}
+
+/**
+ * CONTRACT section 5: times are ISO-8601 UTC strings with `Z` (`DateTime`). Out: a Date, or a
+ * string already in that form (span times keep the milliseconds ClickHouse gave them). In: any
+ * ISO-8601 date-time with a zone, as a Date; anything else is BAD_USER_INPUT, naming the value.
+ * (Nest's own DateTime scalar turns strings into null and lets "Invalid Date" through.)
+ */
+export const DateTimeScalar = new GraphQLScalarType({
+  name: 'DateTime',
+  description: 'An instant as an ISO-8601 UTC string with Z, such as 2026-11-30T08:11:39.123Z. Inputs take any ISO-8601 date-time with a zone.',
+  serialize(value) {
+    if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString();
+    if (typeof value === 'string' && UTC_INSTANT.test(value)) return value;
+    throw new TypeError(`DateTime cannot represent ${String(value)}`);
+  },
+  parseValue: parse,
+  parseLiteral(ast) {
+    if (ast.kind !== Kind.STRING) throw invalid('DateTime must be a string, such as "2026-11-30T08:00:00Z"');
+    return parse(ast.value);
+  },
+});
