@@ -4,7 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startApiServer } from '@spanforge/api-app';
+import { TYPE_COLOUR, CRITICAL_BAND, ERROR_RED } from '../../apps/api/src/waterfall/waterfall.palette';
 import { SpanRecorder, exportSpans, exportSucceeded, otlpExporter } from '../support';
+import { pixelsOf, readPng } from '../support/png';
 import { expectedTrace, recordAgentTrace } from './agent-trace';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 
@@ -76,5 +78,15 @@ describe('trace waterfall picture', () => {
     expect({ width: shot.width, height: shot.height }).toEqual({ width: 1300, height: 700 });
     // A blank page compresses to almost nothing; bars, labels and colours do not.
     expect(shot.bytes).toBeGreaterThan(blank.bytes * 5);
+    // What a reader sees: bars in the colour of their span type, the band behind the critical
+    // path, and the failed call's red outline, none of which a blank page has.
+    const picture = readPng(path.join(dir, 'trace.png'));
+    const empty = readPng(path.join(dir, 'blank.png'));
+    const seen = Object.fromEntries(
+      Object.entries({ run: TYPE_COLOUR.RUN, llm: TYPE_COLOUR.LLM, tool: TYPE_COLOUR.TOOL, criticalBand: CRITICAL_BAND, error: ERROR_RED }).map(([what, colour]) => [what, pixelsOf(picture, colour)]),
+    );
+    expect(seen).toEqual({ run: expect.any(Number), llm: expect.any(Number), tool: expect.any(Number), criticalBand: expect.any(Number), error: expect.any(Number) });
+    for (const [what, count] of Object.entries(seen)) expect({ what, enough: count >= (what === 'error' ? 10 : 200) }).toEqual({ what, enough: true });
+    for (const colour of [TYPE_COLOUR.RUN, TYPE_COLOUR.LLM, TYPE_COLOUR.TOOL, CRITICAL_BAND, ERROR_RED]) expect(pixelsOf(empty, colour)).toBe(0);
   });
 });
