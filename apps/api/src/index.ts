@@ -1,1 +1,3 @@
 export * from './api.server';
+/** The waterfall's colours, for tests that look at the picture. */
+export { CRITICAL_BAND, ERROR_RED, TYPE_COLOUR } from './waterfall/waterfall.palette';
