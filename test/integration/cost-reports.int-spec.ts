@@ -33,7 +33,7 @@ describe('scheduled cost reports', () => {
   let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
   const sent: Array<ReturnType<typeof expectedTrace> & { start: number }> = [];
   const dir = mkdtempSync(path.join(os.tmpdir(), 'reports-'));
-  const q = <T>(query: string, variables: Record<string, unknown> = {}) => graphql<T>(api, query, variables, project.apiKey);
+  const q = <T>(query: string, variables: Record<string, unknown> = {}, key = project.apiKey) => graphql<T>(api, query, variables, key);
 
   beforeAll(async () => {
     h = await startIngestHarness({ ALLOW_PRIVATE_WEBHOOKS: 'true' });
@@ -118,6 +118,13 @@ describe('scheduled cost reports', () => {
     const html = await (await fetch(`${api}${ran.data!.runCostReportNow.htmlPath}`, { headers: { authorization: `Bearer ${project.apiKey}` } })).text();
     expect(html).toContain('<svg');
     expect((await fetch(`${api}${ran.data!.runCostReportNow.htmlPath}`)).status).toBe(401);
+    // Another project's key finds neither form of the report, nor the report itself.
+    const stranger = await h.newProject('report-stranger');
+    for (const file of [ran.data!.runCostReportNow.htmlPath, ran.data!.runCostReportNow.csvPath]) {
+      expect((await fetch(`${api}${file}`, { headers: { authorization: `Bearer ${stranger.apiKey}` } })).status).toBe(404);
+    }
+    const theirs = await q<{ costReport: unknown }>('query($id: ID!) { costReport(id: $id) { deliveryStatus } }', { id: reportId }, stranger.apiKey);
+    expect(theirs.data?.costReport ?? null).toBeNull();
     if (CHROMIUM) {
       const file = path.join(dir, 'report.html');
       writeFileSync(file, html);

@@ -364,7 +364,11 @@ describe('query API', () => {
     const id = traces[0]!.expected.traceId;
     const asOther = <T>(query: string, variables: Record<string, unknown> = {}) => q<T>(query, variables, other.apiKey);
     expect((await asOther<{ trace: null }>('query($id: String!) { trace(traceId: $id) { traceId } }', { id })).data!.trace).toBeNull();
-    expect((await asOther<{ spanDetail: null }>('query($id: String!) { spanDetail(traceId: $id, spanId: "0000000000000001") { spanId } }', { id })).data!.spanDetail).toBeNull();
+    // A span that exists: its owner reads it, the other project gets nothing.
+    const spanId = traces[0]!.spans[0]!.spanContext().spanId;
+    const detail = 'query($id: String!, $span: String!) { spanDetail(traceId: $id, spanId: $span) { spanId } }';
+    expect((await q<{ spanDetail: { spanId: string } }>(detail, { id, span: spanId })).data!.spanDetail).toEqual({ spanId });
+    expect((await asOther<{ spanDetail: null }>(detail, { id, span: spanId })).data!.spanDetail).toBeNull();
     const own = await asOther<{ traces: { nodes: Array<{ traceId: string }>; totalCount: number } }>('{ traces { nodes { traceId } totalCount } }');
     expect(own.data!.traces.totalCount).toBe(1);
     expect(own.data!.traces.nodes.map((n) => n.traceId)).not.toContain(id);
@@ -380,8 +384,42 @@ describe('query API', () => {
     const stats = await asOther<{ modelStats: Array<{ calls: number }>; spanTypeStats: Array<{ spanCount: number }> }>('{ modelStats { calls } spanTypeStats { spanCount } }');
     expect(stats.data!.modelStats).toEqual([{ calls: 1 }]);
     expect(stats.data!.spanTypeStats.reduce((n, r) => n + r.spanCount, 0)).toBe(4);
-    const filtered = await asOther<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', { f: { sessionId: 'beta' } });
-    expect(filtered.data!.traces.totalCount).toBe(0);
+    // Filters that match the first project's traces (checked with its key) match nothing of theirs.
+    const count = async (f: Record<string, unknown>, key?: string) =>
+      (await q<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', { f }, key)).data!.traces.totalCount;
+    const betaTraces = plan.filter((p) => p.session === 'beta').length;
+    expect(await count({ sessionId: 'beta' })).toBe(betaTraces);
+    expect(await count({ sessionId: 'beta' }, other.apiKey)).toBe(0);
+    expect(await count({ attributes: [{ key: 'session.id', value: 'beta' }] })).toBe(betaTraces);
+    expect(await count({ attributes: [{ key: 'session.id', value: 'beta' }] }, other.apiKey)).toBe(0);
+    const scored = await fetch(`${api}/v1/feedback`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${project.apiKey}` },
+      body: JSON.stringify({ traceId: id, name: 'isolation', value: 5 }),
+    });
+    expect(scored.status).toBe(202);
+    expect(await count({ feedback: { name: 'isolation' } })).toBe(1);
+    expect(await count({ feedback: { name: 'isolation' } }, other.apiKey)).toBe(0);
+    const scoredSessions = await asOther<{ sessions: { nodes: unknown[] } }>('query($f: SessionFilter) { sessions(filter: $f) { nodes { sessionId } } }', { f: { feedback: { name: 'isolation' } } });
+    expect(scoredSessions.data!.sessions.nodes).toEqual([]);
+    // A sessions cursor from the first project leads the other nowhere into it.
+    const sessionPage = await q<{ sessions: { pageInfo: { endCursor: string } } }>('{ sessions(first: 1) { pageInfo { endCursor } } }');
+    const viaSessionCursor = await asOther<{ sessions: { nodes: Array<{ sessionId: string; traceCount: number }> } }>(
+      'query($a: String) { sessions(after: $a) { nodes { sessionId traceCount } } }',
+      { a: sessionPage.data!.sessions.pageInfo.endCursor },
+    );
+    expect(viaSessionCursor.errors).toBeUndefined();
+    expect(viaSessionCursor.data!.sessions.nodes.every((n) => n.sessionId === 'alpha' && n.traceCount === 1)).toBe(true);
+    // Ingest accounting: only their own spans (its rows are written after the spans, so wait for them).
+    type Minutes = { ingestStats: Array<{ received: number; accepted: number }> };
+    const theirs = async () => (await asOther<Minutes>('{ ingestStats { received accepted } }')).data!.ingestStats;
+    const total = (minutes: Minutes['ingestStats'], field: 'received' | 'accepted') => minutes.reduce((n, m) => n + m[field], 0);
+    let theirIngest = await theirs();
+    for (let i = 0; i < 50 && total(theirIngest, 'accepted') < 4; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      theirIngest = await theirs();
+    }
+    expect({ received: total(theirIngest, 'received'), accepted: total(theirIngest, 'accepted') }).toEqual({ received: 4, accepted: 4 });
   });
 
   it('refuses hostile or unauthenticated queries with a clear code', async () => {
