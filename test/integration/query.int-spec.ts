@@ -123,6 +123,64 @@ describe('query API', () => {
     expect(detail.data!.spanDetail.input).toContain('Lisbon');
   });
 
+  it('finds the critical path of a turn whose tools ran in parallel', async () => {
+    const parallel = await h.newProject('parallel-tenant');
+    const recorder = new SpanRecorder('parallel-agent');
+    const t0 = Date.UTC(2026, 10, 10, 12);
+    const llm = (at: number, end: number, parent: Span) =>
+      recorder.span(`chat ${MINI.model}`, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': MINI.provider, 'gen_ai.request.model': MINI.model, 'gen_ai.usage.input_tokens': MINI.input, 'gen_ai.usage.output_tokens': MINI.output }, { start: at, end }, parent);
+    const tool = (name: string, at: number, end: number, parent: Span) =>
+      recorder.span(`execute_tool ${name}`, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name }, { start: at, end }, parent);
+    // One turn: plan, three tools at once (the slowest calls an API), then the answer.
+    const root = recorder.span('agent.run', { 'gen_ai.operation.name': 'invoke_agent', 'session.id': 'parallel' }, { start: t0, end: t0 + 1_000 });
+    const parts = [
+      llm(t0 + 10, t0 + 200, root),
+      tool('weather', t0 + 200, t0 + 700, root),
+      tool('calendar', t0 + 200, t0 + 500, root),
+      tool('search', t0 + 210, t0 + 650, root),
+      llm(t0 + 700, t0 + 950, root),
+    ];
+    const api = recorder.span('GET /forecast', { 'http.request.method': 'GET' }, { start: t0 + 250, end: t0 + 680 }, parts[1]);
+    for (const span of [api, ...parts, root]) recorder.end(span);
+    const spans = recorder.finished();
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, parallel.apiKey), spans))).toBe(true);
+    await h.waitForSpans(parallel.projectId, spans.length);
+
+    // CONTRACT section 4, computed here from the spans sent: from a span's end, step back through the
+    // child that ended last before it, then through the earlier children that ended before that child started.
+    const end = (s: ReadableSpan) => toNs(s.endTime);
+    const start = (s: ReadableSpan) => toNs(s.startTime);
+    const childrenOf = (s: ReadableSpan) => spans.filter((c) => c.parentSpanContext?.spanId === s.spanContext().spanId);
+    const path: ReadableSpan[] = [];
+    const walk = (span: ReadableSpan) => {
+      path.push(span);
+      const chosen: ReadableSpan[] = [];
+      let limit = end(span);
+      for (;;) {
+        const next = childrenOf(span).filter((c) => !chosen.includes(c) && end(c) <= limit).sort((a, b) => end(b) - end(a))[0];
+        if (!next) break;
+        chosen.push(next);
+        limit = start(next);
+      }
+      for (const child of chosen.reverse()) walk(child);
+    };
+    walk(spans.find((s) => !s.parentSpanContext)!);
+    expect(path.map((s) => s.name)).toEqual(['agent.run', `chat ${MINI.model}`, 'execute_tool weather', 'GET /forecast', `chat ${MINI.model}`]);
+
+    const traceId = root.spanContext().traceId;
+    const result = await q<{ trace: { criticalPath: Array<{ spanId: string; durationMs: number }>; parallelism: number } }>(
+      'query($id: String!) { trace(traceId: $id) { criticalPath { spanId durationMs } parallelism } }',
+      { id: traceId },
+      parallel.apiKey,
+    );
+    expect(result.errors).toBeUndefined();
+    expect(result.data!.trace.criticalPath.map((s) => s.spanId)).toEqual(path.map((s) => s.spanContext().spanId));
+    result.data!.trace.criticalPath.forEach((step, i) => expect(step.durationMs).toBeCloseTo((end(path[i]!) - start(path[i]!)) / 1e6, 3));
+    // Parallelism: the sum of all durations over the wall time.
+    const busy = spans.reduce((n, s) => n + end(s) - start(s), 0) / 1e6;
+    expect(result.data!.trace.parallelism).toBeCloseTo(busy / 1_000, 6);
+  });
+
   it('pages traces newest first with a total and filters them', async () => {
     const seen: string[] = [];
     let after: string | null = null;
