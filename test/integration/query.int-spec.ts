@@ -418,6 +418,81 @@ describe('query API', () => {
     expect(ingest.data!.ingestStats.reduce((n, m) => n + m.accepted, 0)).toBe(all.length);
   });
 
+  it('answers spanTypeStats and modelStats for the traces a filter matches, with percentiles, TTFT and throughput', async () => {
+    const stats = await h.newProject('stats-tenant');
+    const recorder = new SpanRecorder('stats-agent');
+    const t0 = Date.UTC(2026, 10, 10, 15);
+    // Two users' sessions; each trace a root, two streamed LLM calls of varied length and TTFT, and a tool.
+    for (const [u, session] of ['fast', 'slow'].entries()) {
+      for (let i = 0; i < 4; i++) {
+        const at = t0 + (u * 4 + i) * 10_000;
+        const root = recorder.span(`turn-${session}`, { 'session.id': session, 'user.id': `user-${session}`, 'gen_ai.operation.name': 'invoke_agent' }, { start: at, end: at + 5_000 });
+        for (const [j, call] of [MINI, SONNET].entries()) {
+          const length = 200 + 97 * i + 31 * j + u * 900;
+          const llm = recorder.span(`chat ${call.model}`, {
+            'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': call.provider, 'gen_ai.request.model': call.model, 'gen_ai.response.model': call.model,
+            'gen_ai.usage.input_tokens': call.input, 'gen_ai.usage.output_tokens': 50 + 10 * i + u * 100, 'gen_ai.response.time_to_first_chunk': 0.05 + 0.013 * i + 0.2 * u + 0.007 * j,
+          }, { start: at + 10 + j * 2_000, end: at + 10 + j * 2_000 + length }, root);
+          recorder.end(llm);
+        }
+        const tool = recorder.span('execute_tool lookup', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup' }, { start: at + 4_000, end: at + 4_000 + 20 + 5 * i }, root);
+        recorder.end(tool);
+        recorder.end(root);
+      }
+    }
+    const spans = recorder.finished();
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, stats.apiKey), spans))).toBe(true);
+    await h.waitForSpans(stats.projectId, spans.length);
+    // Trace filters read the per-trace figures, which the worker's upkeep writes just after the spans.
+    const total = async () => (await q<{ traces: { totalCount: number } }>('{ traces { totalCount } }', {}, stats.apiKey)).data!.traces.totalCount;
+    for (let i = 0; i < 100 && (await total()) < 8; i++) await new Promise((r) => setTimeout(r, 100));
+    const ms = (s: ReadableSpan) => (toNs(s.endTime) - toNs(s.startTime)) / 1e6;
+    const sessionOf = (s: ReadableSpan) => {
+      const root = spans.find((r) => !r.parentSpanContext && r.spanContext().traceId === s.spanContext().traceId)!;
+      return root.attributes['session.id'];
+    };
+    const typeOf = (s: ReadableSpan) => (!s.parentSpanContext ? 'RUN' : s.attributes['gen_ai.operation.name'] === 'chat' ? 'LLM' : 'TOOL');
+    const ask = async <T>(query: string, f: Record<string, unknown> = {}) => {
+      const result = await q<T>(query, { f }, stats.apiKey);
+      expect(result.errors).toBeUndefined();
+      return result.data!;
+    };
+    for (const filter of [{}, { sessionId: 'slow' }, { userId: 'user-fast' }, { rootName: 'turn-slow', model: SONNET.model }]) {
+      const matches = (s: ReadableSpan) =>
+        (!('sessionId' in filter) || sessionOf(s) === filter.sessionId) && (!('userId' in filter) || `user-${String(sessionOf(s))}` === filter.userId) && (!('rootName' in filter) || `turn-${String(sessionOf(s))}` === filter.rootName);
+      const chosen = spans.filter(matches);
+      const byType = await ask<{ spanTypeStats: Array<{ type: string; spanCount: number; p50Ms: number; p95Ms: number; p99Ms: number }> }>(
+        'query($f: TraceFilter) { spanTypeStats(filter: $f) { type spanCount p50Ms p95Ms p99Ms } }',
+        filter,
+      );
+      const expectedTypes = [...new Set(chosen.map(typeOf))].sort();
+      expect(byType.spanTypeStats.map((r) => r.type).sort()).toEqual(expectedTypes);
+      for (const row of byType.spanTypeStats) {
+        const durations = chosen.filter((s) => typeOf(s) === row.type).map(ms);
+        expect({ filter, type: row.type, spanCount: row.spanCount }).toEqual({ filter, type: row.type, spanCount: durations.length });
+        for (const [field, p] of [['p50Ms', 0.5], ['p95Ms', 0.95], ['p99Ms', 0.99]] as const) expect(row[field]).toBeCloseTo(percentile(durations, p), 3);
+      }
+      const byModel = await ask<{ modelStats: Array<{ model: string; calls: number; ttftP50Ms: number; ttftP95Ms: number; outputTokensPerSecond: number }> }>(
+        'query($f: TraceFilter) { modelStats(filter: $f) { model calls ttftP50Ms ttftP95Ms outputTokensPerSecond } }',
+        filter,
+      );
+      const llms = chosen.filter((s) => typeOf(s) === 'LLM');
+      expect(byModel.modelStats.map((r) => r.model).sort()).toEqual([...new Set(llms.map((s) => String(s.attributes['gen_ai.response.model'])))].sort());
+      for (const row of byModel.modelStats) {
+        const calls = llms.filter((s) => s.attributes['gen_ai.response.model'] === row.model);
+        const ttft = calls.map((s) => Number(s.attributes['gen_ai.response.time_to_first_chunk']) * 1000);
+        expect(row.calls).toBe(calls.length);
+        expect(row.ttftP50Ms).toBeCloseTo(percentile(ttft, 0.5), 3);
+        expect(row.ttftP95Ms).toBeCloseTo(percentile(ttft, 0.95), 3);
+        // Output tokens over generation time: each call's duration after its first token.
+        const generating = calls.reduce((n, s, i) => n + Math.max(ms(s) / 1000 - ttft[i]! / 1000, 0), 0);
+        expect(row.outputTokensPerSecond).toBeCloseTo(calls.reduce((n, s) => n + Number(s.attributes['gen_ai.usage.output_tokens']), 0) / generating, 3);
+      }
+      const traceCount = (await ask<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', filter)).traces.totalCount;
+      expect(traceCount).toBe(new Set(chosen.map((s) => s.spanContext().traceId)).size);
+    }
+  });
+
   it('shows another project nothing, through every query, cursor and filter', async () => {
     const id = traces[0]!.expected.traceId;
     const asOther = <T>(query: string, variables: Record<string, unknown> = {}) => q<T>(query, variables, other.apiKey);

@@ -1,6 +1,6 @@
 import type { ScopedClickHouse } from './scoped-clickhouse';
 import { parseInstant } from './query.values';
-import type { TraceFilter } from './trace-filter';
+import { traceFilterSql, type TraceFilter } from './trace-filter';
 
 export interface SpanTypeStatsRow {
   span_type: string;
@@ -48,12 +48,27 @@ function spanRange(filter: Pick<TraceFilter, 'from' | 'to'> | undefined): { wher
   return { where: conditions.map((c) => ` AND ${c}`).join(''), params };
 }
 
+/**
+ * Span conditions for a trace filter: spans that start within [from, to), and when the filter says
+ * more than the time range, only spans of the traces it matches (from trace_figures, as `traces`).
+ */
+function spanConditions(filter: TraceFilter | undefined): { where: string; params: Record<string, unknown> } {
+  const range = spanRange(filter);
+  const { from: _from, to: _to, ...rest } = filter ?? {};
+  if (!Object.values(rest).some((v) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0))) return range;
+  const traces = traceFilterSql(filter);
+  return {
+    where: `${range.where} AND trace_id IN (SELECT trace_id FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})${traces.traces})`,
+    params: { ...traces.params, ...range.params },
+  };
+}
+
 /** SQL behind spanTypeStats, modelStats and ingestStats. */
 export class StatsRepository {
   constructor(private readonly db: ScopedClickHouse) {}
 
   async spanTypeStats(filter: TraceFilter | undefined): Promise<SpanTypeStatsRow[]> {
-    const range = spanRange(filter);
+    const range = spanConditions(filter);
     return this.db.rows<SpanTypeStatsRow>(
       'query.span_type_stats',
       `SELECT toString(span_type) AS span_type, count() AS span_count, countIf(status_code = 'ERROR') / count() AS error_rate,
@@ -72,7 +87,7 @@ export class StatsRepository {
    */
   async modelStats(filter: TraceFilter | undefined): Promise<ModelStatsRow[]> {
     // Columns are qualified where an output alias of the same name would otherwise shadow them.
-    const range = spanRange(filter);
+    const range = spanConditions(filter);
     return this.db.rows<ModelStatsRow>(
       'query.model_stats',
       `SELECT toString(model) AS model, any(toString(provider)) AS provider, count() AS calls, sum(input_tokens) AS input_tokens,

@@ -186,6 +186,12 @@ export class TraceFilterInput {
   @Field(() => [AttributeFilter], { nullable: true }) attributes?: AttributeFilter[];
 }
 
+@InputType('TimeRange')
+export class TimeRangeInput {
+  @Field(() => Date, { nullable: true }) from?: Date;
+  @Field(() => Date, { nullable: true }) to?: Date;
+}
+
 @InputType('SessionFilter')
 export class SessionFilterInput {
   @Field(() => FeedbackScoreFilterInput, { nullable: true, description: 'Only sessions with this score; with min/max, whose mean over the session is in range.' }) feedback?: FeedbackScoreFilterInput;

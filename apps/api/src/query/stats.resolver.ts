@@ -1,7 +1,7 @@
 import { Args, Context, Query, Resolver } from '@nestjs/graphql';
 import { StatsRepository, isoOf } from '@spanforge/query';
 import { projectClickHouse, type RequestContext } from '../graphql/request-context';
-import { IngestMinute, ModelStats, SpanType, SpanTypeStats, TraceFilterInput } from './query.model';
+import { IngestMinute, ModelStats, SpanType, SpanTypeStats, TimeRangeInput, TraceFilterInput } from './query.model';
 
 async function repository(context: RequestContext): Promise<StatsRepository> {
   return new StatsRepository(await projectClickHouse(context));
@@ -12,13 +12,13 @@ const nullable = (value: number | null | undefined) => (value === null || value 
 /** Per span type, per model and per minute of ingest. */
 @Resolver()
 export class StatsResolver {
-  @Query(() => [SpanTypeStats])
+  @Query(() => [SpanTypeStats], { description: 'Per span type: count, error rate, latency percentiles; of the spans that start in the range, of the traces the filter matches.' })
   async spanTypeStats(@Context() context: RequestContext, @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput): Promise<SpanTypeStats[]> {
     const rows = await (await repository(context)).spanTypeStats(filter);
     return rows.map((r) => ({ type: r.span_type as SpanType, spanCount: Number(r.span_count), errorRate: Number(r.error_rate), p50Ms: Number(r.p50_ms), p95Ms: Number(r.p95_ms), p99Ms: Number(r.p99_ms) }));
   }
 
-  @Query(() => [ModelStats])
+  @Query(() => [ModelStats], { description: 'Per model: calls, tokens, cost, TTFT p50/p95, output tokens/s; of the LLM calls that start in the range, of the traces the filter matches.' })
   async modelStats(@Context() context: RequestContext, @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput): Promise<ModelStats[]> {
     const rows = await (await repository(context)).modelStats(filter);
     return rows.map((r) => ({
@@ -35,7 +35,7 @@ export class StatsResolver {
   }
 
   @Query(() => [IngestMinute], { description: 'What happened to exported spans, per minute: received, accepted, rejected (by reason), rate-limited, refused.' })
-  async ingestStats(@Context() context: RequestContext, @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput): Promise<IngestMinute[]> {
+  async ingestStats(@Context() context: RequestContext, @Args('filter', { type: () => TimeRangeInput, nullable: true }) filter?: TimeRangeInput): Promise<IngestMinute[]> {
     const rows = await (await repository(context)).ingestMinutes(filter);
     const minutes = new Map<string, IngestMinute>();
     for (const row of rows) {
