@@ -65,11 +65,15 @@ describe('admin API (GraphQL, CONTRACT section 2)', () => {
     expect(JSON.stringify(result)).not.toContain(ADMIN);
   });
 
-  it('refuses a project API key as an admin token', async () => {
+  it('refuses a project API key as an admin token: FORBIDDEN, the key is known but has not the right', async () => {
     const { project } = await infra.tenancy.createTenant('key-holder');
     const { secret } = await infra.tenancy.createApiKey(project.id);
     const result = await graphql(url, CREATE_TENANT, { name: 'Escalation' }, secret);
-    expect(result.errors![0]!.extensions!.code).toBe('UNAUTHENTICATED');
+    expect(result.data).toBeNull();
+    expect(result.errors![0]!.extensions!.code).toBe('FORBIDDEN');
+    expect(result.errors![0]!.message).toMatch(/admin token required/);
+    const { rows } = await infra.pg.query<{ n: string }>("SELECT count(*) AS n FROM tenants WHERE name = 'Escalation'");
+    expect(Number(rows[0]!.n)).toBe(0);
   });
 
   it('answers bad input with a specific error', async () => {

@@ -8,26 +8,26 @@ import { ApiKeyModel, CreateApiKeyInput, CreateProjectInput, CreateTenantInput, 
 export class TenancyResolver {
   @Mutation(() => TenantModel, { description: 'Creates a tenant with a project named "default".' })
   async createTenant(@Args('input') input: CreateTenantInput, @Context() context: RequestContext): Promise<TenantModel> {
-    requireAdmin(context);
+    await requireAdmin(context);
     const { tenant, project } = await context.infra.tenancy.createTenant(input.name);
     return { ...tenant, projects: [project] };
   }
 
   @Mutation(() => ProjectModel)
   async createProject(@Args('input') input: CreateProjectInput, @Context() context: RequestContext): Promise<ProjectModel> {
-    requireAdmin(context);
+    await requireAdmin(context);
     return context.infra.tenancy.createProject(input.tenantId, input.name);
   }
 
   @Mutation(() => CreatedApiKeyModel)
   async createApiKey(@Args('input') input: CreateApiKeyInput, @Context() context: RequestContext): Promise<CreatedApiKeyModel> {
-    requireAdmin(context);
+    await requireAdmin(context);
     return context.infra.tenancy.createApiKey(input.projectId, input.name);
   }
 
   @Mutation(() => ApiKeyModel, { description: 'Revoked keys are refused by every process within a second.' })
   async revokeApiKey(@Args('id', { type: () => ID }) id: string, @Context() context: RequestContext): Promise<ApiKeyModel> {
-    requireAdmin(context);
+    await requireAdmin(context);
     return context.infra.tenancy.revokeApiKey(id);
   }
 

@@ -15,12 +15,17 @@ export function bearerOf(request: Pick<FastifyRequest, 'headers'>): string | und
   return credentialFrom(request.headers.authorization, request.headers['x-api-key']);
 }
 
-/** Admin mutations: one answer for a missing and a wrong token, so nothing is learned by probing. */
-export function requireAdmin(context: RequestContext): void {
+/**
+ * Admin mutations: one answer for a missing and a wrong token, so nothing is learned by probing;
+ * a valid project API key is a known caller without the right, so FORBIDDEN.
+ */
+export async function requireAdmin(context: RequestContext): Promise<void> {
   const expected = context.infra.adminToken;
-  if (!context.bearer || !expected || !tokensEqual(context.bearer, expected)) {
-    throw new DomainError(ErrorCode.UNAUTHENTICATED, 'admin token required');
+  if (context.bearer && expected && tokensEqual(context.bearer, expected)) return;
+  if (await requireProject(context).catch(() => undefined)) {
+    throw new DomainError(ErrorCode.FORBIDDEN, 'admin token required: a project API key cannot manage tenants, projects or keys');
   }
+  throw new DomainError(ErrorCode.UNAUTHENTICATED, 'admin token required');
 }
 
 export async function requireProject(context: RequestContext): Promise<ProjectScope> {

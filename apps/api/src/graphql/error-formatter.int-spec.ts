@@ -1,0 +1,39 @@
+// Loads mercurius (ESM dependencies), so it runs with the integration tests' ESM support; it starts nothing.
+import { GraphQLError } from 'graphql';
+import type { MercuriusContext } from 'mercurius';
+import { DomainError, ErrorCode } from '@spanforge/errors';
+import type { Logger } from '@spanforge/runtime';
+import { graphqlErrorFormatter } from './error-formatter';
+
+function format(errors: GraphQLError[]) {
+  const logged: Array<{ message: string; error: unknown }> = [];
+  const log = { error: (message: string, error?: unknown) => logged.push({ message, error }) } as unknown as Logger;
+  const quiet = { info: () => undefined };
+  const { response } = graphqlErrorFormatter(log)({ data: null, errors } as never, { app: { log: quiet } } as unknown as MercuriusContext);
+  return { errors: (response as { errors: Array<{ message: string; extensions: { code: string } }> }).errors, logged };
+}
+
+describe('graphqlErrorFormatter', () => {
+  it('turns an unexpected failure into INTERNAL with a generic message, and logs the cause only', () => {
+    const cause = new Error('connect ECONNREFUSED 127.0.0.1:8123 (password=hunter2)');
+    const { errors, logged } = format([new GraphQLError(cause.message, { path: ['traces'], originalError: cause })]);
+    expect(errors).toEqual([expect.objectContaining({ message: 'internal error', extensions: { code: ErrorCode.INTERNAL } })]);
+    expect(JSON.stringify(errors)).not.toContain('ECONNREFUSED');
+    expect(JSON.stringify(errors)).not.toContain('hunter2');
+    expect(logged).toEqual([{ message: 'GraphQL resolver failed at traces', error: cause }]);
+  });
+
+  it("keeps a domain error's message and code", () => {
+    const refused = new DomainError(ErrorCode.FORBIDDEN, 'this feedback token is for another trace or score name');
+    const { errors, logged } = format([new GraphQLError(refused.message, { originalError: refused })]);
+    expect(errors).toEqual([expect.objectContaining({ message: refused.message, extensions: { code: ErrorCode.FORBIDDEN } })]);
+    expect(logged).toEqual([]);
+  });
+
+  it('codes parse and validation failures BAD_USER_INPUT, unwrapping the ones Mercurius gathers into one', () => {
+    const inner = [new GraphQLError('Cannot query field "nope" on type "Query".'), new GraphQLError('Syntax Error: Expected Name, found "}".')];
+    const wrapper = new GraphQLError('Graphql validation error', { originalError: Object.assign(new Error('Graphql validation error'), { errors: inner }) });
+    const { errors } = format([wrapper]);
+    expect(errors.map((e) => [e.message, e.extensions.code])).toEqual(inner.map((e) => [e.message, ErrorCode.BAD_USER_INPUT]));
+  });
+});
