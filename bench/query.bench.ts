@@ -70,17 +70,18 @@ async function timePair(sqlRun: (i: number) => Promise<unknown>, gqlRun: (i: num
   return { sql: summarise(sql), gql: summarise(gql) };
 }
 
-/** One trace of 10,000 spans (a root and 9,999 sequential tool calls), for the large-trace target. */
+/** One trace of 10,000 spans (a root and 9,999 sequential tool calls, each with ~1.5 KB of arguments), for the large-trace target. */
 async function seedLargeTrace(infra: Awaited<ReturnType<typeof startInfrastructure>>, seed: SeedResult): Promise<string> {
   const traceId = 'f'.repeat(16) + '0'.repeat(15) + '1';
   const scope = { tenantId: seed.tenantId, projectId: seed.projectId };
   await infra.clickhouse.command({
-    query: `INSERT INTO spans (tenant_id, project_id, trace_id, span_id, parent_span_id, name, kind, service_name, start_time, end_time, duration_ns, status_code, span_type, tool_name, attributes)
+    query: `INSERT INTO spans (tenant_id, project_id, trace_id, span_id, parent_span_id, name, kind, service_name, start_time, end_time, duration_ns, status_code, span_type, tool_name, attributes, input)
       SELECT {tenantId:String}, {projectId:String}, {traceId:String}, lower(hex(toUInt64(number + 1))), if(number = 0, '', lower(hex(toUInt64(1)))),
         if(number = 0, 'batch.run', concat('execute_tool step-', toString(number))), 'INTERNAL', 'bench-agent',
         fromUnixTimestamp64Milli(toInt64({base:Int64} + if(number = 0, 0, number)), 'UTC'),
         fromUnixTimestamp64Milli(toInt64({base:Int64} + if(number = 0, 20000, number + 1)), 'UTC'),
-        toUInt64(if(number = 0, 20000, 1) * 1000000), 'UNSET', if(number = 0, 'RUN', 'TOOL'), if(number = 0, '', 'tool'), map('step', toString(number))
+        toUInt64(if(number = 0, 20000, 1) * 1000000), 'UNSET', if(number = 0, 'RUN', 'TOOL'), if(number = 0, '', 'tool'), map('step', toString(number)),
+        if(number = 0, '', concat('{"query":"step ', toString(number), '","context":"', repeat('x', 1500), '"}'))
       FROM numbers(10000)`,
     query_params: { ...scope, traceId, base: Date.parse(seed.from) + 3_600_000 },
   });

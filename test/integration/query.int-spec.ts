@@ -181,6 +181,42 @@ describe('query API', () => {
     expect(result.data!.trace.parallelism).toBeCloseTo(busy / 1_000, 6);
   });
 
+  it('suspects a loop when a tool is called three times with near-identical arguments, and not otherwise', async () => {
+    const loops = await h.newProject('loop-tenant');
+    const t0 = Date.UTC(2026, 10, 10, 13);
+    const turn = (recorder: SpanRecorder, at: number, args: string[]) => {
+      const root = recorder.span('agent.run', { 'gen_ai.operation.name': 'invoke_agent', 'session.id': 'loops' }, { start: at, end: at + 1_000 });
+      const calls = args.map((a, i) => {
+        const call = recorder.span('execute_tool search', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search', 'gen_ai.tool.call.arguments': a }, { start: at + 10 + i * 200, end: at + 150 + i * 200 }, root);
+        recorder.end(call);
+        return call.spanContext().spanId;
+      });
+      recorder.end(root);
+      return { traceId: root.spanContext().traceId, calls };
+    };
+    const recorder = new SpanRecorder('loop-agent');
+    const stuck = turn(recorder, t0, ['{"query":"weather in Lisbon"}', '{"query":"weather in Lisbon"}', '{"query":"weather in  Lisbon"}']);
+    const varied = turn(recorder, t0 + 5_000, ['{"query":"weather in Lisbon"}', '{"query":"flights to Porto"}', '{"query":"hotels in Faro"}']);
+    const spans = recorder.finished();
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, loops.apiKey), spans))).toBe(true);
+    await h.waitForSpans(loops.projectId, spans.length);
+    const ask = async (id: string) => {
+      const result = await q<{ trace: { loopSuspected: boolean; criticalPath: unknown[]; findings: Array<{ kind: string; spanIds: string[] }> } }>(
+        'query($id: String!) { trace(traceId: $id) { loopSuspected criticalPath { spanId } findings { kind spanIds } } }',
+        { id },
+        loops.apiKey,
+      );
+      expect(result.errors).toBeUndefined();
+      return result.data!.trace;
+    };
+    const looping = await ask(stuck.traceId);
+    expect(looping.loopSuspected).toBe(true);
+    expect(looping.findings.find((f) => f.kind === 'LOOP')?.spanIds.sort()).toEqual([...stuck.calls].sort());
+    const fine = await ask(varied.traceId);
+    expect(fine.loopSuspected).toBe(false);
+    expect(fine.findings.some((f) => f.kind === 'LOOP')).toBe(false);
+  });
+
   it('pages traces newest first with a total and filters them', async () => {
     const seen: string[] = [];
     let after: string | null = null;

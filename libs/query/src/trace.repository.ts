@@ -20,8 +20,6 @@ export interface SpanRecord {
   /** Nanoseconds since the epoch, as text (exact). */
   start_ns: string;
   end_ns: string;
-  /** The arguments of a TOOL span (its input, first 2,000 characters); '' for others. */
-  tool_arguments: string;
   attributes?: Record<string, string>;
   attribute_json_keys?: string[];
 }
@@ -90,8 +88,7 @@ export class TraceRepository {
       'query.trace_spans',
       `SELECT span_id, parent_span_id, name, toString(span_type) AS span_type, start_time, end_time, duration_ns,
               toString(status_code) AS status_code, model, input_tokens, output_tokens, cost_usd, usage_is_aggregate, tool_name,
-              toString(toUnixTimestamp64Nano(start_time)) AS start_ns, toString(toUnixTimestamp64Nano(end_time)) AS end_ns,
-              if(span_type = 'TOOL', substring(input, 1, 2000), '') AS tool_arguments
+              toString(toUnixTimestamp64Nano(start_time)) AS start_ns, toString(toUnixTimestamp64Nano(end_time)) AS end_ns
               ${withAttributes ? ', attributes, attribute_json_keys' : ''}
        FROM spans FINAL
        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
@@ -100,6 +97,22 @@ export class TraceRepository {
        ORDER BY start_time, span_id`,
       { traceId, ...(startTime && endTime ? { from: startTime, to: endTime } : {}) },
     );
+  }
+
+  /**
+   * The first 2,000 characters of each tool call's input (its arguments), by span id: what the
+   * loop detector compares. Read only when a loop answer is asked for, since inputs can be large.
+   */
+  async toolArguments(traceId: string): Promise<Map<string, string>> {
+    const rows = await this.db.rows<{ span_id: string; tool_arguments: string }>(
+      'query.trace_tool_arguments',
+      `SELECT span_id, substring(input, 1, 2000) AS tool_arguments
+       FROM spans FINAL
+       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id = {traceId:String}
+         AND span_type = 'TOOL' AND input != ''`,
+      { traceId },
+    );
+    return new Map(rows.map((r) => [r.span_id, r.tool_arguments]));
   }
 
   /** One span's attributes, resource and message contents (kept out of `trace` for large traces). */

@@ -8,7 +8,7 @@ import type { TraceSource } from './trace.mapper';
  * ask for them — and `trace` starts reading them while it reads the figures, when the query wants them.
  */
 const loaded = new WeakMap<RequestContext, Map<string, Promise<SpanRecord[]>>>();
-const analysed = new WeakMap<TraceSource, Promise<TraceAnalysis>>();
+const analysed = new WeakMap<TraceSource, Map<boolean, Promise<TraceAnalysis>>>();
 
 export async function repositoryFor(context: RequestContext): Promise<TraceRepository> {
   return new TraceRepository(await projectClickHouse(context));
@@ -25,12 +25,23 @@ export function traceSpans(trace: { traceId: string; bounds: { start?: string; e
   return spans;
 }
 
-/** libs/analysis over the trace's spans, with the project's median iterations for the loop check. */
-export function traceAnalysis(trace: TraceSource, context: RequestContext): Promise<TraceAnalysis> {
-  let analysis = analysed.get(trace);
+/**
+ * libs/analysis over the trace's spans, with the project's median iterations for the loop check.
+ * With `loops`, the tool calls' arguments are read too (a second, narrow read: inputs can be
+ * large), which only loopSuspected and findings need.
+ */
+export function traceAnalysis(trace: TraceSource, context: RequestContext, options: { loops: boolean } = { loops: false }): Promise<TraceAnalysis> {
+  let byKind = analysed.get(trace);
+  if (!byKind) analysed.set(trace, (byKind = new Map()));
+  let analysis = byKind.get(options.loops);
   if (!analysis) {
     analysis = (async () => {
-      const [records, median] = await Promise.all([traceSpans(trace, context), repositoryFor(context).then((r) => r.medianIterations(trace.bounds.start))]);
+      const repository = await repositoryFor(context);
+      const [records, median, toolArguments] = await Promise.all([
+        traceSpans(trace, context),
+        options.loops ? repository.medianIterations(trace.bounds.start) : Promise.resolve(undefined),
+        options.loops ? repository.toolArguments(trace.traceId) : Promise.resolve(new Map<string, string>()),
+      ]);
       return analyseTrace(
         records.map((r) => ({
           spanId: r.span_id,
@@ -41,12 +52,12 @@ export function traceAnalysis(trace: TraceSource, context: RequestContext): Prom
           endNs: BigInt(r.end_ns),
           status: r.status_code,
           toolName: r.tool_name || undefined,
-          toolArguments: r.tool_arguments || undefined,
+          toolArguments: toolArguments.get(r.span_id),
         })),
         { iterations: trace.iterations, projectMedianIterations: median },
       );
     })();
-    analysed.set(trace, analysis);
+    byKind.set(options.loops, analysis);
   }
   return analysis;
 }

@@ -117,7 +117,7 @@ export class TraceResolver {
 
   @ResolveField(() => Boolean, { description: 'The same tool called ≥ 3 times with near-identical arguments, or iterations far over the project median.' })
   async loopSuspected(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<boolean> {
-    return (await traceAnalysis(trace, context)).loop.suspected;
+    return (await traceAnalysis(trace, context, { loops: true })).loop.suspected;
   }
 
   @ResolveField(() => [FeedbackScore], { description: 'Scores sent for this trace (or its spans), oldest first.' })
@@ -132,6 +132,6 @@ export class TraceResolver {
 
   @ResolveField(() => [Finding])
   async findings(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<Finding[]> {
-    return (await traceAnalysis(trace, context)).findings.map((f) => ({ kind: f.kind, message: f.message, spanIds: f.spanIds }));
+    return (await traceAnalysis(trace, context, { loops: true })).findings.map((f) => ({ kind: f.kind, message: f.message, spanIds: f.spanIds }));
   }
 }
