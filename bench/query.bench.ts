@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import http from 'node:http';
 import { startApiServer } from '@spanforge/api-app';
 import { REFRESH_TRACE_FIGURES_SQL } from '@spanforge/clickhouse';
-import { AnalyticsRepository, ScopedClickHouse, TraceRepository } from '@spanforge/query';
+import { AnalyticsRepository, ScopedClickHouse, StatsRepository, TraceRepository } from '@spanforge/query';
 import { startInfrastructure } from '@spanforge/runtime';
 import { quiet, startBenchInfrastructure, seededDatasetArguments } from './bench-infrastructure';
 import { argument, progress, writeResults } from './report';
@@ -105,6 +105,7 @@ async function main(): Promise<void> {
     const db = new ScopedClickHouse(infra.clickhouse, scope);
     const traces = new TraceRepository(db);
     const analytics = new AnalyticsRepository(db);
+    const stats = new StatsRepository(db);
     const traceIds = (await db.rows<{ trace_id: string }>('bench.trace_ids', 'SELECT trace_id FROM trace_index WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} ORDER BY cityHash64(trace_id) LIMIT 33'))
       .map((r) => r.trace_id);
     const graphql = async (query: string, variables: Record<string, unknown> = {}) => {
@@ -135,6 +136,14 @@ async function main(): Promise<void> {
       sessionsFirstPage: {
         gql: () => graphql('query($f: SessionFilter) { sessions(filter: $f, first: 20) { nodes { sessionId traceCount costUsd inputTokens outputTokens } totalCount } }', { f: range }),
         sql: () => analytics.sessions(range, 20, undefined),
+      },
+      spanTypeStats: {
+        gql: () => graphql('query($f: TraceFilter) { spanTypeStats(filter: $f) { type spanCount errorRate p50Ms p95Ms p99Ms } }', { f: range }),
+        sql: () => stats.spanTypeStats(range),
+      },
+      modelStats: {
+        gql: () => graphql('query($f: TraceFilter) { modelStats(filter: $f) { model calls inputTokens outputTokens costUsd ttftP50Ms ttftP95Ms outputTokensPerSecond } }', { f: range }),
+        sql: () => stats.modelStats(range),
       },
       costBreakdownModelDay: {
         gql: () => graphql('query($f: TraceFilter) { costBreakdown(groupBy: [MODEL, DAY], filter: $f) { keys costUsd inputTokens outputTokens spanCount } }', { f: range }),
