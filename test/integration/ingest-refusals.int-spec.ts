@@ -2,7 +2,8 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { Queue } from 'bullmq';
 import { RpcCode } from '@spanforge/otlp';
 import { IngestJobName } from '@spanforge/queue';
-import { exportSpans, exportSucceeded, otlpExporter } from '../support';
+import { startApiServer } from '@spanforge/api-app';
+import { exportSpans, exportSucceeded, graphql, otlpExporter } from '../support';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 import {
   JSON_TYPE,
@@ -32,6 +33,33 @@ type Project = Awaited<ReturnType<IngestHarness['newProject']>>;
 
 const COUNT_SQL = 'SELECT count() AS n FROM spans FINAL WHERE project_id = {p:String}';
 const TRACES_SQL = 'SELECT count() AS n FROM spans FINAL WHERE trace_id IN {ids:Array(String)}';
+
+interface IngestMinute {
+  minute: string;
+  received: number;
+  accepted: number;
+  rejected: number;
+  rateLimited: number;
+  refused: number;
+  rejectedByReason: Array<{ reason: string; spans: number }>;
+}
+
+/** A project's ingestStats once their accepted and refused spans add up to `until` (accounting is written in its own batches). */
+async function ingestStats(api: string, apiKey: string, until: (minutes: IngestMinute[]) => boolean): Promise<IngestMinute[]> {
+  const ask = async () => {
+    const result = await graphql<{ ingestStats: IngestMinute[] }>(api, '{ ingestStats { minute received accepted rejected rateLimited refused rejectedByReason { reason spans } } }', {}, apiKey);
+    expect(result.errors).toBeUndefined();
+    return result.data!.ingestStats;
+  };
+  let minutes = await ask();
+  for (let i = 0; i < 100 && !until(minutes); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    minutes = await ask();
+  }
+  return minutes;
+}
+
+const sum = (minutes: IngestMinute[], field: 'received' | 'accepted' | 'rejected' | 'rateLimited' | 'refused') => minutes.reduce((n, m) => n + m[field], 0);
 
 async function count(h: IngestHarness, sql: string, params: Record<string, unknown>): Promise<number> {
   const [row] = await h.query<{ n: string }>(sql, params);
@@ -71,8 +99,10 @@ async function expectReady(h: IngestHarness): Promise<void> {
 
 describe('OTLP ingest answers (default limits)', () => {
   let h: IngestHarness;
+  let api: string;
   beforeAll(async () => {
     h = await startIngestHarness();
+    api = (await startApiServer(h.infra)).url;
   });
   afterAll(() => h?.stop());
   afterEach(() => expectReady(h));
@@ -111,6 +141,18 @@ describe('OTLP ingest answers (default limits)', () => {
       expect(partial?.errorMessage).toContain(`${endsEarly.length} end_before_start`);
       await h.waitForSpans(project.projectId, valid);
       expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(valid);
+      // ingestStats tells the same story, per minute and per reason.
+      const minutes = await ingestStats(api, project.apiKey, (m) => sum(m, 'accepted') + sum(m, 'rejected') >= sent.length);
+      expect({ received: sum(minutes, 'received'), accepted: sum(minutes, 'accepted'), rejected: sum(minutes, 'rejected'), rateLimited: sum(minutes, 'rateLimited') }).toEqual({
+        received: sent.length,
+        accepted: valid,
+        rejected: zeroTrace.length + endsEarly.length,
+        rateLimited: 0,
+      });
+      const reasons = Object.fromEntries(minutes.flatMap((m) => m.rejectedByReason).map((r) => [r.reason, r.spans]));
+      expect(reasons).toEqual({ invalid_trace_id: zeroTrace.length, end_before_start: endsEarly.length });
+      for (const m of minutes) expect(Math.abs(Date.parse(m.minute) - Date.now())).toBeLessThan(5 * 60_000);
+      expect(minutes.every((m) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:00\.000Z$/.test(m.minute))).toBe(true);
     });
 
     it('answers partial_success in protobuf for spans a broken SDK sent', async () => {
@@ -236,6 +278,10 @@ describe('OTLP ingest answers (default limits)', () => {
       await h.waitForSpans(project.projectId, admitted.length);
       expect(await count(h, TRACES_SQL, { ids: [overJson, overProto, overGrpc].map(traceIdOf) })).toBe(0);
       expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(admitted.length);
+      // ingestStats: the admitted export accepted, the three refused ones counted as rate-limited.
+      const limited = overJson.length + overProto.length + overGrpc.length;
+      const minutes = await ingestStats(api, project.apiKey, (m) => sum(m, 'accepted') >= admitted.length && sum(m, 'rateLimited') >= limited);
+      expect({ accepted: sum(minutes, 'accepted'), rateLimited: sum(minutes, 'rateLimited'), rejected: sum(minutes, 'rejected') }).toEqual({ accepted: admitted.length, rateLimited: limited, rejected: 0 });
     });
   });
 
