@@ -42,6 +42,20 @@ function post(url: string, body: string, apiKey: string): Promise<string> {
   });
 }
 
+/** GET on the same kept-alive connection (the waterfall picture). */
+function get(url: string, apiKey: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method: 'GET', agent, headers: { authorization: `Bearer ${apiKey}` } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => (response.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`HTTP ${response.statusCode}`))));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
 /**
  * Both forms of a query, interleaved (SQL then GraphQL, then GraphQL then SQL, …) so that drift in
  * the machine's load lands on both sides of the ratio alike.
@@ -123,6 +137,10 @@ async function main(): Promise<void> {
       },
       trace10kSpans: {
         gql: () => graphql('query($id: String!) { trace(traceId: $id) { traceId durationMs spans { spanId parentSpanId name type durationMs statusCode } criticalPath { spanId } } }', { id: largeTraceId }),
+        sql: () => traces.spans(largeTraceId, undefined, undefined, false),
+      },
+      waterfall10kSpans: {
+        gql: () => get(`${api}/v1/traces/${largeTraceId}/waterfall.svg`, seed.apiKey),
         sql: () => traces.spans(largeTraceId, undefined, undefined, false),
       },
       tracesFirstPage: {

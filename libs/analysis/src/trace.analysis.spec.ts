@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { AnalysisSpan, CriticalPathStep } from './analysis.model';
 import { criticalPath } from './critical-path.analysis';
 import { findings } from './trace.findings';
@@ -115,18 +114,7 @@ describe('analyseTrace', () => {
     it('gives the same result whatever order the spans arrive in', () => {
       expect(analyseTrace(shuffled(spans, 11))).toEqual(analysis);
     });
-
-    it('analyses in well under 50 ms', () => {
-      for (let warmup = 0; warmup < 5; warmup++) analyseTrace(spans);
-      const timings = Array.from({ length: 9 }, () => {
-        const started = performance.now();
-        analyseTrace(spans);
-        return performance.now() - started;
-      }).sort((a, b) => a - b);
-
-      // The fastest of nine is the analysis' own cost; the others also measure whatever else the
-      // machine is doing (jest runs suites side by side). bench/analyse.bench.ts reports the spread.
-      expect(timings[0]).toBeLessThan(50);
-    });
+    // Its speed is measured where speed targets live: bench:query's trace10kSpans case runs this
+    // analysis (the critical path of a 10,000-span trace) through GraphQL; no timed test here.
   });
 });

@@ -228,12 +228,11 @@ describe('renderWaterfall', () => {
     expect(renderWaterfall(shuffled)).toBe(out);
   });
 
-  it('renders 2,000 spans well within a second', () => {
+  // How fast: bench:query's waterfall10kSpans case (a 10,000-span trace over HTTP); no timed test here.
+  it('renders 2,000 spans, a bar each', () => {
     const spans = [span('root', null, 0, 20_000, 'RUN')];
     for (let i = 1; i < 2000; i++) spans.push(span(`s${i}`, i % 40 === 1 ? 'root' : `s${i - (i % 40) + 1}`, i * 10, i * 10 + 50, SPAN_TYPES[i % SPAN_TYPES.length]));
-    const started = performance.now();
     const text = renderWaterfall({ traceId: 'perf', spans, criticalPath: ['root', 's1961', 's1999'] });
-    expect(performance.now() - started).toBeLessThan(1000);
     expect(all(parseXml(text), 'bar')).toHaveLength(2000);
   });
 });
