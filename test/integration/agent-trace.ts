@@ -95,3 +95,39 @@ export function expectedTrace(spans: ReadableSpan[]) {
     session: String(root.attributes['session.id']),
   };
 }
+
+const endNs = (s: ReadableSpan) => s.endTime[0] * 1e9 + s.endTime[1];
+const startNs = (s: ReadableSpan) => s.startTime[0] * 1e9 + s.startTime[1];
+
+/**
+ * The critical path of the spans sent, root first, by CONTRACT section 4's rule, computed here so
+ * tests compare the API with the definition: from a span's end, step back through the child that
+ * ended last before it, then through the earlier children that ended before that child started.
+ */
+export function expectedCriticalPath(spans: ReadableSpan[]): ReadableSpan[] {
+  const children = new Map<string, ReadableSpan[]>();
+  for (const span of spans) {
+    const parent = span.parentSpanContext?.spanId;
+    if (!parent) continue;
+    const siblings = children.get(parent);
+    if (siblings) siblings.push(span);
+    else children.set(parent, [span]);
+  }
+  const path: ReadableSpan[] = [];
+  const walk = (span: ReadableSpan) => {
+    path.push(span);
+    // Latest end first; ties keep the order sent.
+    const byEnd = [...(children.get(span.spanContext().spanId) ?? [])].sort((a, b) => endNs(b) - endNs(a));
+    const chosen: ReadableSpan[] = [];
+    let limit = endNs(span);
+    for (const child of byEnd) {
+      if (endNs(child) > limit) continue;
+      chosen.push(child);
+      limit = startNs(child);
+    }
+    for (const child of chosen.reverse()) walk(child);
+  };
+  const root = spans.find((s) => !s.parentSpanContext);
+  if (root) walk(root);
+  return path;
+}

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startApiServer } from '@spanforge/api-app';
 import { ROOT, SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter, type Transport } from '../support';
-import { expectedTrace, recordAgentTrace } from './agent-trace';
+import { expectedCriticalPath, expectedTrace, recordAgentTrace } from './agent-trace';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 import { sessionFigures, traceFigures } from './rollups';
 
@@ -164,8 +164,11 @@ describe('ingest through the real OpenTelemetry exporters', () => {
     );
     expect(result.errors).toBeUndefined();
     expect(result.data!.trace.spans).toHaveLength(10_000);
-    // The children run one after another, the last ending 1 ms before the root's end: root, then the last child.
-    expect(result.data!.trace.criticalPath[0]!.spanId).toBe(root.spanContext().spanId);
+    // The children run back to back, each starting as the one before ends: the rule of CONTRACT
+    // section 4, computed from the spans sent, puts the root and every child on the path.
+    const expectedPath = expectedCriticalPath(sent).map((s) => s.spanContext().spanId);
+    expect(expectedPath).toHaveLength(10_000);
+    expect(result.data!.trace.criticalPath.map((s) => s.spanId)).toEqual(expectedPath);
   });
 
   it('accepts the OTLP specification\'s example JSON', async () => {

@@ -2,7 +2,7 @@ import type { Span } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { startApiServer } from '@spanforge/api-app';
 import { SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter } from '../support';
-import { expectedLlmCost, expectedTrace, recordAgentTrace, type LlmCall } from './agent-trace';
+import { expectedCriticalPath, expectedLlmCost, expectedTrace, recordAgentTrace, type LlmCall } from './agent-trace';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 
 const toNs = (t: [number, number]) => t[0] * 1e9 + t[1];
@@ -146,25 +146,10 @@ describe('query API', () => {
     expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, parallel.apiKey), spans))).toBe(true);
     await h.waitForSpans(parallel.projectId, spans.length);
 
-    // CONTRACT section 4, computed here from the spans sent: from a span's end, step back through the
-    // child that ended last before it, then through the earlier children that ended before that child started.
+    // CONTRACT section 4's rule, computed from the spans sent.
+    const path = expectedCriticalPath(spans);
     const end = (s: ReadableSpan) => toNs(s.endTime);
     const start = (s: ReadableSpan) => toNs(s.startTime);
-    const childrenOf = (s: ReadableSpan) => spans.filter((c) => c.parentSpanContext?.spanId === s.spanContext().spanId);
-    const path: ReadableSpan[] = [];
-    const walk = (span: ReadableSpan) => {
-      path.push(span);
-      const chosen: ReadableSpan[] = [];
-      let limit = end(span);
-      for (;;) {
-        const next = childrenOf(span).filter((c) => !chosen.includes(c) && end(c) <= limit).sort((a, b) => end(b) - end(a))[0];
-        if (!next) break;
-        chosen.push(next);
-        limit = start(next);
-      }
-      for (const child of chosen.reverse()) walk(child);
-    };
-    walk(spans.find((s) => !s.parentSpanContext)!);
     expect(path.map((s) => s.name)).toEqual(['agent.run', `chat ${MINI.model}`, 'execute_tool weather', 'GET /forecast', `chat ${MINI.model}`]);
 
     const traceId = root.spanContext().traceId;
