@@ -202,6 +202,30 @@ describe('query API', () => {
     expect(fine.findings.some((f) => f.kind === 'LOOP')).toBe(false);
   });
 
+  it('reports token sums beyond 32 bits exactly (a month of a busy model)', async () => {
+    const busy = await h.newProject('busy-tenant');
+    const recorder = new SpanRecorder('busy-agent');
+    const t0 = Date.UTC(2026, 10, 10, 14);
+    const huge = { ...SONNET, input: 3_000_000_000, output: 2_500_000_000 };
+    recordAgentTrace(recorder, { session: 'busy', calls: [huge, huge], start: t0 });
+    const spans = recorder.finished();
+    const expected = expectedTrace(spans);
+    expect(expected.inputTokens).toBeGreaterThan(2 ** 32);
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, busy.apiKey), spans))).toBe(true);
+    await h.waitForSpans(busy.projectId, spans.length);
+    const ask = async <T>(query: string, variables: Record<string, unknown> = {}) => {
+      const result = await q<T>(query, variables, busy.apiKey);
+      expect(result.errors).toBeUndefined();
+      return result.data!;
+    };
+    const trace = await ask<{ trace: { inputTokens: number; outputTokens: number } }>('query($id: String!) { trace(traceId: $id) { inputTokens outputTokens } }', { id: expected.traceId });
+    expect(trace.trace).toEqual({ inputTokens: expected.inputTokens, outputTokens: expected.outputTokens });
+    const cost = await ask<{ costBreakdown: Array<{ keys: string[]; inputTokens: number; outputTokens: number }> }>('{ costBreakdown(groupBy: [MODEL]) { keys inputTokens outputTokens } }');
+    expect(cost.costBreakdown.find((r) => r.keys[0] === SONNET.model)).toEqual({ keys: [SONNET.model], inputTokens: expected.inputTokens, outputTokens: expected.outputTokens });
+    const models = await ask<{ modelStats: Array<{ model: string; inputTokens: number }> }>('{ modelStats { model inputTokens } }');
+    expect(models.modelStats).toEqual([{ model: SONNET.model, inputTokens: expected.inputTokens }]);
+  });
+
   it('pages traces newest first with a total and filters them', async () => {
     const seen: string[] = [];
     let after: string | null = null;

@@ -1,4 +1,5 @@
 import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { SafeIntScalar } from '../graphql/safe-int.scalar';
 import { JSONScalar } from './json.scalar';
 
 export enum SpanType {
@@ -44,8 +45,8 @@ export class Span {
   @Field(() => Float) durationMs!: number;
   @Field(() => StatusCode) statusCode!: StatusCode;
   @Field(() => String, { nullable: true }) model!: string | null;
-  @Field(() => Int) inputTokens!: number;
-  @Field(() => Int) outputTokens!: number;
+  @Field(() => SafeIntScalar) inputTokens!: number;
+  @Field(() => SafeIntScalar) outputTokens!: number;
   @Field(() => Float) costUsd!: number;
   @Field(() => JSONScalar, { nullable: true, description: 'Span attributes (message contents excluded: see spanDetail).' }) attributes!: Record<string, unknown> | null;
 }
@@ -82,8 +83,8 @@ export class Trace {
   @Field(() => Float) durationMs!: number;
   @Field(() => Int) iterations!: number;
   @Field(() => Float) costUsd!: number;
-  @Field(() => Int) inputTokens!: number;
-  @Field(() => Int) outputTokens!: number;
+  @Field(() => SafeIntScalar) inputTokens!: number;
+  @Field(() => SafeIntScalar) outputTokens!: number;
   @Field(() => Int) errorCount!: number;
   @Field(() => Int) llmCalls!: number;
   @Field(() => [String]) models!: string[];
@@ -100,14 +101,14 @@ export class PageInfo {
 @ObjectType()
 export class TraceConnection {
   @Field(() => [Trace]) nodes!: Trace[];
-  @Field(() => Int) totalCount!: number;
+  @Field(() => SafeIntScalar) totalCount!: number;
   @Field(() => PageInfo) pageInfo!: PageInfo;
 }
 
 @ObjectType()
 export class IterationLatency {
   @Field(() => Int) iterations!: number;
-  @Field(() => Int) traceCount!: number;
+  @Field(() => SafeIntScalar) traceCount!: number;
   @Field(() => Float) p50Ms!: number;
   @Field(() => Float) p95Ms!: number;
   @Field(() => Float) p99Ms!: number;
@@ -124,10 +125,10 @@ export class SessionFeedback {
 @ObjectType()
 export class Session {
   @Field() sessionId!: string;
-  @Field(() => Int) traceCount!: number;
+  @Field(() => SafeIntScalar) traceCount!: number;
   @Field(() => Float) costUsd!: number;
-  @Field(() => Int) inputTokens!: number;
-  @Field(() => Int) outputTokens!: number;
+  @Field(() => SafeIntScalar) inputTokens!: number;
+  @Field(() => SafeIntScalar) outputTokens!: number;
   @Field(() => Date) firstSeen!: string;
   @Field(() => Date) lastSeen!: string;
   @Field(() => [SessionFeedback]) feedback!: SessionFeedback[];
@@ -136,7 +137,7 @@ export class Session {
 @ObjectType()
 export class SessionConnection {
   @Field(() => [Session]) nodes!: Session[];
-  @Field(() => Int) totalCount!: number;
+  @Field(() => SafeIntScalar) totalCount!: number;
   @Field(() => PageInfo) pageInfo!: PageInfo;
 }
 
@@ -144,9 +145,9 @@ export class SessionConnection {
 export class CostRow {
   @Field(() => [String]) keys!: string[];
   @Field(() => Float) costUsd!: number;
-  @Field(() => Int) inputTokens!: number;
-  @Field(() => Int) outputTokens!: number;
-  @Field(() => Int) spanCount!: number;
+  @Field(() => SafeIntScalar) inputTokens!: number;
+  @Field(() => SafeIntScalar) outputTokens!: number;
+  @Field(() => SafeIntScalar) spanCount!: number;
 }
 
 @ObjectType()
@@ -205,7 +206,7 @@ export { ID };
 @ObjectType()
 export class SpanTypeStats {
   @Field(() => SpanType) type!: SpanType;
-  @Field(() => Int) spanCount!: number;
+  @Field(() => SafeIntScalar) spanCount!: number;
   @Field(() => Float) errorRate!: number;
   @Field(() => Float) p50Ms!: number;
   @Field(() => Float) p95Ms!: number;
@@ -216,9 +217,9 @@ export class SpanTypeStats {
 export class ModelStats {
   @Field() model!: string;
   @Field(() => String, { nullable: true }) provider!: string | null;
-  @Field(() => Int) calls!: number;
-  @Field(() => Int) inputTokens!: number;
-  @Field(() => Int) outputTokens!: number;
+  @Field(() => SafeIntScalar) calls!: number;
+  @Field(() => SafeIntScalar) inputTokens!: number;
+  @Field(() => SafeIntScalar) outputTokens!: number;
   @Field(() => Float) costUsd!: number;
   @Field(() => Float, { nullable: true }) ttftP50Ms!: number | null;
   @Field(() => Float, { nullable: true }) ttftP95Ms!: number | null;
