@@ -23,6 +23,13 @@ describe('graphqlErrorFormatter', () => {
     expect(logged).toEqual([{ message: 'GraphQL resolver failed at traces', error: cause }]);
   });
 
+  it('codes an uncoded failure during execution (a value a scalar cannot write) INTERNAL', () => {
+    const serialization = new GraphQLError('Int cannot represent non 32-bit signed integer value: 6000000000');
+    const { errors, logged } = format([new GraphQLError(serialization.message, { path: ['trace', 'inputTokens'], originalError: serialization })]);
+    expect(errors).toEqual([expect.objectContaining({ message: 'internal error', extensions: { code: ErrorCode.INTERNAL } })]);
+    expect(logged.map((l) => l.message)).toEqual(['GraphQL execution failed at trace.inputTokens: Int cannot represent non 32-bit signed integer value: 6000000000']);
+  });
+
   it("keeps a domain error's message and code", () => {
     const refused = new DomainError(ErrorCode.FORBIDDEN, 'this feedback token is for another trace or score name');
     const { errors, logged } = format([new GraphQLError(refused.message, { originalError: refused })]);

@@ -7,8 +7,8 @@ type Execution = Parameters<typeof defaultErrorFormatter>[0];
 
 /**
  * The one place GraphQL errors get their `extensions.code`. Domain errors keep their message;
- * anything unexpected becomes INTERNAL with a generic message (the cause goes to the log only);
- * parse and validation failures are BAD_USER_INPUT.
+ * anything unexpected becomes INTERNAL with a generic message (the cause goes to the log only),
+ * execution failures without a code too; parse and validation failures are BAD_USER_INPUT.
  */
 export function graphqlErrorFormatter(log: Logger) {
   return (execution: Execution, context: MercuriusContext) => {
@@ -25,6 +25,12 @@ export function graphqlErrorFormatter(log: Logger) {
         return withCode(error, 'internal error', ErrorCode.INTERNAL);
       }
       if (typeof error.extensions?.code === 'string') return error;
+      // An uncoded error with a path happened while executing (a value no scalar can write, a
+      // null for a non-null field): the server's fault, not the request's.
+      if (error.path) {
+        log.error(`GraphQL execution failed at ${error.path.join('.')}: ${error.message}`);
+        return withCode(error, 'internal error', ErrorCode.INTERNAL);
+      }
       return withCode(error, error.message, ErrorCode.BAD_USER_INPUT);
     });
     return defaultErrorFormatter({ ...execution, errors } as Execution, context);
