@@ -220,7 +220,13 @@ describe('query API', () => {
     };
     const trace = await ask<{ trace: { inputTokens: number; outputTokens: number } }>('query($id: String!) { trace(traceId: $id) { inputTokens outputTokens } }', { id: expected.traceId });
     expect(trace.trace).toEqual({ inputTokens: expected.inputTokens, outputTokens: expected.outputTokens });
-    const cost = await ask<{ costBreakdown: Array<{ keys: string[]; inputTokens: number; outputTokens: number }> }>('{ costBreakdown(groupBy: [MODEL]) { keys inputTokens outputTokens } }');
+    // Daily costs are the worker's upkeep, written just after the spans: wait for them.
+    type Costs = { costBreakdown: Array<{ keys: string[]; inputTokens: number; outputTokens: number }> };
+    let cost = await ask<Costs>('{ costBreakdown(groupBy: [MODEL]) { keys inputTokens outputTokens } }');
+    for (let i = 0; i < 100 && !cost.costBreakdown.some((r) => r.keys[0] === SONNET.model); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      cost = await ask<Costs>('{ costBreakdown(groupBy: [MODEL]) { keys inputTokens outputTokens } }');
+    }
     expect(cost.costBreakdown.find((r) => r.keys[0] === SONNET.model)).toEqual({ keys: [SONNET.model], inputTokens: expected.inputTokens, outputTokens: expected.outputTokens });
     const models = await ask<{ modelStats: Array<{ model: string; inputTokens: number }> }>('{ modelStats { model inputTokens } }');
     expect(models.modelStats).toEqual([{ model: SONNET.model, inputTokens: expected.inputTokens }]);

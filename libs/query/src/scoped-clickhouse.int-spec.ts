@@ -45,17 +45,8 @@ describe('ScopedClickHouse limits (embedded chDB)', () => {
     await new ScopedClickHouse(client, scope).rows('test.thousand_rows', THOUSAND_ROWS);
     expect(await changedSettings(client)).toEqual([]);
   });
-});
 
-describe('the embedded client', () => {
-  let client: ClickHouseClient;
-
-  beforeAll(() => {
-    client = createClickHouseClient({ kind: 'embedded', path: path.join(workerDataDir(), 'clickhouse') });
-  });
-  afterAll(() => client.close());
-
-  it('refuses per-call settings, which chDB would keep for the whole process, and drops log_comment', async () => {
+  it('runs on an embedded client that refuses per-call settings, which chDB would keep for the whole process, and drops log_comment', async () => {
     await expect(client.query({ query: 'SELECT 1', format: 'JSONEachRow', clickhouse_settings: { max_threads: 1 } })).rejects.toThrow(/no per-call settings \(max_threads\)/);
     await client.command({ query: 'SELECT 1', clickhouse_settings: { log_comment: 'named' } });
     expect(await changedSettings(client)).toEqual([]);
