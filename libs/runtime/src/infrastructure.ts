@@ -9,6 +9,7 @@ import type { Queue } from 'bullmq';
 import { CostReportRepository, CostReportService } from '@spanforge/cost-reports';
 import { FeedbackRepository, FeedbackService } from '@spanforge/feedback';
 import { ApiKeyVerifier, TenancyRepository, TenancyService } from '@spanforge/tenancy';
+import { lockDataDir } from './data-dir.lock';
 import { CredentialsFile, type StoredCredentials } from './credentials';
 import { Logger } from './logger';
 import { createMetricsRegistry } from './metrics';
@@ -59,6 +60,9 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
   let adminToken = config.adminToken;
   let pepper = config.keyPepper;
   if (mode === 'all-in-one') {
+    // Before anything starts on DATA_DIR: a second process there would stop the first one's PostgreSQL.
+    const lock = lockDataDir(config.dataDir);
+    shutdown.add('release-data-dir', 'DATA_DIR lock', async () => lock.release());
     const file = new CredentialsFile(config.dataDir);
     const { credentials: stored, created } = await file.loadOrCreate();
     credentials = { file: file.path, created, stored };

@@ -1,7 +1,7 @@
 import type { Logger } from './logger';
 
 /** Phases in the order they run, whatever order the steps were added in. */
-export const SHUTDOWN_PHASES = ['stop-accepting', 'drain', 'flush', 'close-clients', 'stop-services'] as const;
+export const SHUTDOWN_PHASES = ['stop-accepting', 'drain', 'flush', 'close-clients', 'stop-services', 'release-data-dir'] as const;
 export type ShutdownPhase = (typeof SHUTDOWN_PHASES)[number];
 
 export interface ShutdownStep {
@@ -12,7 +12,7 @@ export interface ShutdownStep {
 
 /**
  * Ordered teardown by phase — stop accepting, drain workers and queues, flush ClickHouse writes,
- * close clients, stop embedded PostgreSQL — each step bounded by a timeout so one stuck
+ * close clients, stop embedded PostgreSQL, release DATA_DIR — each step bounded by a timeout so one stuck
  * dependency cannot keep the process alive. A failed step is logged and the next one still runs.
  */
 export class ShutdownSequence {
