@@ -3,24 +3,14 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import {
-  createClickHouseClient,
-  REFRESH_SESSION_FIGURES_SQL,
-  REFRESH_TRACE_FIGURES_SQL,
-  REFRESH_TRACES_COST_DAILY_SQL,
-  type ClickHouseClient,
-} from '@spanforge/clickhouse';
+import { createClickHouseClient, type ClickHouseClient } from '@spanforge/clickhouse';
+import { SpanRepository } from '@spanforge/ingest';
 import { quiet, seededDatasetArguments, startBenchInfrastructure, temporaryDataDir } from './bench-infrastructure';
 import { argument, progress, writeResults } from './report';
 import { seededOnce, type SeedResult } from './seed-volume';
 
-/** The worker's upkeep statements of one round, in the order it runs them (SpanRepository). */
-const STATEMENTS = {
-  traceFigures: REFRESH_TRACE_FIGURES_SQL,
-  sessionFigures: REFRESH_SESSION_FIGURES_SQL,
-  costDaily: REFRESH_TRACES_COST_DAILY_SQL,
-} as const;
-type StatementName = keyof typeof STATEMENTS;
+const STEPS = ['traceFigures', 'sessionFigures', 'costDaily'] as const;
+type StatementName = (typeof STEPS)[number];
 
 interface Scope {
   tenantId: string;
@@ -55,15 +45,17 @@ async function storeRoundOfTraces(client: ClickHouseClient, seed: SeedResult, ta
   return (await result.json<{ trace_id: string }>()).map((r) => r.trace_id);
 }
 
-/** Runs one round's upkeep statements on `traceIds` of `scope`; milliseconds per statement. */
-async function upkeepRound(client: ClickHouseClient, scope: Scope, traceIds: string[]): Promise<Record<StatementName, number>> {
-  const times = {} as Record<StatementName, number>;
-  for (const [name, sql] of Object.entries(STATEMENTS) as Array<[StatementName, string]>) {
+/** Runs one round's upkeep on `traceIds` of `scope` through the worker's repository, in its order; milliseconds per step. */
+async function upkeepRound(repository: SpanRepository, scope: Scope, traceIds: string[]): Promise<Record<StatementName, number>> {
+  const timed = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
     const started = performance.now();
-    await client.command({ query: sql, query_params: { ...scope, traceIds } });
-    times[name] = performance.now() - started;
-  }
-  return times;
+    const result = await work();
+    return [result, performance.now() - started];
+  };
+  const [previousDays, traceFigures] = await timed(() => repository.refreshTraceFigures(scope, traceIds));
+  const [, sessionFigures] = await timed(() => repository.refreshSessionFigures(scope, traceIds));
+  const [, costDaily] = await timed(() => repository.refreshCostDaily(scope, traceIds, previousDays));
+  return { traceFigures, sessionFigures, costDaily };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -90,6 +82,7 @@ async function main(): Promise<void> {
   progress(`copying the seeded ClickHouse data to ${copy}`);
   execFileSync('cp', ['-a', path.join(dataDir, 'clickhouse'), copy]);
   const client = createClickHouseClient({ kind: 'embedded', path: path.join(copy, 'clickhouse') });
+  const repository = new SpanRepository(client);
   try {
     const seeded: Scope = { tenantId: seed.tenantId, projectId: seed.projectId };
     const empty: Scope = { tenantId: randomUUID(), projectId: randomUUID() };
@@ -100,12 +93,12 @@ async function main(): Promise<void> {
         const scope = which === 'seeded' ? seeded : empty;
         const traceIds = await storeRoundOfTraces(client, seed, scope, `u${round}${which[0]}`, traces);
         await quiet(client);
-        samples[which].push(await upkeepRound(client, scope, traceIds));
+        samples[which].push(await upkeepRound(repository, scope, traceIds));
       }
       progress(`round ${round + 1} of ${rounds}: ${traces} traces to each project`);
     }
     const report: Record<string, { seededMs: number; emptyMs: number; ratio: number }> = {};
-    for (const name of [...(Object.keys(STATEMENTS) as StatementName[]), 'round'] as const) {
+    for (const name of [...STEPS, 'round'] as const) {
       const pick = (s: Record<StatementName, number>) => (name === 'round' ? Object.values(s).reduce((a, b) => a + b, 0) : s[name]);
       const seededMs = median(samples.seeded.map(pick));
       const emptyMs = median(samples.empty.map(pick));

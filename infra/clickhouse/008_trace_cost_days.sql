@@ -1,10 +1,10 @@
 -- Each trace's cost rows (trace_figures.cost_rows) filed under the UTC day the trace starts on and
 -- sorted by day, so the worker recomputes a day of cost_daily from what that day holds instead of
 -- filtering every trace of the project (trace_figures is sorted by trace id).
--- A view on trace_figures writes one row per day from the trace's start to its end (at most 366);
--- the rows after the start day are empty. A start only moves earlier as spans arrive, and never
--- past the trace's end, so the day a trace was counted on before always gets such an empty row:
--- newest wins (ReplacingMergeTree on computed_at), and the trace leaves that day. Read with FINAL.
+-- A view on trace_figures writes the row of the trace's start day. A start only moves earlier as
+-- spans arrive: when it moves to another day, the worker also writes an empty row (no cost rows)
+-- under the day the trace was filed under before, and recomputes both days. Newest wins
+-- (ReplacingMergeTree on computed_at). Read with FINAL.
 -- shard by: cityHash64(trace_id)
 CREATE TABLE IF NOT EXISTS trace_cost_days (
   tenant_id LowCardinality(String),
@@ -20,12 +20,10 @@ PARTITION BY toYYYYMM(day)
 ORDER BY (tenant_id, project_id, day, trace_id);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS trace_cost_days_mv TO trace_cost_days AS
-SELECT tenant_id, project_id, toDate(start_time) + offset AS day, trace_id, if(offset = 0, cost_rows, []) AS cost_rows, computed_at
-FROM trace_figures
-ARRAY JOIN range(toUInt32(least(dateDiff('day', toDate(start_time), toDate(end_time)), 366) + 1)) AS offset;
+SELECT tenant_id, project_id, toDate(start_time) AS day, trace_id, cost_rows, computed_at
+FROM trace_figures;
 
 -- The traces stored before this migration (running it again writes the same rows, which replace themselves).
 INSERT INTO trace_cost_days (tenant_id, project_id, day, trace_id, cost_rows, computed_at)
-SELECT tenant_id, project_id, toDate(start_time) + offset AS day, trace_id, if(offset = 0, cost_rows, []) AS cost_rows, computed_at
-FROM trace_figures FINAL
-ARRAY JOIN range(toUInt32(least(dateDiff('day', toDate(start_time), toDate(end_time)), 366) + 1)) AS offset;
+SELECT tenant_id, project_id, toDate(start_time) AS day, trace_id, cost_rows, computed_at
+FROM trace_figures FINAL;

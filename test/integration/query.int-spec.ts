@@ -1,4 +1,4 @@
-import type { Span } from '@opentelemetry/api';
+import { trace, type Span } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { startApiServer } from '@spanforge/api-app';
 import { SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter } from '../support';
@@ -388,6 +388,42 @@ describe('query API', () => {
     expect(afterNext.map((r) => r.keys[0]).sort()).toEqual(['2026-11-11', '2026-11-12']);
     expect(afterNext.find((r) => r.keys[0] === '2026-11-11')!.costUsd).toBeCloseTo(expectedCost, 9);
     expect(afterNext.find((r) => r.keys[0] === '2026-11-12')!.costUsd).toBeCloseTo(nextCost, 9);
+  });
+
+  it('moves a trace whose start turns out to be more than a year earlier to that day, whole', async () => {
+    const late = await h.newProject('skewed-tenant');
+    const exporter = otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, late.apiKey);
+    const recorder = new SpanRecorder('skewed-agent');
+    const today = Date.UTC(2026, 10, 11, 12);
+    const early = Date.UTC(2025, 0, 1, 12); // 679 days before
+    recordAgentTrace(recorder, { session: 'skew', calls: [MINI, SONNET], start: today });
+    const spans = recorder.finished();
+    const root = spans.find((s) => !s.parentSpanContext)!;
+    // A span of the same trace from a client whose clock was far behind, sent afterwards.
+    const skewed = new SpanRecorder('skewed-agent');
+    const parent = trace.wrapSpanContext(root.spanContext());
+    const stray = skewed.span('execute_tool warmup', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'warmup' }, { start: early, end: early + 5 }, parent);
+    skewed.end(stray);
+    const expectedCost = spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat').reduce((sum, s) => sum + expectedLlmCost(s), 0);
+    const range = { from: '2024-12-01T00:00:00Z', to: '2026-12-01T00:00:00Z' };
+    const byDay = async () => {
+      const result = await q<{ costBreakdown: Array<{ keys: string[]; costUsd: number }> }>('query($f: TraceFilter) { costBreakdown(groupBy: [DAY], filter: $f) { keys costUsd } }', { f: range }, late.apiKey);
+      expect(result.errors).toBeUndefined();
+      return result.data!.costBreakdown;
+    };
+    const until = async (done: () => Promise<boolean>) => {
+      const deadline = Date.now() + 30_000;
+      while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    };
+    expect(exportSucceeded(await exportSpans(exporter, spans))).toBe(true);
+    await until(async () => (await byDay()).some((r) => r.keys[0] === '2026-11-11'));
+    expect((await byDay()).map((r) => r.keys[0])).toEqual(['2026-11-11']);
+    expect(exportSucceeded(await exportSpans(exporter, skewed.finished()))).toBe(true);
+    await h.waitForSpans(late.projectId, spans.length + 1);
+    await until(async () => (await byDay()).every((r) => r.keys[0] === '2025-01-01'));
+    const daily = await byDay();
+    expect(daily.map((r) => r.keys[0])).toEqual(['2025-01-01']);
+    expect(daily[0]!.costUsd).toBeCloseTo(expectedCost, 9);
   });
 
   it('keeps the figures of a trace that runs for days whole when only its newest span comes in', async () => {

@@ -96,8 +96,10 @@ function refreshTraceFiguresSql(rowFilter: string, spanFilter: string, outerFilt
 
 /** Recomputes the figures of every trace that starts on one day (bulk loads; a trace may run into the next day). */
 export const REFRESH_DAY_TRACE_FIGURES_SQL = refreshTraceFiguresSql(
-  ' AND day BETWEEN {day:Date} AND {day:Date} + 1',
-  ' AND toDate(start_time) BETWEEN {day:Date} AND {day:Date} + 1',
+  // From the day before: a trace that started then and runs into this day is read whole, and left
+  // out by its true start (it was written with the day before).
+  ' AND day BETWEEN {day:Date} - 1 AND {day:Date} + 1',
+  ' AND toDate(start_time) BETWEEN {day:Date} - 1 AND {day:Date} + 1',
   ' WHERE toDate(f.start_time) = {day:Date}',
 );
 
@@ -188,13 +190,29 @@ function refreshCostDailySql(days: string): string {
 /** Recomputes cost_daily for the given days ({days:Array(Date)}; bulk loads). */
 export const REFRESH_COST_DAILY_SQL = refreshCostDailySql('SELECT arrayJoin({days:Array(Date)})');
 
+/** The day each of some traces ({traceIds}) is filed under now (its start day in trace_figures). */
+export const TRACES_START_DAYS_SQL = `
+  SELECT trace_id, toString(toDate(start_time)) AS day FROM trace_figures FINAL
+  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}`;
+
 /**
- * Recomputes cost_daily for every day some traces' spans start on ({traceIds}, after their
- * trace_figures rows are refreshed). A trace's start only moves earlier as spans arrive, so the day
- * it was counted on before lies between its start day and its end day: those days are all redone
- * (the same days trace_cost_days_mv wrote the trace's rows for).
+ * After some traces' figures are recomputed: an empty trace_cost_days row under the day each was
+ * filed under before ({previousTraces} zipped with {previousDays}, from TRACES_START_DAYS_SQL), for
+ * the traces whose start day has changed since, so they leave that day.
+ */
+export const VACATE_TRACE_COST_DAYS_SQL = `
+  INSERT INTO trace_cost_days (tenant_id, project_id, day, trace_id, cost_rows, computed_at)
+  SELECT {tenantId:String}, {projectId:String}, p.2, p.1, [], now64(6)
+  FROM (SELECT arrayJoin(arrayZip({previousTraces:Array(String)}, {previousDays:Array(Date)})) AS p)
+  WHERE (p.1, p.2) NOT IN (
+    SELECT trace_id, toDate(start_time) FROM trace_figures FINAL
+    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {previousTraces:Array(String)})`;
+
+/**
+ * Recomputes cost_daily for the days some traces ({traceIds}) are filed under now, and the days
+ * ({previousDays}) they were filed under before their figures were recomputed.
  */
 export const REFRESH_TRACES_COST_DAILY_SQL = refreshCostDailySql(`
-    SELECT DISTINCT arrayJoin(arrayMap(i -> toDate(start_time) + i, range(toUInt32(least(dateDiff('day', toDate(start_time), toDate(end_time)), 366) + 1))))
-    FROM trace_figures FINAL
-    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}`);
+    SELECT DISTINCT toDate(start_time) FROM trace_figures FINAL
+    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
+    UNION DISTINCT SELECT arrayJoin({previousDays:Array(Date)})`);

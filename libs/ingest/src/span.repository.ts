@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { REFRESH_SESSION_FIGURES_SQL, REFRESH_TRACES_COST_DAILY_SQL, REFRESH_TRACE_FIGURES_SQL, TRACES_DAYS_SQL, type ClickHouseClient } from '@spanforge/clickhouse';
+import {
+  REFRESH_SESSION_FIGURES_SQL,
+  REFRESH_TRACES_COST_DAILY_SQL,
+  REFRESH_TRACE_FIGURES_SQL,
+  TRACES_DAYS_SQL,
+  TRACES_START_DAYS_SQL,
+  VACATE_TRACE_COST_DAYS_SQL,
+  type ClickHouseClient,
+} from '@spanforge/clickhouse';
 
 export interface AccountingRow {
   tenant_id: string;
@@ -62,18 +70,46 @@ export class SpanRepository {
     return new Map(rows.map((r) => [r.trace_id, { sessionId: r.session_id, hasSessionless: Number(r.has_sessionless) === 1 }]));
   }
 
-  /** Recomputes the scalar figures of these traces and of their sessions, after their spans are stored. */
-  async refreshFigures(project: ProjectRef, traceIds: string[]): Promise<void> {
-    if (traceIds.length === 0) return;
-    const params = { ...project, traceIds };
-    await this.client.command({ query: REFRESH_TRACE_FIGURES_SQL, query_params: params, ...named('ingest.refresh_trace_figures') });
-    await this.client.command({ query: REFRESH_SESSION_FIGURES_SQL, query_params: params, ...named('ingest.refresh_session_figures') });
+  /**
+   * Recomputes the scalar figures of these traces and of their sessions, after their spans are
+   * stored. Returns the days the traces were filed under before (see refreshTraceFigures).
+   */
+  async refreshFigures(project: ProjectRef, traceIds: string[]): Promise<string[]> {
+    const previousDays = await this.refreshTraceFigures(project, traceIds);
+    await this.refreshSessionFigures(project, traceIds);
+    return previousDays;
   }
 
-  /** Recomputes the daily cost rows of every day these traces' spans start on (after their figures are refreshed). */
-  async refreshCostDaily(project: ProjectRef, traceIds: string[]): Promise<void> {
+  /**
+   * Recomputes these traces' figures. A trace whose start moved to an earlier day leaves the day it
+   * was filed under for costs; returns those earlier days (refreshCostDaily redoes them too).
+   */
+  async refreshTraceFigures(project: ProjectRef, traceIds: string[]): Promise<string[]> {
+    if (traceIds.length === 0) return [];
+    const params = { ...project, traceIds };
+    const before = await this.client.query({ query: TRACES_START_DAYS_SQL, query_params: params, format: 'JSONEachRow', ...named('ingest.trace_start_days') });
+    const previous = await before.json<{ trace_id: string; day: string }>();
+    await this.client.command({ query: REFRESH_TRACE_FIGURES_SQL, query_params: params, ...named('ingest.refresh_trace_figures') });
+    if (previous.length > 0) {
+      await this.client.command({
+        query: VACATE_TRACE_COST_DAYS_SQL,
+        query_params: { ...project, previousTraces: previous.map((r) => r.trace_id), previousDays: previous.map((r) => r.day) },
+        ...named('ingest.vacate_trace_cost_days'),
+      });
+    }
+    return [...new Set(previous.map((r) => r.day))];
+  }
+
+  /** Recomputes the session_figures rows of these traces' sessions (after the traces' own figures). */
+  async refreshSessionFigures(project: ProjectRef, traceIds: string[]): Promise<void> {
     if (traceIds.length === 0) return;
-    await this.client.command({ query: REFRESH_TRACES_COST_DAILY_SQL, query_params: { ...project, traceIds }, ...named('ingest.refresh_cost_daily') });
+    await this.client.command({ query: REFRESH_SESSION_FIGURES_SQL, query_params: { ...project, traceIds }, ...named('ingest.refresh_session_figures') });
+  }
+
+  /** Recomputes the daily cost rows of the days these traces start on, and of `previousDays` (after their figures are refreshed). */
+  async refreshCostDaily(project: ProjectRef, traceIds: string[], previousDays: string[] = []): Promise<void> {
+    if (traceIds.length === 0) return;
+    await this.client.command({ query: REFRESH_TRACES_COST_DAILY_SQL, query_params: { ...project, traceIds, previousDays }, ...named('ingest.refresh_cost_daily') });
   }
 
   /**

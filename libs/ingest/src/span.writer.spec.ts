@@ -47,12 +47,16 @@ class RecordingRepository {
     return this.sessionless.shift() ?? { text: '', rows: 0 };
   }
 
-  async refreshFigures(_ref: ProjectRef, traceIds: string[]): Promise<void> {
+  /** The days refreshFigures reports the traces were filed under before (refreshCostDaily gets them). */
+  previousDays: string[] = [];
+
+  async refreshFigures(_ref: ProjectRef, traceIds: string[]): Promise<string[]> {
     await this.record(`figures ${[...traceIds].sort().join(',')}`);
+    return this.previousDays;
   }
 
-  async refreshCostDaily(): Promise<void> {
-    await this.record('cost daily');
+  async refreshCostDaily(_ref: ProjectRef, _traceIds: string[], previousDays: string[] = []): Promise<void> {
+    await this.record(previousDays.length > 0 ? `cost daily +${previousDays.join(',')}` : 'cost daily');
   }
 }
 
@@ -87,6 +91,12 @@ describe('SpanWriter', () => {
     repository.release('figures');
     await Promise.all([first, second]);
     expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures A', 'figures B']);
+  });
+
+  it('recomputes the daily costs of the days the round\'s traces were filed under before, too', async () => {
+    repository.previousDays = ['2026-11-12'];
+    await writer.write(chunk('a1', ['A']));
+    expect(repository.log).toEqual(['insert a1', 'stored A', 'figures A', 'cost daily +2026-11-12']);
   });
 
   it('keeps up every insert made during a round in one next round', async () => {

@@ -166,8 +166,8 @@ export class SpanWriter {
   /** The touched traces' and sessions' figures, and the daily costs of their days, recomputed. */
   private async refreshFigures(ref: ProjectRef, traces: Set<string>): Promise<void> {
     const traceIds = [...traces];
-    await this.repository.refreshFigures(ref, traceIds);
-    await this.repository.refreshCostDaily(ref, traceIds);
+    const previousDays = await this.repository.refreshFigures(ref, traceIds);
+    await this.repository.refreshCostDaily(ref, traceIds, previousDays);
   }
 }
 
