@@ -50,13 +50,13 @@ function spanRange(filter: Pick<TraceFilter, 'from' | 'to'> | undefined): { wher
 
 /**
  * Span conditions for a trace filter: spans that start within [from, to), and when the filter says
- * more than the time range, only spans of the traces it matches (from trace_figures, as `traces`).
+ * more than the time range, only spans of the traces the rest of it matches (from trace_figures).
  */
 function spanConditions(filter: TraceFilter | undefined): { where: string; params: Record<string, unknown> } {
   const range = spanRange(filter);
-  const { from: _from, to: _to, ...rest } = filter ?? {};
-  if (!Object.values(rest).some((v) => v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0))) return range;
-  const traces = traceFilterSql(filter);
+  // The range is on the spans; the rest of the filter picks traces, whenever they started.
+  const traces = traceFilterSql(filter, { traceStartInRange: false });
+  if (!traces.traces) return range;
   return {
     where: `${range.where} AND trace_id IN (SELECT trace_id FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})${traces.traces})`,
     params: { ...traces.params, ...range.params },

@@ -66,7 +66,9 @@ function text(value: string | undefined, field: string): string | undefined {
  * Turns a filter into SQL fragments with bound parameters only: user values never become SQL
  * text, whatever they contain (attribute keys included: they are parameters too).
  */
-export function traceFilterSql(filter: TraceFilter | undefined): TraceFilterSql {
+export function traceFilterSql(filter: TraceFilter | undefined, options: { traceStartInRange?: boolean } = {}): TraceFilterSql {
+  // Span statistics take from/to for their spans: the traces need not start within them too.
+  const traceStartInRange = options.traceStartInRange ?? true;
   const rows: string[] = [];
   const traces: string[] = [];
   const params: Record<string, unknown> = {};
@@ -78,13 +80,13 @@ export function traceFilterSql(filter: TraceFilter | undefined): TraceFilterSql 
     params.fromMs = from;
     // A trace's rollup rows sit on the days its spans start on, none before the trace's own start.
     rows.push('day >= toDate(fromUnixTimestamp64Milli({fromMs:Int64}, \'UTC\'))');
-    traces.push("start_time >= fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC')");
+    if (traceStartInRange) traces.push("start_time >= fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC')");
   }
   if (to !== undefined) {
     params.toMs = to;
     // One day of slack: a trace that starts before `to` may have spans starting after midnight.
     rows.push("day <= toDate(fromUnixTimestamp64Milli({toMs:Int64}, 'UTC')) + 1");
-    traces.push("start_time < fromUnixTimestamp64Milli({toMs:Int64}, 'UTC')");
+    if (traceStartInRange) traces.push("start_time < fromUnixTimestamp64Milli({toMs:Int64}, 'UTC')");
   }
   const sessionId = text(f.sessionId, 'filter.sessionId');
   if (sessionId !== undefined) {
