@@ -22,10 +22,10 @@ export class FeedbackRepository {
   ) {}
 
   /** Stores the records of many requests (of any projects) as one insert. */
-  async insert(records: Array<{ scope: FeedbackScope; record: FeedbackRecord }>): Promise<void> {
+  async insert(records: Array<{ scope: FeedbackScope; record: FeedbackRecord; receivedAt?: number }>): Promise<void> {
     await this.clickhouse.insert({
       table: 'feedback',
-      values: records.map(({ scope, record }) => ({
+      values: records.map(({ scope, record, receivedAt }) => ({
         tenant_id: scope.tenantId,
         project_id: scope.projectId,
         trace_id: record.traceId,
@@ -37,6 +37,8 @@ export class FeedbackRepository {
         value_text: record.valueText,
         comment: record.comment,
         source: record.source,
+        // Each score's own arrival, so the scores of one insert keep their order (oldest first).
+        received_at: new Date(receivedAt ?? Date.now()).toISOString().replace('T', ' ').replace('Z', ''),
       })),
       format: 'JSONEachRow',
       query_id: `feedback.insert:${randomUUID()}`,

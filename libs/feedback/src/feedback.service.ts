@@ -17,8 +17,9 @@ export class FeedbackService {
     private readonly pepper: string,
     /** Told of each score accepted for a trace not stored (yet): the api counts them in /metrics. */
     onUnknownTrace: () => void = () => undefined,
+    warn: (message: string) => void = () => undefined,
   ) {
-    this.writer = new FeedbackWriter(repository, onUnknownTrace);
+    this.writer = new FeedbackWriter(repository, onUnknownTrace, undefined, warn);
   }
 
   /** Writes the scores already accepted, then takes no more. */

@@ -50,12 +50,9 @@ describe('FeedbackWriter', () => {
     const first = writer.add(A, score('a1'));
     while (!repo.calls.includes('insert')) await new Promise((r) => setTimeout(r, 1));
     const later = [writer.add(A, score('a2')), writer.add(A, score('a3')), writer.add(A, score('a3', 'a3-again'))];
-    let laterDone = false;
-    void Promise.all(later).then(() => (laterDone = true));
     repo.release();
     await first;
     await Promise.all(later);
-    expect(laterDone).toBe(true);
     expect(repo.inserted).toEqual([['a1-score'], ['a2-score', 'a3-score', 'a3-again']]);
     expect(repo.refreshed).toEqual([
       { scope: A, traceIds: ['a1'] },
@@ -102,6 +99,42 @@ describe('FeedbackWriter', () => {
     fail = false;
     await writer.add(A, score('a1', 'third'));
     expect(repo.inserted).toEqual([['third']]);
+    await writer.close();
+  });
+
+  it('answers every request once the insert holds, even when a project\'s session refresh fails, and refreshes the others', async () => {
+    const repo = recordingRepository(new Set(['a1', 'b1']));
+    const warnings: string[] = [];
+    const failing = {
+      ...repo.repository,
+      async refreshSessions(scope: FeedbackScope, traceIds: string[]) {
+        if (scope === A) throw new Error('refresh timed out');
+        return repo.repository.refreshSessions(scope, traceIds);
+      },
+    };
+    const writer = new FeedbackWriter(failing, () => undefined, { maxItems: 100, maxDelayMs: 20 }, (m) => warnings.push(m));
+    await Promise.all([writer.add(A, score('a1')), writer.add(B, score('b1'))]);
+    expect(repo.inserted).toEqual([['a1-score', 'b1-score']]);
+    expect(repo.refreshed).toEqual([{ scope: B, traceIds: ['b1'] }]);
+    expect(warnings).toEqual([`feedback of project ${A.projectId} stored, its session figures not refreshed: refresh timed out`]);
+    await writer.close();
+  });
+
+  it('stamps each score with its own arrival, so the scores of one write keep their order', async () => {
+    const stamps: number[][] = [];
+    const repo = recordingRepository(new Set());
+    const stamping = {
+      ...repo.repository,
+      async insert(records: Array<{ scope: FeedbackScope; record: FeedbackRecord; receivedAt: number }>) {
+        stamps.push(records.map((r) => r.receivedAt));
+      },
+    };
+    const writer = new FeedbackWriter(stamping, () => undefined, { maxItems: 100, maxDelayMs: 30 });
+    const first = writer.add(A, score('a1'));
+    await new Promise((r) => setTimeout(r, 5));
+    await Promise.all([first, writer.add(A, score('a2'))]);
+    expect(stamps).toHaveLength(1);
+    expect(stamps[0]![1]!).toBeGreaterThan(stamps[0]![0]!);
     await writer.close();
   });
 

@@ -5,6 +5,8 @@ import type { FeedbackRepository } from './feedback.repository';
 interface Pending {
   scope: FeedbackScope;
   record: FeedbackRecord;
+  /** When the request came in (ms): scores of one write keep their order. */
+  receivedAt: number;
 }
 
 /**
@@ -22,12 +24,14 @@ export class FeedbackWriter {
     /** Told once per score accepted for a trace not stored (yet). */
     private readonly onUnknownTrace: () => void,
     options: BatchingOptions = { maxItems: 1_000, maxDelayMs: 0 },
+    /** Told when a project's session figures could not be refreshed (its scores are stored). */
+    private readonly warn: (message: string) => void = () => undefined,
   ) {
     this.queue = new BatchingQueue((items) => this.write(items), options);
   }
 
   add(scope: FeedbackScope, record: FeedbackRecord): Promise<void> {
-    return this.queue.add([{ scope, record }]);
+    return this.queue.add([{ scope, record, receivedAt: Date.now() }]);
   }
 
   /** Writes what was added and stops taking more. */
@@ -35,6 +39,11 @@ export class FeedbackWriter {
     return this.queue.close();
   }
 
+  /**
+   * Once the insert holds, every score of the write is stored: a project whose lookup or refresh
+   * fails is logged and its sessions catch up with their next refresh, and no request fails for it
+   * (a failed answer would make clients send the score again, stored twice).
+   */
   private async write(items: Pending[]): Promise<void> {
     await this.repository.insert(items);
     const byProject = new Map<string, { scope: FeedbackScope; traceIds: string[] }>();
@@ -44,11 +53,14 @@ export class FeedbackWriter {
       group.traceIds.push(record.traceId);
     }
     for (const { scope, traceIds } of byProject.values()) {
-      const unique = [...new Set(traceIds)];
-      const stored = await this.repository.storedTraces(scope, unique);
-      // Session feedback is kept with the session's figures; a late trace brings its scores when it lands.
-      if (stored.size > 0) await this.repository.refreshSessions(scope, [...stored]);
-      for (const traceId of traceIds) if (!stored.has(traceId)) this.onUnknownTrace();
+      try {
+        const stored = await this.repository.storedTraces(scope, [...new Set(traceIds)]);
+        // Session feedback is kept with the session's figures; a late trace brings its scores when it lands.
+        if (stored.size > 0) await this.repository.refreshSessions(scope, [...stored]);
+        for (const traceId of traceIds) if (!stored.has(traceId)) this.onUnknownTrace();
+      } catch (error) {
+        this.warn(`feedback of project ${scope.projectId} stored, its session figures not refreshed: ${(error as Error).message}`);
+      }
     }
   }
 }

@@ -125,7 +125,8 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
     help: 'Scores accepted for a trace not stored at the time (kept; they join the trace when it lands)',
     registers: [metrics],
   });
-  const feedback = new FeedbackService(new FeedbackRepository(clickhouse, pg), pepper, () => unknownTraceFeedback.inc());
+  const feedbackLog = log.child('feedback');
+  const feedback = new FeedbackService(new FeedbackRepository(clickhouse, pg), pepper, () => unknownTraceFeedback.inc(), (m) => feedbackLog.warn(m));
   shutdown.add('flush', 'feedback writer', () => feedback.close());
   return {
     mode,
