@@ -33,14 +33,16 @@ export function traceSpans(trace: { traceId: string; bounds: { start?: string; e
 export function traceAnalysis(trace: TraceSource, context: RequestContext, options: { loops: boolean } = { loops: false }): Promise<TraceAnalysis> {
   let byKind = analysed.get(trace);
   if (!byKind) analysed.set(trace, (byKind = new Map()));
-  let analysis = byKind.get(options.loops);
+  // When the query asks for a loop answer, every analysis field shares the analysis with loops.
+  const loops = options.loops || trace.loopsAsked === true;
+  let analysis = byKind.get(loops);
   if (!analysis) {
     analysis = (async () => {
       const repository = await repositoryFor(context);
       const [records, median, toolArguments] = await Promise.all([
         traceSpans(trace, context),
-        options.loops ? repository.medianIterations(trace.bounds.start) : Promise.resolve(undefined),
-        options.loops ? repository.toolArguments(trace.traceId) : Promise.resolve(new Map<string, string>()),
+        loops ? repository.medianIterations(trace.bounds.start) : Promise.resolve(undefined),
+        loops ? repository.toolArguments(trace.traceId) : Promise.resolve(new Map<string, string>()),
       ]);
       return analyseTrace(
         records.map((r) => ({
@@ -57,7 +59,7 @@ export function traceAnalysis(trace: TraceSource, context: RequestContext, optio
         { iterations: trace.iterations, projectMedianIterations: median },
       );
     })();
-    byKind.set(options.loops, analysis);
+    byKind.set(loops, analysis);
   }
   return analysis;
 }

@@ -7,6 +7,8 @@ export interface TraceSource extends Trace {
   bounds: { start: string; end: string };
   rootSpanId: string;
   genAi: boolean;
+  /** The query asks for a loop answer too: every analysis field then shares the one analysis with loops. */
+  loopsAsked?: boolean;
 }
 
 const GEN_AI_TYPES = new Set(['LLM', 'AGENT', 'EMBEDDING', 'RETRIEVAL', 'RERANK', 'TOOL', 'RUN']);

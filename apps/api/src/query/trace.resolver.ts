@@ -10,6 +10,8 @@ import { selectedUnder, selects, selectsSpanAttributes } from './selection';
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
 const ANALYSIS_FIELDS = ['criticalPath', 'unaccountedMs', 'parallelism', 'retries', 'loopSuspected', 'findings'];
+/** The analysis fields that need the tool calls' arguments. */
+const LOOP_FIELDS = ['loopSuspected', 'findings'];
 const SPAN_ID = /^[0-9a-f]{16}$/;
 /** Per-trace fields that read each trace's spans or scores: a `traces` page asking for them is capped. */
 const PER_TRACE_READS = ['spans', 'feedback', ...ANALYSIS_FIELDS];
@@ -32,12 +34,13 @@ export class TraceResolver {
     const prefetch = { traceId: id, bounds: { start: undefined, end: undefined } };
     if (selects(info, 'spans')) void traceSpans(prefetch, context, selectsSpanAttributes(info)).catch(() => undefined);
     if (ANALYSIS_FIELDS.some((f) => selects(info, f))) void traceSpans(prefetch, context, false).catch(() => undefined);
+    const loopsAsked = LOOP_FIELDS.some((f) => selects(info, f));
     const latest = await traces.latestFigures(id);
-    if (latest) return toTrace(latest);
+    if (latest) return { ...toTrace(latest), loopsAsked };
     // Not recomputed yet (its first batch is being written): the rollup has the figures already.
     const bounds = await traces.bounds(id);
     const figures = bounds && (await traces.figures(id, bounds.start_time, bounds.end_time));
-    return figures ? toTrace(figures) : null;
+    return figures ? { ...toTrace(figures), loopsAsked } : null;
   }
 
   @Query(() => TraceConnection)
@@ -59,7 +62,8 @@ export class TraceResolver {
     }
     const cursor = decodeCursor(after, ['string', 'string']) as [string, string] | undefined;
     const { rows, total } = await traces.page(filter, size, cursor);
-    const nodes = rows.slice(0, size).map(toTrace);
+    const loopsAsked = heavy.some((f) => LOOP_FIELDS.includes(f));
+    const nodes = rows.slice(0, size).map((row) => ({ ...toTrace(row), loopsAsked }));
     const last = rows[Math.min(rows.length, size) - 1];
     return {
       nodes,
