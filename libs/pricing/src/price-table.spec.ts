@@ -6,7 +6,7 @@ import { BUNDLED_PRICES, PRICE_TABLE_VERSION } from './prices.data';
 
 const table = PriceTable.bundled();
 const DAY_MS = 86_400_000;
-const NOW = new Date(`${PRICE_TABLE_VERSION}T12:00:00Z`);
+const NOW = new Date(`${PRICE_TABLE_VERSION.slice(0, 10)}T12:00:00Z`);
 
 /** The bundled rows of a model, oldest first, as the data module states them. */
 function rowsOf(model: string, provider?: string): ModelPrice[] {

@@ -14,9 +14,11 @@ const prices = rows.flatMap((r) =>
 );
 
 describe('bundled price table', () => {
-  it('has a version that is a day, and no row after it', () => {
-    expect(utcDayMs(PRICE_TABLE_VERSION)).not.toBeNaN();
-    expect(rows.filter((r) => r.effectiveFrom > PRICE_TABLE_VERSION).map((r) => r.label)).toEqual([]);
+  it('has a version that is a day (with .N for a later change that day), and no row after that day', () => {
+    expect(PRICE_TABLE_VERSION).toMatch(/^\d{4}-\d{2}-\d{2}(\.\d+)?$/);
+    const day = PRICE_TABLE_VERSION.slice(0, 10);
+    expect(utcDayMs(day)).not.toBeNaN();
+    expect(rows.filter((r) => r.effectiveFrom > day).map((r) => r.label)).toEqual([]);
   });
 
   it('has effectiveFrom dates that are real days', () => {

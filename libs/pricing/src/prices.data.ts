@@ -16,8 +16,8 @@ import type { ModelPrice } from './price.model';
  *
  * To update: add a row (never edit a past row's numbers: spans already priced keep pointing at it);
  * a price change is a new row for the same model and provider with the new effectiveFrom; then bump
- * PRICE_TABLE_VERSION (the day of the change), which is stored with every span's cost as
- * `bundled:<version>`.
+ * PRICE_TABLE_VERSION (the day of the change, `.N` for a later change the same day), which is
+ * stored with every span's cost as `bundled:<version>`.
  * `npx jest libs/pricing` runs the sanity checks over the whole table.
  *
  * Conventions:
@@ -34,7 +34,7 @@ import type { ModelPrice } from './price.model';
  * - Meta Llama rows are AWS Bedrock on-demand prices (us-east-1): Meta sells no general API at list
  *   price, and other hosts (Together, Groq, Fireworks) differ; projects on those add an override.
  */
-export const PRICE_TABLE_VERSION = '2026-11-30';
+export const PRICE_TABLE_VERSION = '2026-11-30.2';
 
 const OPENAI: ModelPrice[] = [
   { model: 'gpt-3.5-turbo', provider: 'openai', aliases: ['gpt-35-turbo'], inputPerMTok: 1.5, outputPerMTok: 2, effectiveFrom: '2023-06-13' },

@@ -5,7 +5,7 @@ import { PRICE_TABLE_VERSION } from './prices.data';
 import { costOf, priceSpan } from './span-cost';
 
 const table = PriceTable.bundled();
-const NOW = new Date(`${PRICE_TABLE_VERSION}T12:00:00Z`);
+const NOW = new Date(`${PRICE_TABLE_VERSION.slice(0, 10)}T12:00:00Z`);
 const usage: UsageBuckets = { inputUncached: 12_345, cacheRead: 40_000, cacheWrite: 3_210, output: 987, reasoning: 2_048 };
 
 /** The CONTRACT §4 formula written out plainly, per 1M tokens. */
