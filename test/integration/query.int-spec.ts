@@ -680,6 +680,13 @@ describe('query API', () => {
     expect(tooMany.errors![0]!.message).toMatch(/at most 50 traces/);
     expect((await spansOf(50)).errors).toBeUndefined();
     expect(code(await q('{ traces(first: 200) { nodes { traceId durationMs costUsd } } }'))).toBeUndefined();
+    // Aliases cannot multiply the cap: a request reads at most 200 traces' spans in all
+    // (trace-analysis.spec.ts); the same traces under many aliases are read once each.
+    const pages = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `p${i}: traces(first: 50, filter: { minIterations: ${i} }) { nodes { spans { spanId } } }`).join(' ')} }`;
+    const total = (await q<{ traces: { totalCount: number } }>('{ traces { totalCount } }')).data!.traces.totalCount;
+    expect(total).toBeLessThan(50);
+    expect((await q(pages(1))).errors).toBeUndefined();
+    expect((await q(pages(20))).errors).toBeUndefined();
     // Times are DateTime: ISO-8601 with a zone, anything else refused with the value named.
     const badTime = await q('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', { f: { from: 'yesterday' } });
     expect(code(badTime)).toBe('BAD_USER_INPUT');

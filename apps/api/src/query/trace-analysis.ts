@@ -1,4 +1,5 @@
 import { analyseTrace, type TraceAnalysis } from '@spanforge/analysis';
+import { DomainError, ErrorCode } from '@spanforge/errors';
 import { TraceRepository, type SpanRecord } from '@spanforge/query';
 import { projectClickHouse, type RequestContext } from '../graphql/request-context';
 import type { TraceSource } from './trace.mapper';
@@ -14,14 +15,27 @@ export async function repositoryFor(context: RequestContext): Promise<TraceRepos
   return new TraceRepository(await projectClickHouse(context));
 }
 
+/**
+ * Span reads one request may make. The traces page caps itself at 50 traces when it asks for
+ * per-trace fields, but aliases could repeat it; this bounds the request as a whole.
+ */
+export const MAX_TRACE_READS_PER_REQUEST = 200;
+
 export function traceSpans(trace: { traceId: string; bounds: { start?: string; end?: string } }, context: RequestContext, withAttributes = false): Promise<SpanRecord[]> {
   let cache = loaded.get(context);
   if (!cache) loaded.set(context, (cache = new Map()));
   // Attributes make rows much larger: a request that shows them reads them, the others do not.
   const key = `${trace.traceId}|${withAttributes}`;
   let spans = cache.get(key);
-  // Read by trace id alone (no days): the same read whether the figures came first or not.
-  if (!spans) cache.set(key, (spans = repositoryFor(context).then((r) => r.spans(trace.traceId, undefined, undefined, withAttributes))));
+  if (!spans) {
+    if (cache.size >= MAX_TRACE_READS_PER_REQUEST) {
+      return Promise.reject(
+        new DomainError(ErrorCode.QUERY_TOO_EXPENSIVE, `this request reads the spans of more than ${MAX_TRACE_READS_PER_REQUEST} traces; ask for fewer traces' spans or analysis at once`),
+      );
+    }
+    // Read by trace id alone (no days): the same read whether the figures came first or not.
+    cache.set(key, (spans = repositoryFor(context).then((r) => r.spans(trace.traceId, undefined, undefined, withAttributes))));
+  }
   return spans;
 }
 

@@ -1,0 +1,37 @@
+import type { RequestContext } from '../graphql/request-context';
+import { MAX_TRACE_READS_PER_REQUEST, traceSpans } from './trace-analysis';
+
+/** A request whose ClickHouse answers every span read with no rows. */
+function request(): { context: RequestContext; reads: () => number } {
+  let reads = 0;
+  const clickhouse = {
+    query: async () => {
+      reads++;
+      return { json: async () => [] };
+    },
+  };
+  const infra = { clickhouse, keys: { verify: async () => ({ tenantId: 't', projectId: 'p', apiKeyId: 'k' }) } };
+  return { context: { bearer: 'key', infra } as unknown as RequestContext, reads: () => reads };
+}
+
+const trace = (i: number) => ({ traceId: i.toString(16).padStart(32, '0'), bounds: {} });
+
+describe('traceSpans', () => {
+  it('reads a trace once per request, however many fields ask for it', async () => {
+    const { context, reads } = request();
+    await Promise.all([traceSpans(trace(1), context), traceSpans(trace(1), context), traceSpans(trace(1), context)]);
+    expect(reads()).toBe(1);
+  });
+
+  it(`refuses the span read of a request's trace number ${MAX_TRACE_READS_PER_REQUEST + 1} as QUERY_TOO_EXPENSIVE, having read none of it`, async () => {
+    const { context, reads } = request();
+    await Promise.all(Array.from({ length: MAX_TRACE_READS_PER_REQUEST }, (_, i) => traceSpans(trace(i), context)));
+    expect(reads()).toBe(MAX_TRACE_READS_PER_REQUEST);
+    await expect(traceSpans(trace(MAX_TRACE_READS_PER_REQUEST), context)).rejects.toMatchObject({ code: 'QUERY_TOO_EXPENSIVE' });
+    expect(reads()).toBe(MAX_TRACE_READS_PER_REQUEST);
+    // A trace already read is still answered.
+    await expect(traceSpans(trace(0), context)).resolves.toEqual([]);
+    // Another request has its own budget.
+    await expect(traceSpans(trace(MAX_TRACE_READS_PER_REQUEST), request().context)).resolves.toEqual([]);
+  });
+});
