@@ -138,6 +138,19 @@ describe('FeedbackWriter', () => {
     await writer.close();
   });
 
+  it('refuses scores beyond the waiting bound as UNAVAILABLE, and takes them again once stored', async () => {
+    const repo = recordingRepository(new Set());
+    const writer = new FeedbackWriter(repo.repository, () => undefined, { maxItems: 100, maxDelayMs: 0 }, undefined, 2);
+    repo.hold();
+    const admitted = [writer.add(A, score('a1')), writer.add(A, score('a2'))];
+    await expect(writer.add(A, score('a3'))).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    repo.release();
+    await Promise.all(admitted);
+    await writer.add(A, score('a3'));
+    expect(repo.inserted.flat()).toEqual(['a1-score', 'a2-score', 'a3-score']);
+    await writer.close();
+  });
+
   it('writes what was added before close, and refuses more after', async () => {
     const repo = recordingRepository(new Set(['a1']));
     const writer = new FeedbackWriter(repo.repository, () => undefined, { maxItems: 100, maxDelayMs: 10_000 });
@@ -145,6 +158,6 @@ describe('FeedbackWriter', () => {
     await writer.close();
     await pending;
     expect(repo.inserted).toEqual([['a1-score']]);
-    await expect(writer.add(A, score('a1', 'late'))).rejects.toThrow(/closed/);
+    await expect(writer.add(A, score('a1', 'late'))).rejects.toMatchObject({ code: 'UNAVAILABLE', message: expect.stringMatching(/stopping/) });
   });
 });

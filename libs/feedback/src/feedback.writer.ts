@@ -1,3 +1,4 @@
+import { DomainError, ErrorCode } from '@spanforge/errors';
 import { BatchingQueue, type BatchingOptions } from '@spanforge/ingest';
 import type { FeedbackRecord, FeedbackScope } from './feedback.model';
 import type { FeedbackRepository } from './feedback.repository';
@@ -18,6 +19,9 @@ interface Pending {
  */
 export class FeedbackWriter {
   private readonly queue: BatchingQueue<Pending>;
+  /** Scores added and not yet stored. */
+  private waiting = 0;
+  private closed = false;
 
   constructor(
     private readonly repository: Pick<FeedbackRepository, 'insert' | 'storedTraces' | 'refreshSessions'>,
@@ -26,16 +30,24 @@ export class FeedbackWriter {
     options: BatchingOptions = { maxItems: 1_000, maxDelayMs: 0 },
     /** Told when a project's session figures could not be refreshed (its scores are stored). */
     private readonly warn: (message: string) => void = () => undefined,
+    /** Scores that may wait at once; beyond, requests are refused as UNAVAILABLE (503, retry). */
+    private readonly maxWaiting = 10_000,
   ) {
     this.queue = new BatchingQueue((items) => this.write(items), options);
   }
 
   add(scope: FeedbackScope, record: FeedbackRecord): Promise<void> {
-    return this.queue.add([{ scope, record, receivedAt: Date.now() }]);
+    if (this.closed) return Promise.reject(new DomainError(ErrorCode.UNAVAILABLE, 'the server is stopping; send the score again in a moment'));
+    if (this.waiting >= this.maxWaiting) {
+      return Promise.reject(new DomainError(ErrorCode.UNAVAILABLE, `${this.maxWaiting} scores are waiting to be stored; send this one again in a moment`));
+    }
+    this.waiting++;
+    return this.queue.add([{ scope, record, receivedAt: Date.now() }]).finally(() => this.waiting--);
   }
 
   /** Writes what was added and stops taking more. */
   close(): Promise<void> {
+    this.closed = true;
     return this.queue.close();
   }
 
