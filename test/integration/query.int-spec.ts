@@ -67,6 +67,17 @@ describe('query API', () => {
   afterAll(() => h.stop());
 
   const q = <T>(query: string, variables: Record<string, unknown> = {}, key = project.apiKey) => graphql<T>(api, query, variables, key);
+  /** A project's costs per day, as costBreakdown(groupBy: [DAY]) answers them. */
+  const costByDay = async (filter: Record<string, string>, key: string) => {
+    const result = await q<{ costBreakdown: Array<{ keys: string[]; costUsd: number }> }>('query($f: TraceFilter) { costBreakdown(groupBy: [DAY], filter: $f) { keys costUsd } }', { f: filter }, key);
+    expect(result.errors).toBeUndefined();
+    return result.data!.costBreakdown;
+  };
+  /** Waits, at most 30 s, until the worker's upkeep makes `done` true. */
+  const until = async (done: () => Promise<boolean>) => {
+    const deadline = Date.now() + 30_000;
+    while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  };
 
   it('answers trace() with the CONTRACT figures and the span tree', async () => {
     const { spans, expected } = traces[4]!;
@@ -351,15 +362,7 @@ describe('query API', () => {
     const expectedCost = spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat').reduce((sum, s) => sum + expectedLlmCost(s), 0);
     const startsAfterMidnight = (s: ReadableSpan) => toNs(s.startTime) >= midnight * 1e6;
     const wholeDays = { from: new Date(midnight - 86_400_000).toISOString(), to: new Date(midnight + 86_400_000).toISOString() };
-    const byDay = async (filter: Record<string, string>) => {
-      const result = await q<{ costBreakdown: Array<{ keys: string[]; costUsd: number }> }>('query($f: TraceFilter) { costBreakdown(groupBy: [DAY], filter: $f) { keys costUsd } }', { f: filter }, late.apiKey);
-      expect(result.errors).toBeUndefined();
-      return result.data!.costBreakdown;
-    };
-    const until = async (done: () => Promise<boolean>) => {
-      const deadline = Date.now() + 30_000;
-      while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    };
+    const byDay = (filter: Record<string, string>) => costByDay(filter, late.apiKey);
     // First the spans after midnight, alone: as far as the store knows, the trace starts on the 12th.
     const first = spans.filter(startsAfterMidnight);
     expect(exportSucceeded(await exportSpans(exporter, first))).toBe(true);
@@ -406,15 +409,7 @@ describe('query API', () => {
     skewed.end(stray);
     const expectedCost = spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat').reduce((sum, s) => sum + expectedLlmCost(s), 0);
     const range = { from: '2024-12-01T00:00:00Z', to: '2026-12-01T00:00:00Z' };
-    const byDay = async () => {
-      const result = await q<{ costBreakdown: Array<{ keys: string[]; costUsd: number }> }>('query($f: TraceFilter) { costBreakdown(groupBy: [DAY], filter: $f) { keys costUsd } }', { f: range }, late.apiKey);
-      expect(result.errors).toBeUndefined();
-      return result.data!.costBreakdown;
-    };
-    const until = async (done: () => Promise<boolean>) => {
-      const deadline = Date.now() + 30_000;
-      while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    };
+    const byDay = () => costByDay(range, late.apiKey);
     expect(exportSucceeded(await exportSpans(exporter, spans))).toBe(true);
     await until(async () => (await byDay()).some((r) => r.keys[0] === '2026-11-11'));
     expect((await byDay()).map((r) => r.keys[0])).toEqual(['2026-11-11']);
@@ -451,10 +446,6 @@ describe('query API', () => {
         'query($id: String!) { trace(traceId: $id) { rootName startTime costUsd inputTokens } }', { id: traceId }, later.apiKey);
       expect(result.errors).toBeUndefined();
       return result.data!.trace;
-    };
-    const until = async (done: () => Promise<boolean>) => {
-      const deadline = Date.now() + 30_000;
-      while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     };
     expect(exportSucceeded(await exportSpans(exporter, [earlySpan!, rootSpan!]))).toBe(true);
     await until(async () => (await figures())?.costUsd !== undefined);
