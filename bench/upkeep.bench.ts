@@ -52,9 +52,9 @@ async function upkeepRound(repository: SpanRepository, scope: Scope, traceIds: s
     const result = await work();
     return [result, performance.now() - started];
   };
-  const [previousDays, traceFigures] = await timed(() => repository.refreshTraceFigures(scope, traceIds));
+  const [days, traceFigures] = await timed(() => repository.refreshTraceFigures(scope, traceIds));
   const [, sessionFigures] = await timed(() => repository.refreshSessionFigures(scope, traceIds));
-  const [, costDaily] = await timed(() => repository.refreshCostDaily(scope, traceIds, previousDays));
+  const [, costDaily] = await timed(() => repository.refreshCostDaily(scope, days));
   return { traceFigures, sessionFigures, costDaily };
 }
 

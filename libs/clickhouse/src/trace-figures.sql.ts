@@ -190,29 +190,16 @@ function refreshCostDailySql(days: string): string {
 /** Recomputes cost_daily for the given days ({days:Array(Date)}; bulk loads). */
 export const REFRESH_COST_DAILY_SQL = refreshCostDailySql('SELECT arrayJoin({days:Array(Date)})');
 
-/** The day each of some traces ({traceIds}) is filed under now (its start day in trace_figures). */
+/** The day each of some traces ({traceIds}) is filed under for costs: its start day in trace_figures. */
 export const TRACES_START_DAYS_SQL = `
   SELECT trace_id, toString(toDate(start_time)) AS day FROM trace_figures FINAL
   WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}`;
 
 /**
- * After some traces' figures are recomputed: an empty trace_cost_days row under the day each was
- * filed under before ({previousTraces} zipped with {previousDays}, from TRACES_START_DAYS_SQL), for
- * the traces whose start day has changed since, so they leave that day.
+ * An empty trace_cost_days row for each trace ({vacatedTraces}) under the day it left
+ * ({vacatedDays}, the same order): its start moved to an earlier day, so it leaves the old one.
  */
 export const VACATE_TRACE_COST_DAYS_SQL = `
   INSERT INTO trace_cost_days (tenant_id, project_id, day, trace_id, cost_rows, computed_at)
   SELECT {tenantId:String}, {projectId:String}, p.2, p.1, [], now64(6)
-  FROM (SELECT arrayJoin(arrayZip({previousTraces:Array(String)}, {previousDays:Array(Date)})) AS p)
-  WHERE (p.1, p.2) NOT IN (
-    SELECT trace_id, toDate(start_time) FROM trace_figures FINAL
-    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {previousTraces:Array(String)})`;
-
-/**
- * Recomputes cost_daily for the days some traces ({traceIds}) are filed under now, and the days
- * ({previousDays}) they were filed under before their figures were recomputed.
- */
-export const REFRESH_TRACES_COST_DAILY_SQL = refreshCostDailySql(`
-    SELECT DISTINCT toDate(start_time) FROM trace_figures FINAL
-    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
-    UNION DISTINCT SELECT arrayJoin({previousDays:Array(Date)})`);
+  FROM (SELECT arrayJoin(arrayZip({vacatedTraces:Array(String)}, {vacatedDays:Array(Date)})) AS p)`;

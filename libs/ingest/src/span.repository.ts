@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import {
+  REFRESH_COST_DAILY_SQL,
   REFRESH_SESSION_FIGURES_SQL,
-  REFRESH_TRACES_COST_DAILY_SQL,
   REFRESH_TRACE_FIGURES_SQL,
   TRACES_DAYS_SQL,
   TRACES_START_DAYS_SQL,
@@ -71,33 +71,24 @@ export class SpanRepository {
   }
 
   /**
-   * Recomputes the scalar figures of these traces and of their sessions, after their spans are
-   * stored. Returns the days the traces were filed under before (see refreshTraceFigures).
-   */
-  async refreshFigures(project: ProjectRef, traceIds: string[]): Promise<string[]> {
-    const previousDays = await this.refreshTraceFigures(project, traceIds);
-    await this.refreshSessionFigures(project, traceIds);
-    return previousDays;
-  }
-
-  /**
-   * Recomputes these traces' figures. A trace whose start moved to an earlier day leaves the day it
-   * was filed under for costs; returns those earlier days (refreshCostDaily redoes them too).
+   * Recomputes these traces' figures, after their spans are stored. A trace whose start moved to an
+   * earlier day leaves the day it was filed under for costs. Returns the days whose daily costs
+   * change: the traces' start days, and the days they left.
    */
   async refreshTraceFigures(project: ProjectRef, traceIds: string[]): Promise<string[]> {
     if (traceIds.length === 0) return [];
-    const params = { ...project, traceIds };
-    const before = await this.client.query({ query: TRACES_START_DAYS_SQL, query_params: params, format: 'JSONEachRow', ...named('ingest.trace_start_days') });
-    const previous = await before.json<{ trace_id: string; day: string }>();
-    await this.client.command({ query: REFRESH_TRACE_FIGURES_SQL, query_params: params, ...named('ingest.refresh_trace_figures') });
-    if (previous.length > 0) {
+    const before = await this.startDays(project, traceIds);
+    await this.client.command({ query: REFRESH_TRACE_FIGURES_SQL, query_params: { ...project, traceIds }, ...named('ingest.refresh_trace_figures') });
+    const after = await this.startDays(project, traceIds);
+    const vacated = [...before].filter(([traceId, day]) => after.has(traceId) && after.get(traceId) !== day);
+    if (vacated.length > 0) {
       await this.client.command({
         query: VACATE_TRACE_COST_DAYS_SQL,
-        query_params: { ...project, previousTraces: previous.map((r) => r.trace_id), previousDays: previous.map((r) => r.day) },
+        query_params: { ...project, vacatedTraces: vacated.map(([traceId]) => traceId), vacatedDays: vacated.map(([, day]) => day) },
         ...named('ingest.vacate_trace_cost_days'),
       });
     }
-    return [...new Set(previous.map((r) => r.day))];
+    return [...new Set([...after.values(), ...vacated.map(([, day]) => day)])];
   }
 
   /** Recomputes the session_figures rows of these traces' sessions (after the traces' own figures). */
@@ -106,10 +97,16 @@ export class SpanRepository {
     await this.client.command({ query: REFRESH_SESSION_FIGURES_SQL, query_params: { ...project, traceIds }, ...named('ingest.refresh_session_figures') });
   }
 
-  /** Recomputes the daily cost rows of the days these traces start on, and of `previousDays` (after their figures are refreshed). */
-  async refreshCostDaily(project: ProjectRef, traceIds: string[], previousDays: string[] = []): Promise<void> {
-    if (traceIds.length === 0) return;
-    await this.client.command({ query: REFRESH_TRACES_COST_DAILY_SQL, query_params: { ...project, traceIds, previousDays }, ...named('ingest.refresh_cost_daily') });
+  /** Recomputes the daily cost rows of these days (UTC). */
+  async refreshCostDaily(project: ProjectRef, days: string[]): Promise<void> {
+    if (days.length === 0) return;
+    await this.client.command({ query: REFRESH_COST_DAILY_SQL, query_params: { ...project, days }, ...named('ingest.refresh_cost_daily') });
+  }
+
+  /** The day each of these traces is filed under for costs (its start day), by trace id. */
+  private async startDays(project: ProjectRef, traceIds: string[]): Promise<Map<string, string>> {
+    const result = await this.client.query({ query: TRACES_START_DAYS_SQL, query_params: { ...project, traceIds }, format: 'JSONEachRow', ...named('ingest.trace_start_days') });
+    return new Map((await result.json<{ trace_id: string; day: string }>()).map((r) => [r.trace_id, r.day]));
   }
 
   /**

@@ -47,16 +47,18 @@ class RecordingRepository {
     return this.sessionless.shift() ?? { text: '', rows: 0 };
   }
 
-  /** The days refreshFigures reports the traces were filed under before (refreshCostDaily gets them). */
+  /** Days refreshTraceFigures reports beyond none (days the traces left): refreshCostDaily gets them. */
   previousDays: string[] = [];
 
-  async refreshFigures(_ref: ProjectRef, traceIds: string[]): Promise<string[]> {
+  async refreshTraceFigures(_ref: ProjectRef, traceIds: string[]): Promise<string[]> {
     await this.record(`figures ${[...traceIds].sort().join(',')}`);
     return this.previousDays;
   }
 
-  async refreshCostDaily(_ref: ProjectRef, _traceIds: string[], previousDays: string[] = []): Promise<void> {
-    await this.record(previousDays.length > 0 ? `cost daily +${previousDays.join(',')}` : 'cost daily');
+  async refreshSessionFigures(): Promise<void> {}
+
+  async refreshCostDaily(_ref: ProjectRef, days: string[]): Promise<void> {
+    await this.record(days.length > 0 ? `cost daily +${days.join(',')}` : 'cost daily');
   }
 }
 
@@ -160,7 +162,7 @@ describe('SpanWriter', () => {
   it('fails the writes of a round whose upkeep keeps failing, so their jobs are retried', async () => {
     jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick'] });
     try {
-      repository.refreshFigures = async () => {
+      repository.refreshTraceFigures = async () => {
         throw new Error('clickhouse down');
       };
       const write = writer.write(chunk('a1', ['A']));

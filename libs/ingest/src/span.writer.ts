@@ -166,8 +166,9 @@ export class SpanWriter {
   /** The touched traces' and sessions' figures, and the daily costs of their days, recomputed. */
   private async refreshFigures(ref: ProjectRef, traces: Set<string>): Promise<void> {
     const traceIds = [...traces];
-    const previousDays = await this.repository.refreshFigures(ref, traceIds);
-    await this.repository.refreshCostDaily(ref, traceIds, previousDays);
+    const days = await this.repository.refreshTraceFigures(ref, traceIds);
+    await this.repository.refreshSessionFigures(ref, traceIds);
+    await this.repository.refreshCostDaily(ref, days);
   }
 }
 
