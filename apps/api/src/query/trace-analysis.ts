@@ -9,7 +9,7 @@ import type { TraceSource } from './trace.mapper';
  * ask for them — and `trace` starts reading them while it reads the figures, when the query wants them.
  */
 const loaded = new WeakMap<RequestContext, Map<string, Promise<SpanRecord[]>>>();
-const analysed = new WeakMap<TraceSource, Map<boolean, Promise<TraceAnalysis>>>();
+const analysed = new WeakMap<TraceSource, Promise<TraceAnalysis>>();
 
 export async function repositoryFor(context: RequestContext): Promise<TraceRepository> {
   return new TraceRepository(await projectClickHouse(context));
@@ -40,17 +40,14 @@ export function traceSpans(trace: { traceId: string; bounds: { start?: string; e
 }
 
 /**
- * libs/analysis over the trace's spans, with the project's median iterations for the loop check.
- * With `loops`, the tool calls' arguments are read too (a second, narrow read: inputs can be
- * large), which only loopSuspected and findings need.
+ * libs/analysis over the trace's spans, once per trace and request. When the query asks for
+ * loopSuspected or findings (`loopsAsked`), the tool calls' arguments are read too (a second,
+ * narrow read: inputs can be large) with the project's median iterations, for the loop check.
  */
-export function traceAnalysis(trace: TraceSource, context: RequestContext, options: { loops: boolean } = { loops: false }): Promise<TraceAnalysis> {
-  let byKind = analysed.get(trace);
-  if (!byKind) analysed.set(trace, (byKind = new Map()));
-  // When the query asks for a loop answer, every analysis field shares the analysis with loops.
-  const loops = options.loops || trace.loopsAsked === true;
-  let analysis = byKind.get(loops);
+export function traceAnalysis(trace: TraceSource, context: RequestContext): Promise<TraceAnalysis> {
+  let analysis = analysed.get(trace);
   if (!analysis) {
+    const loops = trace.loopsAsked;
     analysis = (async () => {
       const repository = await repositoryFor(context);
       const [records, median, toolArguments] = await Promise.all([
@@ -73,7 +70,7 @@ export function traceAnalysis(trace: TraceSource, context: RequestContext, optio
         { iterations: trace.iterations, projectMedianIterations: median },
       );
     })();
-    byKind.set(loops, analysis);
+    analysed.set(trace, analysis);
   }
   return analysis;
 }

@@ -7,13 +7,13 @@ export interface TraceSource extends Trace {
   bounds: { start: string; end: string };
   rootSpanId: string;
   genAi: boolean;
-  /** The query asks for a loop answer too: every analysis field then shares the one analysis with loops. */
-  loopsAsked?: boolean;
+  /** The query asks for loopSuspected or findings: the analysis then reads the tool calls' arguments. */
+  loopsAsked: boolean;
 }
 
 const GEN_AI_TYPES = new Set(['LLM', 'AGENT', 'EMBEDDING', 'RETRIEVAL', 'RERANK', 'TOOL', 'RUN']);
 
-export function toTrace(row: TraceFiguresRow): TraceSource {
+export function toTrace(row: TraceFiguresRow, loopsAsked = false): TraceSource {
   return {
     traceId: row.trace_id,
     sessionId: row.session_id || null,
@@ -33,6 +33,7 @@ export function toTrace(row: TraceFiguresRow): TraceSource {
     bounds: { start: row.start_time, end: row.end_time },
     rootSpanId: row.root_span_id,
     genAi: row.span_types.some((t) => GEN_AI_TYPES.has(t) && t !== 'TOOL') || Number(row.llm_calls) > 0,
+    loopsAsked,
   };
 }
 

@@ -6,7 +6,7 @@ import { projectClickHouse, type RequestContext } from '../graphql/request-conte
 import { CriticalPathStep, FeedbackScore, Finding, Span, SpanDetail, Trace, TraceConnection, TraceFilterInput } from './query.model';
 import { repositoryFor, traceAnalysis, traceSpans } from './trace-analysis';
 import { toSpan, toTrace, typedAttributes, type TraceSource } from './trace.mapper';
-import { selectedUnder, selects, selectsSpanAttributes } from './selection';
+import { selectedFields } from './selection';
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
 const ANALYSIS_FIELDS = ['criticalPath', 'unaccountedMs', 'parallelism', 'retries', 'loopSuspected', 'findings'];
@@ -32,15 +32,16 @@ export class TraceResolver {
     const id = checkTraceId(traceId);
     // The spans (when any field will need them) are read while the figures are.
     const prefetch = { traceId: id, bounds: { start: undefined, end: undefined } };
-    if (selects(info, 'spans')) void traceSpans(prefetch, context, selectsSpanAttributes(info)).catch(() => undefined);
-    if (ANALYSIS_FIELDS.some((f) => selects(info, f))) void traceSpans(prefetch, context, false).catch(() => undefined);
-    const loopsAsked = LOOP_FIELDS.some((f) => selects(info, f));
+    const asked = selectedFields(info);
+    if (asked.has('spans')) void traceSpans(prefetch, context, selectedFields(info, ['spans']).has('attributes')).catch(() => undefined);
+    if (ANALYSIS_FIELDS.some((f) => asked.has(f))) void traceSpans(prefetch, context, false).catch(() => undefined);
+    const loopsAsked = LOOP_FIELDS.some((f) => asked.has(f));
     const latest = await traces.latestFigures(id);
-    if (latest) return { ...toTrace(latest), loopsAsked };
+    if (latest) return toTrace(latest, loopsAsked);
     // Not recomputed yet (its first batch is being written): the rollup has the figures already.
     const bounds = await traces.bounds(id);
     const figures = bounds && (await traces.figures(id, bounds.start_time, bounds.end_time));
-    return figures ? { ...toTrace(figures), loopsAsked } : null;
+    return figures ? toTrace(figures, loopsAsked) : null;
   }
 
   @Query(() => TraceConnection)
@@ -53,7 +54,8 @@ export class TraceResolver {
   ): Promise<TraceConnection> {
     const traces = await repositoryFor(context);
     const size = pageSize(first);
-    const heavy = info ? selectedUnder(info, 'nodes', PER_TRACE_READS) : [];
+    const perNode = info ? selectedFields(info, ['nodes']) : new Set<string>();
+    const heavy = PER_TRACE_READS.filter((f) => perNode.has(f));
     if (heavy.length > 0 && size > MAX_TRACES_WITH_SPANS) {
       throw new DomainError(
         ErrorCode.QUERY_TOO_EXPENSIVE,
@@ -63,7 +65,7 @@ export class TraceResolver {
     const cursor = decodeCursor(after, ['string', 'string']) as [string, string] | undefined;
     const { rows, total } = await traces.page(filter, size, cursor);
     const loopsAsked = heavy.some((f) => LOOP_FIELDS.includes(f));
-    const nodes = rows.slice(0, size).map((row) => ({ ...toTrace(row), loopsAsked }));
+    const nodes = rows.slice(0, size).map((row) => toTrace(row, loopsAsked));
     const last = rows[Math.min(rows.length, size) - 1];
     return {
       nodes,
@@ -92,7 +94,7 @@ export class TraceResolver {
 
   @ResolveField(() => [Span])
   async spans(@Parent() trace: TraceSource, @Context() context: RequestContext, @Info() info: GraphQLResolveInfo): Promise<Span[]> {
-    const records = await traceSpans(trace, context, selects(info, 'attributes'));
+    const records = await traceSpans(trace, context, selectedFields(info).has('attributes'));
     return records.map((r) => toSpan(r, trace));
   }
 
@@ -121,7 +123,7 @@ export class TraceResolver {
 
   @ResolveField(() => Boolean, { description: 'The same tool called ≥ 3 times with near-identical arguments, or iterations far over the project median.' })
   async loopSuspected(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<boolean> {
-    return (await traceAnalysis(trace, context, { loops: true })).loop.suspected;
+    return (await traceAnalysis(trace, context)).loop.suspected;
   }
 
   @ResolveField(() => [FeedbackScore], { description: 'Scores sent for this trace (or its spans), oldest first.' })
@@ -136,6 +138,6 @@ export class TraceResolver {
 
   @ResolveField(() => [Finding])
   async findings(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<Finding[]> {
-    return (await traceAnalysis(trace, context, { loops: true })).findings.map((f) => ({ kind: f.kind, message: f.message, spanIds: f.spanIds }));
+    return (await traceAnalysis(trace, context)).findings.map((f) => ({ kind: f.kind, message: f.message, spanIds: f.spanIds }));
   }
 }
