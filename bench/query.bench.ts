@@ -24,14 +24,16 @@ function summarise(samples: number[]): Timing {
 }
 
 /**
- * POST on one kept-alive connection with node:http: the lightest client at hand, so the GraphQL
+ * A POST (with a body) or GET on one kept-alive connection with node:http: the lightest client at hand, so the GraphQL
  * figure carries the server's HTTP and GraphQL work and little of the client's (`fetch` adds
  * ~0.3 ms of WHATWG streams a request in this same process).
  */
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-function post(url: string, body: string, apiKey: string): Promise<string> {
+function send(url: string, apiKey: string, body?: string): Promise<string> {
+  const headers: http.OutgoingHttpHeaders = { authorization: `Bearer ${apiKey}` };
+  if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   return new Promise((resolve, reject) => {
-    const request = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${apiKey}` } }, (response) => {
+    const request = http.request(url, { method: body === undefined ? 'GET' : 'POST', agent, headers }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => (response.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`HTTP ${response.statusCode}`))));
@@ -39,20 +41,6 @@ function post(url: string, body: string, apiKey: string): Promise<string> {
     });
     request.on('error', reject);
     request.end(body);
-  });
-}
-
-/** GET on the same kept-alive connection (the waterfall picture). */
-function get(url: string, apiKey: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(url, { method: 'GET', agent, headers: { authorization: `Bearer ${apiKey}` } }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => (response.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`HTTP ${response.statusCode}`))));
-      response.on('error', reject);
-    });
-    request.on('error', reject);
-    request.end();
   });
 }
 
@@ -123,7 +111,7 @@ async function main(): Promise<void> {
     const traceIds = (await db.rows<{ trace_id: string }>('bench.trace_ids', 'SELECT trace_id FROM trace_index WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} ORDER BY cityHash64(trace_id) LIMIT 33'))
       .map((r) => r.trace_id);
     const graphql = async (query: string, variables: Record<string, unknown> = {}) => {
-      const body = JSON.parse(await post(`${api}/graphql`, JSON.stringify({ query, variables }), seed.apiKey)) as { errors?: unknown[] };
+      const body = JSON.parse(await send(`${api}/graphql`, seed.apiKey, JSON.stringify({ query, variables }))) as { errors?: unknown[] };
       if (body.errors) throw new Error(`GraphQL error: ${JSON.stringify(body.errors)}`);
     };
     const range = { from: seed.from, to: seed.to };
@@ -140,7 +128,7 @@ async function main(): Promise<void> {
         sql: () => traces.spans(largeTraceId, undefined, undefined, false),
       },
       waterfall10kSpans: {
-        gql: () => get(`${api}/v1/traces/${largeTraceId}/waterfall.svg`, seed.apiKey),
+        gql: () => send(`${api}/v1/traces/${largeTraceId}/waterfall.svg`, seed.apiKey),
         sql: () => traces.spans(largeTraceId, undefined, undefined, false),
       },
       tracesFirstPage: {

@@ -22,7 +22,7 @@ export class FeedbackRepository {
   ) {}
 
   /** Stores the records of many requests (of any projects) as one insert. */
-  async insert(records: Array<{ scope: FeedbackScope; record: FeedbackRecord; receivedAt?: number }>): Promise<void> {
+  async insert(records: Array<{ scope: FeedbackScope; record: FeedbackRecord; receivedAt: number }>): Promise<void> {
     await this.clickhouse.insert({
       table: 'feedback',
       values: records.map(({ scope, record, receivedAt }) => ({
@@ -38,7 +38,7 @@ export class FeedbackRepository {
         comment: record.comment,
         source: record.source,
         // Each score's own arrival, so the scores of one insert keep their order (oldest first).
-        received_at: new Date(receivedAt ?? Date.now()).toISOString().replace('T', ' ').replace('Z', ''),
+        received_at: new Date(receivedAt).toISOString().replace('T', ' ').replace('Z', ''),
       })),
       format: 'JSONEachRow',
       query_id: `feedback.insert:${randomUUID()}`,

@@ -62,7 +62,8 @@ export function reachableClusterDir(dataDir: string): { dir: string; moved: bool
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid exists (EPERM: it does, owned by another user). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

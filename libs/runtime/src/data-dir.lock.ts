@@ -1,15 +1,12 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { isAlive } from '@spanforge/postgres';
 
 const LOCK_FILE = 'spanforge.pid';
 
 function isSpanforgeProcess(pid: number): boolean {
   if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
+  if (!isAlive(pid)) return false;
   // A pid reused by something else since a crash does not hold the directory.
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('node');
