@@ -1,5 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { RouteOptions } from 'fastify';
 import type { Infrastructure } from '@spanforge/runtime';
 import { ApiModule } from './api.module';
 import type { GraphqlDriver } from './graphql/graphql.drivers';
@@ -10,9 +11,21 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * Mercurius declares a JSON schema for its answers, so Fastify writes them with a serializer
+ * compiled from it. That schema says nothing about `data` (any object), so the serializer only adds
+ * work over JSON.stringify (~25 % on a 23 KB answer), and it types error paths as strings, writing
+ * list indexes as "0" where the GraphQL spec has integers. GraphQL answers are written as they are.
+ */
+function writeGraphqlAnswersAsJson(route: RouteOptions): void {
+  if (route.url === '/graphql' && route.schema?.response) route.schema = { ...route.schema, response: undefined };
+}
+
 /** Starts GraphQL + REST on API_PORT and registers its shutdown step (stop accepting first). */
 export async function startApiServer(infra: Infrastructure, options: { driver?: GraphqlDriver } = {}): Promise<RunningServer> {
-  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(infra, options.driver), new FastifyAdapter({ bodyLimit: 1024 * 1024 }), {
+  const adapter = new FastifyAdapter({ bodyLimit: 1024 * 1024 });
+  adapter.getInstance().addHook('onRoute', writeGraphqlAnswersAsJson);
+  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(infra, options.driver), adapter, {
     logger: infra.config.logLevel === 'debug' ? ['error', 'warn', 'log', 'debug'] : ['error', 'warn'],
     abortOnError: false,
   });

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Client } from 'pg';
 import { parseSecret, secretMatches } from './api-key.secret';
 import type { ProjectScope } from './tenancy.model';
@@ -62,7 +62,8 @@ export class ApiKeyVerifier {
     if (!secret) return undefined;
     const parsed = parseSecret(secret);
     if (!parsed) return undefined;
-    const digest = createHash('sha256').update(secret).digest('base64');
+    // One-shot hash: every authenticated request computes this, and it is ~2x cheaper than createHash().update().digest().
+    const digest = hash('sha256', secret, 'base64');
     const now = Date.now();
     const cached = this.listening ? this.cache.get(digest) : undefined;
     if (cached && cached.expiresAt > now) {

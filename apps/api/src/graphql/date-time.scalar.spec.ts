@@ -22,10 +22,22 @@ describe('DateTime scalar (CONTRACT section 5: ISO-8601 UTC strings with Z)', ()
     expect(DateTimeScalar.parseLiteral({ kind: Kind.STRING, value: '2026-11-30T08:00Z' })).toEqual(new Date(Date.UTC(2026, 10, 30, 8)));
   });
 
+  it.each([['2028-02-29T12:00:00Z', Date.UTC(2028, 1, 29, 12)], ['2000-02-29T00:00:00Z', Date.UTC(2000, 1, 29)], ['2026-12-31T23:59:59Z', Date.UTC(2026, 11, 31, 23, 59, 59)]])(
+    'reads the calendar edge %s',
+    (text, ms) => {
+      expect(DateTimeScalar.parseValue(text)).toEqual(new Date(ms));
+    },
+  );
+
   it.each([
     ['a date without a time', '2026-11-30'],
     ['a time without a zone', '2026-11-30T08:00:00'],
     ['an impossible day', '2026-02-30T08:00:00Z'],
+    ['29 February of a common year', '2026-02-29T08:00:00Z'],
+    ['29 February of a century year not divisible by 400', '2100-02-29T08:00:00Z'],
+    ['31 April', '2026-04-31T08:00:00Z'],
+    ['month 13', '2026-13-01T08:00:00Z'],
+    ['day 0', '2026-11-00T08:00:00Z'],
     ['words', 'yesterday'],
     ['SQL', "2026-11-30T08:00:00Z' OR 1=1 --"],
     ['a number', 1764490299000],

@@ -10,18 +10,30 @@ function invalid(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: ErrorCode.BAD_USER_INPUT } });
 }
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Whether the calendar has this day (Date.parse rolls 2026-02-30 over to March instead of refusing it). */
+function dayExists(year: number, month: number, day: number): boolean {
+  if (month < 1 || month > 12 || day < 1) return false;
+  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return day <= DAYS_IN_MONTH[month - 1]! + (leap ? 1 : 0);
+}
+
+/** Parsed on every request that passes a time (twice: Mercurius checks variables, then the compiled query coerces them), so it allocates only the Date. */
 function parse(value: unknown): Date {
   if (typeof value !== 'string' || !ZONED_INSTANT.test(value)) {
     throw invalid(`DateTime must be an ISO-8601 date-time with a zone, such as 2026-11-30T08:00:00Z; got ${JSON.stringify(value)}`);
   }
-  const date = new Date(value);
-  const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
-  const calendar = new Date(Date.UTC(year, month - 1, day));
-  // Date.parse rolls 2026-02-30 over to March: check the calendar day exists.
-  if (Number.isNaN(date.getTime()) || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) {
+  const ms = Date.parse(value);
+  const digits = (from: number, to: number) => {
+    let n = 0;
+    for (let i = from; i < to; i++) n = n * 10 + value.charCodeAt(i) - 48;
+    return n;
+  };
+  if (Number.isNaN(ms) || !dayExists(digits(0, 4), digits(5, 7), digits(8, 10))) {
     throw invalid(`DateTime ${JSON.stringify(value)} is not a real instant`);
   }
-  return date;
+  return new Date(ms);
 }
 
 /**

@@ -7,6 +7,7 @@ import { DomainError, ErrorCode } from '@spanforge/errors';
 import type { Infrastructure } from '@spanforge/runtime';
 import { DateTimeScalar } from './date-time.scalar';
 import { graphqlErrorFormatter } from './error-formatter';
+import { withPlainFieldsInline } from './plain-fields';
 import { queryLimitsRule } from './query-limits.rule';
 import { bearerOf, type RequestContext } from './request-context';
 
@@ -25,6 +26,7 @@ export function graphqlModule(infra: Infrastructure, driver: GraphqlDriver = 'me
     autoSchemaFile: true,
     sortSchema: true,
     buildSchemaOptions: { scalarsMap: [{ type: Date, scalar: DateTimeScalar }] },
+    transformSchema: withPlainFieldsInline,
     graphiql: false,
     context: (request: FastifyRequest): RequestContext => ({ bearer: bearerOf(request), infra }),
     errorFormatter: graphqlErrorFormatter(infra.log.child('graphql')),
@@ -44,6 +46,7 @@ function apolloModule(infra: Infrastructure): DynamicModule {
     autoSchemaFile: true,
     sortSchema: true,
     buildSchemaOptions: { scalarsMap: [{ type: Date, scalar: DateTimeScalar }] },
+    transformSchema: withPlainFieldsInline,
     playground: false,
     introspection: false,
     // @as-integrations/fastify calls the context function with (request, reply).
