@@ -96,6 +96,8 @@ describe('scheduled cost reports', () => {
     expect(verifyWebhookSignature(delivery.body, String(delivery.headers['spanforge-signature']), signingSecret, 300, Math.floor(Date.now() / 1000))).toBe(true);
     expect(verifyWebhookSignature(delivery.body, String(delivery.headers['spanforge-signature']), 'whsec_wrong', 300, Math.floor(Date.now() / 1000))).toBe(false);
     const report = JSON.parse(delivery.body) as CostReport;
+    // The body names the report the header, costReport and the CSV path name.
+    expect(report.id).toBe(reportId);
     expect(report.totals.traceCount).toBe(sent.length);
     expect(report.totals.costUsd).toBeCloseTo(sent.reduce((n, t) => n + t.costUsd, 0), 9);
     expect(report.totals.inputTokens).toBe(sent.reduce((n, t) => n + t.inputTokens, 0));

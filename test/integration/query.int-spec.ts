@@ -494,6 +494,15 @@ describe('query API', () => {
     expect(ingest.errors).toBeUndefined();
     expect(ingest.data!.ingestStats.reduce((n, m) => n + m.received, 0)).toBe(all.length);
     expect(ingest.data!.ingestStats.reduce((n, m) => n + m.accepted, 0)).toBe(all.length);
+    // A time range picks the minutes in it: all of them from an hour ago to a minute ahead, none from the day before.
+    const ranged = async (from: number, to: number) =>
+      q<Minutes>('query($r: TimeRange) { ingestStats(filter: $r) { minute received accepted } }', { r: { from: new Date(from).toISOString(), to: new Date(to).toISOString() } });
+    const recent = await ranged(Date.now() - 3_600_000, Date.now() + 60_000);
+    expect(recent.errors).toBeUndefined();
+    expect(recent.data!.ingestStats.reduce((n, m) => n + m.received, 0)).toBe(all.length);
+    const dayBefore = await ranged(Date.now() - 2 * 86_400_000, Date.now() - 86_400_000);
+    expect(dayBefore.errors).toBeUndefined();
+    expect(dayBefore.data!.ingestStats).toEqual([]);
   });
 
   it('answers spanTypeStats and modelStats for the traces a filter matches, with percentiles, TTFT and throughput', async () => {
@@ -651,6 +660,10 @@ describe('query API', () => {
     const none = await graphql(api, '{ traces { totalCount } }');
     expect(none.data).toBeNull();
     expect(code(none)).toBe('UNAUTHENTICATED');
+    const asAdmin = await q('{ traces { totalCount } }', {}, h.infra.adminToken!);
+    expect(asAdmin.data).toBeNull();
+    expect(code(asAdmin)).toBe('UNAUTHENTICATED');
+    expect(asAdmin.errors![0]!.message).toMatch(/admin token manages tenants, projects and keys/);
     expect(code(await q('{ traces(first: 1000000) { totalCount } }'))).toBe('BAD_USER_INPUT');
     expect(code(await q('{ trace(traceId: "\' OR 1=1 --") { traceId } }'))).toBe('BAD_USER_INPUT');
     const sqlish = await q<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', {
@@ -660,6 +673,16 @@ describe('query API', () => {
     expect(sqlish.data!.traces.totalCount).toBe(0);
     expect(code(await q('{ traces(after: "not-a-cursor") { totalCount } }'))).toBe('BAD_USER_INPUT');
     expect(code(await q('{ costBreakdown(groupBy: []) { keys } }'))).toBe('BAD_USER_INPUT');
+    // Ranges that cannot hold anything are mistakes, said so rather than answered with nothing.
+    const backwards = await q('{ traces(filter: { minIterations: 5, maxIterations: 1 }) { totalCount } }');
+    expect(code(backwards)).toBe('BAD_USER_INPUT');
+    expect(backwards.errors![0]!.message).toMatch(/minIterations \(5\) is greater than filter.maxIterations \(1\)/);
+    expect(code(await q('{ sessions(filter: { feedback: { name: "thumbs", min: 5, max: 1 } }) { totalCount } }'))).toBe('BAD_USER_INPUT');
+    // A request without a query is the caller's mistake, and the answer says what to send.
+    const empty = await fetch(`${api}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${project.apiKey}` }, body: '{}' });
+    const emptyBody = (await empty.json()) as { errors: Array<{ message: string; extensions: { code: string } }> };
+    expect(emptyBody.errors.map((e) => e.extensions.code)).toEqual(['BAD_USER_INPUT']);
+    expect(emptyBody.errors[0]!.message).toMatch(/no query/);
     const deep = `{ traces { nodes { ${'spans { spanId '.repeat(1)}} } } }`;
     expect((await q(deep)).errors).toBeUndefined();
     const aliases = `{ ${Array.from({ length: 60 }, (_, i) => `a${i}: traces { totalCount }`).join(' ')} }`;

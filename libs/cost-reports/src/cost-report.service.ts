@@ -145,8 +145,6 @@ export class CostReportService {
       report,
       deliver: true,
     });
-    // The stored report keeps the id of its row, so the payload, the CSV and the HTML all name it.
-    (row.report as CostReport).id = row.id;
     return row;
   }
 

@@ -81,11 +81,12 @@ export class CostReportRepository {
   }
 
   /** Inserts the report of a window unless that window already has one; returns the stored report either way. */
-  async insertReport(r: { tenantId: string; projectId: string; scheduleId: string | null; windowStart: Date; windowEnd: Date; report: unknown; deliver: boolean }): Promise<{ row: ReportRow; created: boolean }> {
+  /** Stores a report under its own id, so the row, the delivered body, the CSV and the HTML all name the same report. */
+  async insertReport(r: { tenantId: string; projectId: string; scheduleId: string | null; windowStart: Date; windowEnd: Date; report: { id: string }; deliver: boolean }): Promise<{ row: ReportRow; created: boolean }> {
     const { rows } = await this.pool.query<ReportRow>(
-      `INSERT INTO cost_reports (tenant_id, project_id, schedule_id, window_start, window_end, report, delivery_status)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (schedule_id, window_end) DO NOTHING RETURNING ${REPORT_COLUMNS}`,
-      [r.tenantId, r.projectId, r.scheduleId, r.windowStart, r.windowEnd, JSON.stringify(r.report), r.deliver ? 'pending' : 'not_requested'],
+      `INSERT INTO cost_reports (id, tenant_id, project_id, schedule_id, window_start, window_end, report, delivery_status)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (schedule_id, window_end) DO NOTHING RETURNING ${REPORT_COLUMNS}`,
+      [r.report.id, r.tenantId, r.projectId, r.scheduleId, r.windowStart, r.windowEnd, JSON.stringify(r.report), r.deliver ? 'pending' : 'not_requested'],
     );
     if (rows[0]) return { row: rows[0], created: true };
     const existing = await this.pool.query<ReportRow>(`SELECT ${REPORT_COLUMNS} FROM cost_reports WHERE schedule_id = $1 AND window_end = $2`, [r.scheduleId, r.windowEnd]);

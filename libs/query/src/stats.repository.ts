@@ -116,12 +116,13 @@ export class StatsRepository {
       params.toMs = to;
       where += " AND minute < fromUnixTimestamp64Milli({toMs:Int64}, 'UTC')";
     }
+    // The range applies to the stored minute, in a subquery: the output's text \`minute\` would shadow it.
     return this.db.rows<IngestMinuteRow>(
       'query.ingest_minutes',
-      `SELECT toString(minute) AS minute, outcome, reason, sum(spans) AS spans, sum(requests) AS requests
-       FROM ingest_accounting FINAL
-       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${where}
-       GROUP BY minute, outcome, reason ORDER BY minute, outcome, reason
+      `SELECT toString(at) AS minute, outcome, reason, sum(spans) AS spans, sum(requests) AS requests
+       FROM (SELECT minute AS at, outcome, reason, spans, requests FROM ingest_accounting FINAL
+             WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${where})
+       GROUP BY at, outcome, reason ORDER BY at, outcome, reason
        LIMIT 100000`,
       params,
     );

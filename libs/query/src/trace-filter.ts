@@ -53,6 +53,9 @@ export function feedbackBounds(feedback: Pick<FeedbackScoreFilter, 'min' | 'max'
     params[`feedback_${bound}`] = value;
     conditions.push(`avg(${column}) ${op} {feedback_${bound}:Float64}`);
   }
+  if (typeof feedback.min === 'number' && typeof feedback.max === 'number' && feedback.min > feedback.max) {
+    throw badInput(`filter.feedback.min (${feedback.min}) is greater than filter.feedback.max (${feedback.max}): no average can be in that range`);
+  }
   return conditions;
 }
 
@@ -110,6 +113,9 @@ export function traceFilterSql(filter: TraceFilter | undefined, options: { trace
     if (!Number.isInteger(value) || value < 0) throw badInput(`filter.${field} must be a non-negative integer`);
     params[name] = value;
     traces.push(`iterations ${op} {${name}:Int64}`);
+  }
+  if (typeof f.minIterations === 'number' && typeof f.maxIterations === 'number' && f.minIterations > f.maxIterations) {
+    throw badInput(`filter.minIterations (${f.minIterations}) is greater than filter.maxIterations (${f.maxIterations}): no trace can match`);
   }
   const model = text(f.model, 'filter.model');
   if (model !== undefined) {

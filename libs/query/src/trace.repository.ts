@@ -84,7 +84,7 @@ export class TraceRepository {
    * its days), so the days are optional.
    */
   async spans(traceId: string, startTime: string | undefined, endTime: string | undefined, withAttributes: boolean): Promise<SpanRecord[]> {
-    return this.db.rows<SpanRecord>(
+    const records = await this.db.rows<SpanRecord>(
       'query.trace_spans',
       `SELECT span_id, parent_span_id, name, toString(span_type) AS span_type, start_time, end_time, duration_ns,
               toString(status_code) AS status_code, model, input_tokens, output_tokens, cost_usd, usage_is_aggregate, tool_name,
@@ -97,6 +97,7 @@ export class TraceRepository {
        ORDER BY start_time, span_id`,
       { traceId, ...(startTime && endTime ? { from: startTime, to: endTime } : {}) },
     );
+    return parentsFirst(records);
   }
 
   /**
@@ -154,4 +155,38 @@ export class TraceRepository {
     ]);
     return { rows, total: Number(count?.n ?? 0) };
   }
+}
+
+/**
+ * Spans in start order, and among spans that start at the same instant, a parent before its
+ * children (an agent span often starts in the same nanosecond as the root that opened it).
+ * The records come sorted by start; only runs of equal starts are reordered, by depth.
+ */
+export function parentsFirst<T extends Pick<SpanRecord, 'span_id' | 'parent_span_id' | 'start_ns'>>(records: T[]): T[] {
+  const parentOf = new Map(records.map((r) => [r.span_id, r.parent_span_id]));
+  const depths = new Map<string, number>();
+  const depth = (spanId: string): number => {
+    let d = depths.get(spanId);
+    if (d !== undefined) return d;
+    // Walk up to a known depth or the top (a missing parent counts as the top); cycles stop at the trace's size.
+    const chain: string[] = [];
+    let at: string | undefined = spanId;
+    while (at && depths.get(at) === undefined && parentOf.has(at) && chain.length <= records.length) {
+      chain.push(at);
+      at = parentOf.get(at);
+    }
+    d = at && depths.get(at) !== undefined ? depths.get(at)! : -1;
+    for (let i = chain.length - 1; i >= 0; i--) depths.set(chain[i]!, ++d);
+    return depths.get(spanId)!;
+  };
+  for (let i = 0; i < records.length; ) {
+    let end = i + 1;
+    while (end < records.length && records[end]!.start_ns === records[i]!.start_ns) end++;
+    if (end - i > 1) {
+      const run = records.slice(i, end).sort((a, b) => depth(a.span_id) - depth(b.span_id) || (a.span_id < b.span_id ? -1 : a.span_id > b.span_id ? 1 : 0));
+      for (let k = 0; k < run.length; k++) records[i + k] = run[k]!;
+    }
+    i = end;
+  }
+  return records;
 }

@@ -43,4 +43,14 @@ describe('graphqlErrorFormatter', () => {
     const { errors } = format([wrapper]);
     expect(errors.map((e) => [e.message, e.extensions.code])).toEqual(inner.map((e) => [e.message, ErrorCode.BAD_USER_INPUT]));
   });
+
+  it('codes a request Mercurius or Fastify refused (no query, a body too large) BAD_USER_INPUT, saying what to send', () => {
+    const noQuery = Object.assign(new Error('Unknown query'), { code: 'MER_ERR_GQL_PERSISTED_QUERY_NOT_FOUND', statusCode: 400 });
+    const tooLarge = Object.assign(new Error('Request body is too large'), { code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 });
+    const { errors, logged } = format([new GraphQLError(noQuery.message, { originalError: noQuery }), new GraphQLError(tooLarge.message, { originalError: tooLarge })]);
+    expect(errors.map((e) => e.extensions.code)).toEqual([ErrorCode.BAD_USER_INPUT, ErrorCode.BAD_USER_INPUT]);
+    expect(errors[0]!.message).toMatch(/has no query: POST a JSON body such as \{"query"/);
+    expect(errors[1]!.message).toBe('Request body is too large');
+    expect(logged).toEqual([]);
+  });
 });

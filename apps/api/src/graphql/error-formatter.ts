@@ -20,6 +20,7 @@ export function graphqlErrorFormatter(log: Logger) {
     const errors = flat.map((error) => {
       const original = error.originalError;
       if (original instanceof DomainError) return withCode(error, original.message, original.code);
+      if (isRequestError(original)) return withCode(error, requestErrorMessage(original), ErrorCode.BAD_USER_INPUT);
       if (original && !(original instanceof GraphQLError)) {
         log.error(`GraphQL resolver failed at ${error.path?.join('.') ?? '?'}`, original);
         return withCode(error, 'internal error', ErrorCode.INTERNAL);
@@ -35,6 +36,19 @@ export function graphqlErrorFormatter(log: Logger) {
     });
     return defaultErrorFormatter({ ...execution, errors } as Execution, context);
   };
+}
+
+/** A refusal of the request itself by Mercurius or Fastify (no query, a body that is not JSON, too large): the caller's to fix. */
+function isRequestError(error: Error | undefined): error is Error & { code: string; statusCode: number } {
+  const { code, statusCode } = (error ?? {}) as { code?: unknown; statusCode?: unknown };
+  return typeof code === 'string' && /^(MER|FST)_ERR_/.test(code) && typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500;
+}
+
+function requestErrorMessage(error: Error & { code: string }): string {
+  if (error.code === 'MER_ERR_GQL_PERSISTED_QUERY_NOT_FOUND' && error.message === 'Unknown query') {
+    return 'the request has no query: POST a JSON body such as {"query": "{ traces { totalCount } }", "variables": {}}';
+  }
+  return error.message;
 }
 
 function withCode(error: GraphQLError, message: string, code: string): GraphQLError {

@@ -31,7 +31,13 @@ export async function requireAdmin(context: RequestContext): Promise<void> {
 export async function requireProject(context: RequestContext): Promise<ProjectScope> {
   context.scope ??= context.infra.keys.verify(context.bearer);
   const scope = await context.scope;
-  if (!scope) throw new DomainError(ErrorCode.UNAUTHENTICATED, 'a valid project API key is required');
+  if (!scope) {
+    const admin = context.infra.adminToken;
+    if (context.bearer && admin && tokensEqual(context.bearer, admin)) {
+      throw new DomainError(ErrorCode.UNAUTHENTICATED, "a project API key is required: the admin token manages tenants, projects and keys, and reads no project's data");
+    }
+    throw new DomainError(ErrorCode.UNAUTHENTICATED, 'a valid project API key is required');
+  }
   return scope;
 }
 
