@@ -131,3 +131,31 @@ export function expectedCriticalPath(spans: ReadableSpan[]): ReadableSpan[] {
   if (root) walk(root);
   return path;
 }
+
+/**
+ * Each span's own time (its duration not covered by its children, clipped to it) summed over the
+ * spans sent, ÷ the wall time from the first start to the last end: `Trace.concurrency`, computed
+ * here from the spans with one sweep over each span's children.
+ */
+export function expectedConcurrency(spans: ReadableSpan[]): number {
+  let own = 0;
+  for (const span of spans) {
+    const from = startNs(span);
+    const to = endNs(span);
+    const kids = spans
+      .filter((s) => s.parentSpanContext?.spanId === span.spanContext().spanId)
+      .map((s) => [Math.max(startNs(s), from), Math.min(endNs(s), to)] as const)
+      .filter(([a, b]) => b > a)
+      .sort((x, y) => x[0] - y[0]);
+    let covered = 0;
+    let runEnd = -Infinity;
+    for (const [a, b] of kids) {
+      if (a >= runEnd) covered += b - a;
+      else if (b > runEnd) covered += b - runEnd;
+      runEnd = Math.max(runEnd, b);
+    }
+    own += to - from - covered;
+  }
+  const wall = Math.max(...spans.map(endNs)) - Math.min(...spans.map(startNs));
+  return wall > 0 ? own / wall : 1;
+}

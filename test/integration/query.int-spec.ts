@@ -2,7 +2,7 @@ import { trace, type Span } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { startApiServer } from '@spanforge/api-app';
 import { SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter } from '../support';
-import { expectedCriticalPath, expectedLlmCost, expectedTrace, recordAgentTrace, type LlmCall } from './agent-trace';
+import { expectedConcurrency, expectedCriticalPath, expectedLlmCost, expectedTrace, recordAgentTrace, type LlmCall } from './agent-trace';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 
 const toNs = (t: [number, number]) => t[0] * 1e9 + t[1];
@@ -117,8 +117,8 @@ describe('query API', () => {
     // Numbers stay numbers in attributes; message contents are not there (spanDetail has them).
     expect(typeof (llm.attributes as Record<string, unknown>)['gen_ai.usage.input_tokens']).toBe('number');
     expect(llm.attributes).not.toHaveProperty('gen_ai.input.messages');
-    const analysis = await q<{ trace: { criticalPath: Array<{ spanId: string }>; parallelism: number; retries: number; loopSuspected: boolean; findings: unknown[]; unaccountedMs: number } }>(
-      'query($id: String!) { trace(traceId: $id) { criticalPath { spanId name durationMs selfMs } parallelism retries loopSuspected unaccountedMs findings { kind message spanIds } } }',
+    const analysis = await q<{ trace: { criticalPath: Array<{ spanId: string }>; parallelism: number; concurrency: number; retries: number; loopSuspected: boolean; findings: unknown[]; unaccountedMs: number } }>(
+      'query($id: String!) { trace(traceId: $id) { criticalPath { spanId name durationMs selfMs } parallelism concurrency retries loopSuspected unaccountedMs findings { kind message spanIds } } }',
       { id: expected.traceId },
     );
     expect(analysis.errors).toBeUndefined();
@@ -127,6 +127,9 @@ describe('query API', () => {
     expect(analysis.data!.trace.criticalPath.map((s) => s.spanId)).toEqual([root, ...inOrder].map((s) => s.spanContext().spanId));
     const sum = spans.reduce((n, s) => n + toNs(s.endTime) - toNs(s.startTime), 0) / 1e6;
     expect(analysis.data!.trace.parallelism).toBeCloseTo(sum / expected.durationMs, 6);
+    // Nothing ran side by side in this turn: one thing at a time, however deep the nesting.
+    expect(expectedConcurrency(spans)).toBeCloseTo(1, 6);
+    expect(analysis.data!.trace.concurrency).toBeCloseTo(1, 6);
     expect(analysis.data!.trace.loopSuspected).toBe(false);
     // The root's own time: the 10 ms after its last agent ended.
     expect(analysis.data!.trace.unaccountedMs).toBeCloseTo(10, 3);
@@ -164,8 +167,8 @@ describe('query API', () => {
     expect(path.map((s) => s.name)).toEqual(['agent.run', `chat ${MINI.model}`, 'execute_tool weather', 'GET /forecast', `chat ${MINI.model}`]);
 
     const traceId = root.spanContext().traceId;
-    const result = await q<{ trace: { criticalPath: Array<{ spanId: string; durationMs: number }>; parallelism: number } }>(
-      'query($id: String!) { trace(traceId: $id) { criticalPath { spanId durationMs } parallelism } }',
+    const result = await q<{ trace: { criticalPath: Array<{ spanId: string; durationMs: number }>; parallelism: number; concurrency: number } }>(
+      'query($id: String!) { trace(traceId: $id) { criticalPath { spanId durationMs } parallelism concurrency } }',
       { id: traceId },
       parallel.apiKey,
     );
@@ -175,6 +178,9 @@ describe('query API', () => {
     // Parallelism: the sum of all durations over the wall time.
     const busy = spans.reduce((n, s) => n + end(s) - start(s), 0) / 1e6;
     expect(result.data!.trace.parallelism).toBeCloseTo(busy / 1_000, 6);
+    // Concurrency: own times over the wall time; the three tools overlapping push it over 1.
+    expect(expectedConcurrency(spans)).toBeGreaterThan(1.5);
+    expect(result.data!.trace.concurrency).toBeCloseTo(expectedConcurrency(spans), 6);
   });
 
   it('suspects a loop when a tool is called three times with near-identical arguments, and not otherwise', async () => {

@@ -52,6 +52,12 @@ export interface CriticalPathStep {
 export interface Parallelism {
   /** Sum of all span durations ÷ trace wall time; nested spans count once each, so a chain of three reads 3. */
   overall: number;
+  /**
+   * Sum of every span's own time (its duration not covered by its children) ÷ wall time: how many
+   * spans, on average, were doing their own work at once. A strictly sequential trace reads 1,
+   * however deep its nesting; two tools side by side for the whole trace read 2.
+   */
+  concurrency: number;
   sumMs: number;
   wallMs: number;
   /** Per span with ≥ 2 children: sum of the children's durations ÷ (last child end − first child start). */

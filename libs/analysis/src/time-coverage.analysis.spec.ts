@@ -79,6 +79,24 @@ describe('parallelism', () => {
 
   it('reads 1 for a trace whose spans are all instantaneous and 0 for no spans', () => {
     expect(parallelism([span('a', '', 5, 5), span('b', 'a', 5, 5)]).overall).toBe(1);
+    expect(parallelism([span('a', '', 5, 5), span('b', 'a', 5, 5)]).concurrency).toBe(1);
     expect(parallelism([]).overall).toBe(0);
+    expect(parallelism([]).concurrency).toBe(0);
+  });
+
+  it('gives concurrency 1 for a strictly sequential trace however deep, where the summed durations read its depth', () => {
+    const chain = [span('root', '', 0, 100), span('agent', 'root', 0, 100), span('llm', 'agent', 0, 60), span('tool', 'agent', 60, 100)];
+    const result = parallelism(chain);
+    expect(result.overall).toBeCloseTo((100 + 100 + 60 + 40) / 100, 12);
+    expect(result.concurrency).toBeCloseTo(1, 12);
+  });
+
+  it('counts the spans doing their own work at once, on average over the wall time', () => {
+    // 0–50: two tools side by side (the root waits); 50–100: the root alone. Own times 50 + 50 + 50 over 100.
+    const result = parallelism([span('root', '', 0, 100), span('a', 'root', 0, 50), span('b', 'root', 0, 50)]);
+    expect(result.concurrency).toBeCloseTo(1.5, 12);
+    // A child outside its parent counts only its own time, once.
+    const skewed = parallelism([span('root', '', 0, 100), span('a', 'root', 80, 140)]);
+    expect(skewed.concurrency).toBeCloseTo((80 + 60) / 140, 12);
   });
 });

@@ -61,10 +61,11 @@ export function parallelism(spans: readonly AnalysisSpan[]): Parallelism {
 }
 
 /**
- * Summed durations over wall time. A zero-length window (all spans instantaneous) reads 1: nothing
+ * Summed durations over wall time, and summed own times (`ownMs`, the spans' unaccounted time) over
+ * wall time. A zero-length window (all spans instantaneous) reads 1: nothing
  * measurably ran side by side, and 1 keeps the number finite for charts.
  */
-export function parallelismOf(index: TraceIndex): Parallelism {
+export function parallelismOf(index: TraceIndex, ownMs: ReadonlyMap<string, number> = unaccountedOf(index)): Parallelism {
   let sumMs = 0;
   for (let node = 0; node < index.spans.length; node++) sumMs += durationMs(index, node);
   const byParent = new Map<string, number>();
@@ -82,7 +83,10 @@ export function parallelismOf(index: TraceIndex): Parallelism {
     byParent.set(index.spans[node].spanId, ratio(childSum, last - first));
   }
   const overall = index.spans.length === 0 ? 0 : ratio(sumMs, index.wallMs);
-  return { overall, sumMs, wallMs: index.wallMs, byParent };
+  let ownSumMs = 0;
+  for (const own of ownMs.values()) ownSumMs += own;
+  const concurrency = index.spans.length === 0 ? 0 : ratio(ownSumMs, index.wallMs);
+  return { overall, concurrency, sumMs, wallMs: index.wallMs, byParent };
 }
 
 function ratio(sumMs: number, wallMs: number): number {

@@ -26,7 +26,7 @@ export function analyseTrace(spans: readonly AnalysisSpan[], options?: AnalysisO
     wallMs: index.wallMs,
     criticalPath,
     unaccountedMs,
-    parallelism: parallelismOf(index),
+    parallelism: parallelismOf(index, unaccountedMs),
     retries,
     loop,
     repeatedSiblings,

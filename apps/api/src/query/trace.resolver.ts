@@ -9,7 +9,7 @@ import { toSpan, toTrace, typedAttributes, type TraceSource } from './trace.mapp
 import { selectedFields } from './selection';
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
-const ANALYSIS_FIELDS = ['criticalPath', 'unaccountedMs', 'parallelism', 'retries', 'loopSuspected', 'findings'];
+const ANALYSIS_FIELDS = ['criticalPath', 'unaccountedMs', 'parallelism', 'concurrency', 'retries', 'loopSuspected', 'findings'];
 /** The analysis fields that need the tool calls' arguments. */
 const LOOP_FIELDS = ['loopSuspected', 'findings'];
 const SPAN_ID = /^[0-9a-f]{16}$/;
@@ -111,9 +111,18 @@ export class TraceResolver {
     return analysis.unaccountedMs.get(root) ?? 0;
   }
 
-  @ResolveField(() => Float, { description: 'Sum of all span durations ÷ wall time: 1 is strictly sequential, higher means work ran in parallel.' })
+  @ResolveField(() => Float, {
+    description: 'Sum of all span durations ÷ wall time. Nested spans count inside their parents too, so a sequential chain of three nested spans reads 3; `concurrency` reads 1 for any sequential trace.',
+  })
   async parallelism(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
     return (await traceAnalysis(trace, context)).parallelism.overall;
+  }
+
+  @ResolveField(() => Float, {
+    description: "How many spans were doing their own work at once, on average: each span's own time (its duration not covered by its children) summed, ÷ wall time. 1 is strictly sequential; 2 means two things ran side by side throughout.",
+  })
+  async concurrency(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
+    return (await traceAnalysis(trace, context)).parallelism.concurrency;
   }
 
   @ResolveField(() => Int, { description: 'Failed LLM calls that a sibling call retried successfully.' })
