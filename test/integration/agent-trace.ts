@@ -42,6 +42,7 @@ export function recordAgentTrace(recorder: SpanRecorder, options: { session: str
       agent,
       call.failed ? { code: SpanStatusCode.ERROR, message: 'provider error' } : undefined,
     );
+    if (call.failed) llm.addEvent('exception', { 'exception.type': 'RateLimitError', 'exception.message': 'provider error: 429' }, at + 399);
     recorder.end(llm);
     const tool = recorder.span('execute_tool get_weather', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather' }, { start: at + 401, end: at + 450 }, agent);
     recorder.end(tool);

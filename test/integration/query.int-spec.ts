@@ -84,7 +84,7 @@ describe('query API', () => {
     const result = await q<{ trace: Record<string, unknown> & { spans: Array<Record<string, unknown>> } }>(
       `query($id: String!) { trace(traceId: $id) {
         traceId sessionId rootName startTime durationMs iterations costUsd inputTokens outputTokens errorCount
-        spans { spanId parentSpanId name type startTime endTime durationMs statusCode model inputTokens outputTokens costUsd attributes }
+        spans { spanId parentSpanId name type startTime endTime durationMs statusCode statusMessage kind model inputTokens outputTokens costUsd attributes }
         feedback { name value comment } } }`,
       { id: expected.traceId },
     );
@@ -111,6 +111,8 @@ describe('query API', () => {
       expect(got.parentSpanId).toBe(span.parentSpanContext?.spanId ?? null);
       expect(got.name).toBe(span.name);
       expect(got.statusCode).toBe(span.status.code === 2 ? 'ERROR' : 'UNSET');
+      expect(got.statusMessage).toBe(span.status.message || null);
+      expect(got.kind).toBe(['INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'][span.kind]);
     }
     expect(byId.get(root.spanContext().spanId)!.type).toBe('RUN');
     const llm = trace.spans.find((s) => s.type === 'LLM')!;
@@ -135,6 +137,17 @@ describe('query API', () => {
     expect(analysis.data!.trace.unaccountedMs).toBeCloseTo(10, 3);
     const detail = await q<{ spanDetail: { input: string } }>('query($t: String!, $s: String!) { spanDetail(traceId: $t, spanId: $s) { input } }', { t: expected.traceId, s: llm.spanId });
     expect(detail.data!.spanDetail.input).toContain('Lisbon');
+    // The failed call's events, as sent: what went wrong is readable, not only that something did.
+    const failed = spans.find((s) => s.status.code === 2)!;
+    expect(failed.events.length).toBeGreaterThan(0);
+    const events = await q<{ spanDetail: { events: Array<{ name: string; time: string; attributes: Record<string, unknown> }> } }>(
+      'query($t: String!, $s: String!) { spanDetail(traceId: $t, spanId: $s) { events { name time attributes } } }',
+      { t: expected.traceId, s: failed.spanContext().spanId },
+    );
+    expect(events.errors).toBeUndefined();
+    expect(events.data!.spanDetail.events).toEqual(
+      failed.events.map((e) => ({ name: e.name, time: new Date(e.time[0] * 1000 + e.time[1] / 1e6).toISOString(), attributes: e.attributes })),
+    );
   });
 
   it('finds the critical path of a turn whose tools ran in parallel', async () => {

@@ -11,6 +11,8 @@ export interface SpanRecord {
   end_time: string;
   duration_ns: number;
   status_code: 'UNSET' | 'OK' | 'ERROR';
+  status_message: string;
+  kind: string;
   model: string;
   input_tokens: number;
   output_tokens: number;
@@ -33,6 +35,7 @@ export interface SpanContent {
   output: string;
   events_name: string[];
   events_time: string[];
+  events_attributes: Array<Record<string, string>>;
 }
 
 /** All SQL behind `trace` and `traces`. */
@@ -87,7 +90,7 @@ export class TraceRepository {
     const records = await this.db.rows<SpanRecord>(
       'query.trace_spans',
       `SELECT span_id, parent_span_id, name, toString(span_type) AS span_type, start_time, end_time, duration_ns,
-              toString(status_code) AS status_code, model, input_tokens, output_tokens, cost_usd, usage_is_aggregate, tool_name,
+              toString(status_code) AS status_code, status_message, toString(kind) AS kind, model, input_tokens, output_tokens, cost_usd, usage_is_aggregate, tool_name,
               toString(toUnixTimestamp64Nano(start_time)) AS start_ns, toString(toUnixTimestamp64Nano(end_time)) AS end_ns
               ${withAttributes ? ', attributes, attribute_json_keys' : ''}
        FROM spans FINAL
@@ -120,7 +123,8 @@ export class TraceRepository {
   async spanContent(traceId: string, spanId: string, startTime: string, endTime: string): Promise<SpanContent | undefined> {
     const [row] = await this.db.rows<SpanContent>(
       'query.span_content',
-      `SELECT span_id, attributes, attribute_json_keys, resource_attributes, input, output, events.name AS events_name, events.time AS events_time
+      `SELECT span_id, attributes, attribute_json_keys, resource_attributes, input, output, events.name AS events_name, events.time AS events_time,
+              events.attributes AS events_attributes
        FROM spans FINAL
        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
          AND toDate(start_time) BETWEEN toDate({from:DateTime64(9)}) AND toDate({to:DateTime64(9)})

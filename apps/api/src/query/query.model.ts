@@ -32,7 +32,16 @@ export enum CostDimension {
 }
 registerEnumType(SpanType, { name: 'SpanType' });
 registerEnumType(StatusCode, { name: 'StatusCode' });
+export enum SpanKind {
+  UNSPECIFIED = 'UNSPECIFIED',
+  INTERNAL = 'INTERNAL',
+  SERVER = 'SERVER',
+  CLIENT = 'CLIENT',
+  PRODUCER = 'PRODUCER',
+  CONSUMER = 'CONSUMER',
+}
 registerEnumType(CostDimension, { name: 'CostDimension' });
+registerEnumType(SpanKind, { name: 'SpanKind', description: 'The OpenTelemetry span kind.' });
 
 @ObjectType()
 export class Span {
@@ -44,6 +53,8 @@ export class Span {
   @Field(() => Date) endTime!: string;
   @Field(() => Float) durationMs!: number;
   @Field(() => StatusCode) statusCode!: StatusCode;
+  @Field(() => String, { nullable: true, description: "The status description the span ended with (an error's message), when it gave one." }) statusMessage!: string | null;
+  @Field(() => SpanKind) kind!: SpanKind;
   @Field(() => String, { nullable: true }) model!: string | null;
   @Field(() => SafeIntScalar) inputTokens!: number;
   @Field(() => SafeIntScalar) outputTokens!: number;
@@ -150,6 +161,13 @@ export class CostRow {
   @Field(() => SafeIntScalar) spanCount!: number;
 }
 
+@ObjectType({ description: 'Something that happened during a span at one instant: an exception, a retry, a streamed first token.' })
+export class SpanEvent {
+  @Field() name!: string;
+  @Field(() => Date) time!: string;
+  @Field(() => JSONScalar, { description: 'Its attributes, such as exception.type, exception.message and exception.stacktrace.' }) attributes!: Record<string, unknown>;
+}
+
 @ObjectType()
 export class SpanDetail {
   @Field() spanId!: string;
@@ -157,6 +175,7 @@ export class SpanDetail {
   @Field(() => JSONScalar) resourceAttributes!: Record<string, unknown>;
   @Field(() => String, { nullable: true, description: 'Message contents sent to the model (JSON text), when captured.' }) input!: string | null;
   @Field(() => String, { nullable: true, description: 'Message contents the model returned (JSON text), when captured.' }) output!: string | null;
+  @Field(() => [SpanEvent], { description: 'The span events, in time order.' }) events!: SpanEvent[];
 }
 
 @InputType()

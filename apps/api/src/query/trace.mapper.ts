@@ -1,6 +1,6 @@
 import type { TraceFiguresRow } from '@spanforge/clickhouse';
 import { isoOf, msOf, type SpanRecord } from '@spanforge/query';
-import { SpanType, StatusCode, type Span, type Trace } from './query.model';
+import { SpanKind, SpanType, StatusCode, type Span, type Trace } from './query.model';
 
 /** What a Trace's field resolvers need but GraphQL does not show. */
 export interface TraceSource extends Trace {
@@ -52,6 +52,8 @@ export function toSpan(record: SpanRecord, trace: Pick<TraceSource, 'genAi'>): S
     endTime: isoOf(record.end_time),
     durationMs: Number(record.duration_ns) / 1e6,
     statusCode: record.status_code as StatusCode,
+    statusMessage: record.status_message || null,
+    kind: record.kind as SpanKind,
     model: record.model || null,
     inputTokens: Number(record.input_tokens),
     outputTokens: Number(record.output_tokens),

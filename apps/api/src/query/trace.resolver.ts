@@ -1,6 +1,6 @@
 import { Args, Context, Float, Info, Int, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import type { GraphQLResolveInfo } from 'graphql';
-import { FeedbackReadRepository, decodeCursor, encodeCursor, pageSize } from '@spanforge/query';
+import { FeedbackReadRepository, decodeCursor, encodeCursor, isoOf, pageSize } from '@spanforge/query';
 import { badInput, DomainError, ErrorCode } from '@spanforge/errors';
 import { projectClickHouse, type RequestContext } from '../graphql/request-context';
 import { CriticalPathStep, FeedbackScore, Finding, Span, SpanDetail, Trace, TraceConnection, TraceFilterInput } from './query.model';
@@ -89,6 +89,9 @@ export class TraceResolver {
       resourceAttributes: row.resource_attributes,
       input: row.input || null,
       output: row.output || null,
+      events: row.events_name
+        .map((name, i) => ({ name, time: isoOf(row.events_time[i]!), attributes: { ...row.events_attributes[i] } }))
+        .sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0)),
     };
   }
 
