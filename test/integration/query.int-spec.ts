@@ -196,6 +196,47 @@ describe('query API', () => {
     expect(result.data!.trace.concurrency).toBeCloseTo(expectedConcurrency(spans), 6);
   });
 
+  it.each([
+    ['after its children', 'children first'],
+    ['before its children', 'root first'],
+  ])('types a plain root RUN everywhere once its GenAI children are stored, when it arrives %s', async (_when, order) => {
+    // A plain HTTP-handler root (no LLM signal of its own) whose children call a model and a tool, sent in two exports.
+    const plain = await h.newProject(`plain-root-${order.replace(' ', '-')}`);
+    const recorder = new SpanRecorder('support-svc');
+    const t0 = Date.UTC(2026, 10, 12, 9);
+    const root = recorder.span('support-turn', { 'session.id': `plain-${order}` }, { start: t0, end: t0 + 2_000 });
+    const llm = recorder.span(`chat ${MINI.model}`, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': MINI.provider, 'gen_ai.request.model': MINI.model, 'gen_ai.response.model': MINI.model, 'gen_ai.usage.input_tokens': MINI.input, 'gen_ai.usage.output_tokens': MINI.output }, { start: t0 + 10, end: t0 + 900 }, root);
+    const tool = recorder.span('execute_tool search', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search' }, { start: t0 + 900, end: t0 + 1_500 }, root);
+    for (const span of [llm, tool, root]) recorder.end(span);
+    const sent = recorder.finished();
+    const rootSpan = sent.find((s) => !s.parentSpanContext)!;
+    const children = sent.filter((s) => s.parentSpanContext);
+    const exporter = otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, plain.apiKey);
+    let stored = 0;
+    for (const batch of order === 'children first' ? [children, [rootSpan]] : [[rootSpan], children]) {
+      expect(exportSucceeded(await exportSpans(exporter, batch))).toBe(true);
+      await h.waitForSpans(plain.projectId, (stored += batch.length));
+    }
+    const ask = <T>(query: string, variables: Record<string, unknown> = {}) => q<T>(query, variables, plain.apiKey);
+    type Types = { spanTypeStats: Array<{ type: string; spanCount: number }> };
+    const types = async () => Object.fromEntries((await ask<Types>('{ spanTypeStats { type spanCount } }')).data!.spanTypeStats.map((r) => [r.type, r.spanCount]));
+    await until(async () => (await types()).RUN === 1);
+    // The stats, the cost breakdown, the trace and its picture all agree: one RUN, one LLM, one TOOL, nothing OTHER.
+    expect(await types()).toEqual({ RUN: 1, LLM: 1, TOOL: 1 });
+    const byType = async () => (await ask<{ costBreakdown: Array<{ keys: string[]; spanCount: number; costUsd: number }> }>('{ costBreakdown(groupBy: [SPAN_TYPE]) { keys spanCount costUsd } }')).data!.costBreakdown;
+    await until(async () => (await byType()).some((r) => r.keys[0] === 'RUN'));
+    const breakdown = await byType();
+    expect(Object.fromEntries(breakdown.map((r) => [r.keys[0], r.spanCount]))).toEqual({ RUN: 1, LLM: 1, TOOL: 1 });
+    expect(breakdown.find((r) => r.keys[0] === 'LLM')!.costUsd).toBeCloseTo(expectedLlmCost(sent.find((s) => s.name.startsWith('chat'))!), 9);
+    const traceId = rootSpan.spanContext().traceId;
+    const trace = await ask<{ trace: { sessionId: string; spans: Array<{ spanId: string; name: string; type: string }> } }>('query($id: String!) { trace(traceId: $id) { sessionId spans { spanId name type } } }', { id: traceId });
+    expect(trace.data!.trace.sessionId).toBe(`plain-${order}`);
+    expect(trace.data!.trace.spans.map((s) => [s.name, s.type])).toEqual([['support-turn', 'RUN'], [`chat ${MINI.model}`, 'LLM'], ['execute_tool search', 'TOOL']]);
+    const svg = await (await fetch(`${api}/v1/traces/${traceId}/waterfall.svg`, { headers: { authorization: `Bearer ${plain.apiKey}` } })).text();
+    expect(svg).toContain('<title>support-turn — RUN');
+    expect(svg).not.toContain('OTHER');
+  });
+
   it('suspects a loop when a tool is called three times with near-identical arguments, and not otherwise', async () => {
     const loops = await h.newProject('loop-tenant');
     const t0 = Date.UTC(2026, 10, 10, 13);

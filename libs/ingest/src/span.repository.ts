@@ -10,6 +10,7 @@ import {
   VACATE_TRACE_COST_DAYS_SQL,
   type ClickHouseClient,
 } from '@spanforge/clickhouse';
+import { GEN_AI_TRACE_TYPES, ROOT_UPGRADABLE_TYPES } from '@spanforge/semconv';
 
 export interface AccountingRow {
   tenant_id: string;
@@ -27,6 +28,8 @@ export interface AccountingRow {
 export interface StoredTrace {
   sessionId: string;
   hasSessionless: boolean;
+  /** Its root is stored with a type that becomes RUN in a GenAI trace, and its spans show it is one (CONTRACT section 4). */
+  rootToRun: boolean;
 }
 
 export interface ProjectRef {
@@ -54,20 +57,32 @@ export class SpanRepository {
     await this.client.insert({ table: 'ingest_accounting', values: rows, format: 'JSONEachRow', ...named('ingest.insert_accounting') });
   }
 
-  /** What is stored of these traces: their session ('' if none yet) and whether any span of them lacks one. */
+  /**
+   * What is stored of these traces: their session ('' if none yet), whether any span of them lacks
+   * one, and whether their root still has to become RUN. The last is read from the traces rollup
+   * (its days from trace_index): the rollup's root type is the greatest stored, and RUN sorts after
+   * every upgradable type, so a root already written again as RUN is not picked again.
+   */
   async storedTraces(project: ProjectRef, traceIds: string[]): Promise<Map<string, StoredTrace>> {
     if (traceIds.length === 0) return new Map();
     const result = await this.client.query({
-      query: `SELECT trace_id, max(session_id) AS session_id, max(has_sessionless) AS has_sessionless
-              FROM trace_index
-              WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
-              GROUP BY trace_id`,
-      query_params: { ...project, traceIds },
+      query: `SELECT i.trace_id AS trace_id, i.session_id AS session_id, i.has_sessionless AS has_sessionless, r.root_to_run AS root_to_run
+              FROM (SELECT trace_id, max(session_id) AS session_id, max(has_sessionless) AS has_sessionless
+                    FROM trace_index
+                    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
+                    GROUP BY trace_id) AS i
+              LEFT JOIN (SELECT trace_id, toUInt8(max(root_span_id) != '' AND has({upgradable:Array(String)}, max(root_type))
+                                  AND hasAny(groupUniqArrayArray(span_types), {genAiTypes:Array(String)})) AS root_to_run
+                         FROM traces
+                         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+                           AND day BETWEEN ${TRACES_DAYS_SQL} AND trace_id IN {traceIds:Array(String)}
+                         GROUP BY trace_id) AS r ON r.trace_id = i.trace_id`,
+      query_params: { ...project, traceIds, upgradable: ROOT_UPGRADABLE_TYPES, genAiTypes: GEN_AI_TRACE_TYPES },
       format: 'JSONEachRow',
       ...named('ingest.stored_traces'),
     });
-    const rows = await result.json<{ trace_id: string; session_id: string; has_sessionless: number }>();
-    return new Map(rows.map((r) => [r.trace_id, { sessionId: r.session_id, hasSessionless: Number(r.has_sessionless) === 1 }]));
+    const rows = await result.json<{ trace_id: string; session_id: string; has_sessionless: number; root_to_run: number }>();
+    return new Map(rows.map((r) => [r.trace_id, { sessionId: r.session_id, hasSessionless: Number(r.has_sessionless) === 1, rootToRun: Number(r.root_to_run) === 1 }]));
   }
 
   /**
@@ -110,24 +125,42 @@ export class SpanRepository {
   }
 
   /**
-   * The stored, session-less spans of these traces as JSONEachRow lines, each given its trace's
-   * session and a newer `ingested_at`: inserted again, the copy replaces the old row
-   * (ReplacingMergeTree) and the session rollup picks it up; the idempotent rollups are unchanged.
-   * Only a read: the lines ride along with the next batch's insert (an insert has a fixed cost).
+   * Stored spans that need writing again, as JSONEachRow lines with a newer \`ingested_at\`: the
+   * session-less spans of traces that have a session now (\`sessions\`, trace → session), given it,
+   * and the roots of GenAI traces still typed as something else (\`rootsToRun\`), typed RUN. Inserted
+   * again, the copy replaces the old row (ReplacingMergeTree) and the rollups pick it up; the
+   * idempotent ones are unchanged. Only a read: the lines ride along with the next batch's insert
+   * (an insert has a fixed cost). One read, so a span needing both changes gets both in one copy.
    */
-  async sessionlessSpanLines(project: ProjectRef, sessions: Map<string, string>): Promise<{ text: string; rows: number }> {
-    if (sessions.size === 0) return { text: '', rows: 0 };
+  async rewrittenSpanLines(project: ProjectRef, sessions: Map<string, string>, rootsToRun: Set<string>): Promise<{ text: string; rows: number }> {
+    if (sessions.size === 0 && rootsToRun.size === 0) return { text: '', rows: 0 };
+    // Each change only when asked for (transform() refuses empty arrays); the fragments are constant SQL.
+    const replaced = [
+      sessions.size > 0 ? "if(session_id = '', transform(trace_id, {sessionTraces:Array(String)}, {sessionIds:Array(String)}, ''), session_id) AS session_id" : '',
+      rootsToRun.size > 0 ? "if(parent_span_id = '' AND has({runTraces:Array(String)}, trace_id), 'RUN', toString(span_type)) AS span_type" : '',
+      'now64(3) AS ingested_at',
+    ].filter(Boolean);
+    const wanted = [
+      sessions.size > 0 ? "(session_id = '' AND has({sessionTraces:Array(String)}, trace_id))" : '',
+      rootsToRun.size > 0 ? "(parent_span_id = '' AND span_type != 'RUN' AND has({runTraces:Array(String)}, trace_id))" : '',
+    ].filter(Boolean);
     const result = await this.client.query({
-      // The filter sits in a subquery: in the outer SELECT the REPLACE alias would shadow session_id.
-      query: `SELECT * REPLACE (transform(trace_id, {traceIds:Array(String)}, {sessionIds:Array(String)}, '') AS session_id, now64(3) AS ingested_at)
+      // The filter sits in a subquery: in the outer SELECT the REPLACE aliases would shadow the columns.
+      query: `SELECT * REPLACE (${replaced.join(', ')})
               FROM (
                 SELECT * FROM spans FINAL
                 WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
                   AND toDate(start_time) BETWEEN ${TRACES_DAYS_SQL}
-                  AND trace_id IN {traceIds:Array(String)} AND session_id = '')`,
-      query_params: { ...project, traceIds: [...sessions.keys()], sessionIds: [...sessions.values()] },
+                  AND trace_id IN {traceIds:Array(String)} AND (${wanted.join(' OR ')}))`,
+      query_params: {
+        ...project,
+        traceIds: [...new Set([...sessions.keys(), ...rootsToRun])],
+        sessionTraces: [...sessions.keys()],
+        sessionIds: [...sessions.values()],
+        runTraces: [...rootsToRun],
+      },
       format: 'JSONEachRow',
-      ...named('ingest.sessionless_spans'),
+      ...named('ingest.rewritten_spans'),
     });
     const text = await result.text();
     let rows = 0;

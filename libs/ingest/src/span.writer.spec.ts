@@ -11,8 +11,10 @@ class RecordingRepository {
   readonly log: string[] = [];
   /** trace → what storedTraces answers. */
   readonly stored = new Map<string, StoredTrace>();
-  /** What sessionlessSpanLines answers, call after call (nothing once used up). */
+  /** What rewrittenSpanLines answers, call after call (nothing once used up). */
   sessionless: Array<{ text: string; rows: number }> = [];
+  /** What rewrittenSpanLines was asked for, call after call. */
+  readonly rewriteRequests: Array<{ sessions: string[]; rootsToRun: string[] }> = [];
   private readonly gates = new Map<string, () => void>();
 
   /** Makes the next call whose log entry starts with `prefix` wait for release(prefix). */
@@ -42,7 +44,8 @@ class RecordingRepository {
     return new Map(traceIds.filter((t) => this.stored.has(t)).map((t) => [t, this.stored.get(t)!]));
   }
 
-  async sessionlessSpanLines(): Promise<{ text: string; rows: number }> {
+  async rewrittenSpanLines(_ref: ProjectRef, sessions: Map<string, string>, rootsToRun: Set<string>): Promise<{ text: string; rows: number }> {
+    this.rewriteRequests.push({ sessions: [...sessions.keys()].sort(), rootsToRun: [...rootsToRun].sort() });
     await this.record('sessionless');
     return this.sessionless.shift() ?? { text: '', rows: 0 };
   }
@@ -115,7 +118,7 @@ describe('SpanWriter', () => {
   });
 
   it('writes back-filled spans with the next insert and settles the write that called for them only after', async () => {
-    repository.stored.set('A', { sessionId: 's1', hasSessionless: true });
+    repository.stored.set('A', { sessionId: 's1', hasSessionless: true, rootToRun: false });
     repository.sessionless = [{ text: 'a0-with-session\n', rows: 1 }];
     repository.hold('insert a0');
     await writer.close();
@@ -135,10 +138,26 @@ describe('SpanWriter', () => {
     expect(repository.log.slice(-3)).toEqual(['stored B', 'figures A,B', 'cost daily']);
   });
 
+  it('writes again, in one read, the session-less spans and the roots that have to become RUN, and no others', async () => {
+    repository.stored.set('A', { sessionId: 's1', hasSessionless: true, rootToRun: false });
+    repository.stored.set('B', { sessionId: '', hasSessionless: true, rootToRun: true });
+    repository.stored.set('C', { sessionId: 's3', hasSessionless: false, rootToRun: false });
+    repository.sessionless = [{ text: 'a0\nb-root-as-run\n', rows: 2 }];
+    await writer.close();
+    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 });
+    await Promise.all([writer.write(chunk('a1', ['A'])), writer.write(chunk('b1', ['B'])), writer.write(chunk('c1', ['C']))]);
+    // A gets its session, B's root becomes RUN; C has nothing to fix. The back-filled traces are not looked at again.
+    expect(repository.rewriteRequests).toEqual([{ sessions: ['A'], rootsToRun: ['B'] }]);
+    expect(repository.log).toContain('insert a0,b-root-as-run');
+    // The back-fill's own round looks at none of its traces (the repository asks ClickHouse nothing for none).
+    expect(repository.log.filter((e) => e.startsWith('stored'))).toEqual(['stored A,B,C', 'stored ']);
+    expect(repository.log.at(-2)).toBe('figures A,B');
+  });
+
   it('does not make a back-fill wait for the back-fill of the round it rides in', async () => {
     // A's round back-fills A; that back-fill shares the next round with C, whose own back-fill is held.
-    repository.stored.set('A', { sessionId: 's1', hasSessionless: true });
-    repository.stored.set('C', { sessionId: 's2', hasSessionless: true });
+    repository.stored.set('A', { sessionId: 's1', hasSessionless: true, rootToRun: false });
+    repository.stored.set('C', { sessionId: 's2', hasSessionless: true, rootToRun: false });
     repository.sessionless = [{ text: 'a0\n', rows: 1 }, { text: 'c0\n', rows: 1 }];
     repository.hold('insert c0');
     await writer.close();

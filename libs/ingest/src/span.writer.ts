@@ -40,8 +40,9 @@ interface UpkeepItem {
  *
  * The back-fill: after a round finds traces that have a session and spans stored without it, those
  * spans are read back with the session and written again (the newer copy replaces the old one in
- * the ReplacingMergeTree, and the session rollup picks it up). The lines join the next insert
- * lazily, so they cost no insert of their own.
+ * the ReplacingMergeTree, and the session rollup picks it up). Roots that turn out to be the root
+ * of a GenAI trace (CONTRACT section 4: RUN) when only their children said so are written again
+ * as RUN the same way. The lines join the next insert lazily, so they cost no insert of their own.
  */
 export class SpanWriter {
   private readonly inserts: BatchingQueue<RowChunk>;
@@ -126,7 +127,7 @@ export class SpanWriter {
     await withRetries(async () => {
       backfills.clear();
       for (const [key, group] of groups) {
-        const backfill = await this.sessionlessSpans(group);
+        const backfill = await this.rewrites(group);
         if (backfill) backfills.set(key, backfill);
         await this.refreshFigures(group.ref, group.traces);
       }
@@ -145,22 +146,25 @@ export class SpanWriter {
 
   /**
    * One look at what is stored of the round's traces: a trace that has a session somewhere and a
-   * span stored without it gets those spans back with the session, as a chunk to write again.
+   * span stored without it gets those spans back with the session, and a GenAI trace whose root is
+   * stored as a plain, HTTP, chain or agent span gets its root back as RUN, as a chunk to write again.
    * Looking after the insert settles races: of two rounds covering the same trace, whichever runs
    * after both inserts sees both the session and the session-less spans (both may back-fill; that
    * is harmless). Traces that only came in as back-fill are not looked at again.
    */
-  private async sessionlessSpans(group: ProjectGroup): Promise<RowChunk | undefined> {
+  private async rewrites(group: ProjectGroup): Promise<RowChunk | undefined> {
     const { ref, traces, backfilled } = group;
     const candidates = [...traces].filter((traceId) => !backfilled.has(traceId));
     const sessions = new Map<string, string>();
+    const rootsToRun = new Set<string>();
     for (const [traceId, stored] of await this.repository.storedTraces(ref, candidates)) {
       if (stored.sessionId && stored.hasSessionless) sessions.set(traceId, stored.sessionId);
+      if (stored.rootToRun) rootsToRun.add(traceId);
     }
-    if (sessions.size === 0) return undefined;
-    const { text, rows } = await this.repository.sessionlessSpanLines(ref, sessions);
+    if (sessions.size === 0 && rootsToRun.size === 0) return undefined;
+    const { text, rows } = await this.repository.rewrittenSpanLines(ref, sessions, rootsToRun);
     if (rows === 0) return undefined;
-    return { tenantId: ref.tenantId, projectId: ref.projectId, text, rows, traces: [...sessions.keys()], accounting: [] };
+    return { tenantId: ref.tenantId, projectId: ref.projectId, text, rows, traces: [...new Set([...sessions.keys(), ...rootsToRun])], accounting: [] };
   }
 
   /** The touched traces' and sessions' figures, and the daily costs of their days, recomputed. */

@@ -201,7 +201,27 @@ export function classifyByConvention(span: DecodedSpan): SpanClassification {
   );
 }
 
-const ROOT_UPGRADABLE: ReadonlySet<SpanType> = new Set<SpanType>(['AGENT', 'CHAIN', 'OTHER', 'HTTP']);
+/**
+ * CONTRACT §4, "the root span of a GenAI trace is RUN": the root types that become RUN, here when
+ * the root carries an LLM signal itself, and in the worker's upkeep once the trace's other spans
+ * show it is GenAI (GEN_AI_TRACE_TYPES).
+ */
+export const ROOT_UPGRADABLE_TYPES: readonly SpanType[] = ['AGENT', 'CHAIN', 'OTHER', 'HTTP'];
+const ROOT_UPGRADABLE: ReadonlySet<SpanType> = new Set<SpanType>(ROOT_UPGRADABLE_TYPES);
+
+/** A trace with a span of one of these types (an LLM call among them) is a GenAI trace. */
+export const GEN_AI_TRACE_TYPES: readonly SpanType[] = ['RUN', 'LLM', 'AGENT', 'EMBEDDING', 'RETRIEVAL', 'RERANK'];
+
+/** The type a stored root span shows: RUN when its type is upgradable and its trace is GenAI (spans stored before the upkeep upgraded them). */
+export function rootSpanType(stored: string, genAiTrace: boolean): string {
+  return genAiTrace && (ROOT_UPGRADABLE as ReadonlySet<string>).has(stored) ? 'RUN' : stored;
+}
+
+/** Whether spans of these types make a GenAI trace. */
+export function isGenAiTrace(spanTypes: Iterable<string>): boolean {
+  for (const type of spanTypes) if ((GEN_AI_TRACE_TYPES as readonly string[]).includes(type)) return true;
+  return false;
+}
 
 /** Attributes that only LLM conventions set; checked on root spans only, so a handful of lookups. */
 const LLM_SIGNAL_KEYS = [

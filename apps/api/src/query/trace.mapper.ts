@@ -1,5 +1,6 @@
 import type { TraceFiguresRow } from '@spanforge/clickhouse';
 import { isoOf, msOf, type SpanRecord } from '@spanforge/query';
+import { isGenAiTrace, rootSpanType } from '@spanforge/semconv';
 import { SpanKind, SpanType, StatusCode, type Span, type Trace } from './query.model';
 
 /** What a Trace's field resolvers need but GraphQL does not show. */
@@ -10,8 +11,6 @@ export interface TraceSource extends Trace {
   /** The query asks for loopSuspected or findings: the analysis then reads the tool calls' arguments. */
   loopsAsked: boolean;
 }
-
-const GEN_AI_TYPES = new Set(['LLM', 'AGENT', 'EMBEDDING', 'RETRIEVAL', 'RERANK', 'TOOL', 'RUN']);
 
 export function toTrace(row: TraceFiguresRow, loopsAsked = false): TraceSource {
   return {
@@ -32,14 +31,15 @@ export function toTrace(row: TraceFiguresRow, loopsAsked = false): TraceSource {
     feedback: [],
     bounds: { start: row.start_time, end: row.end_time },
     rootSpanId: row.root_span_id,
-    genAi: row.span_types.some((t) => GEN_AI_TYPES.has(t) && t !== 'TOOL') || Number(row.llm_calls) > 0,
+    genAi: isGenAiTrace(row.span_types) || Number(row.llm_calls) > 0,
     loopsAsked,
   };
 }
 
 /**
  * CONTRACT section 4: the root span of a GenAI trace is RUN — also when the root itself carried
- * no LLM convention (a plain HTTP handler whose children call models).
+ * no LLM convention (a plain HTTP handler whose children call models). The worker's upkeep writes
+ * such roots again as RUN; this covers the moments before, and spans stored before it did.
  */
 export function toSpan(record: SpanRecord, trace: Pick<TraceSource, 'genAi'>): Span {
   const isRoot = record.parent_span_id === '';
@@ -47,7 +47,7 @@ export function toSpan(record: SpanRecord, trace: Pick<TraceSource, 'genAi'>): S
     spanId: record.span_id,
     parentSpanId: isRoot ? null : record.parent_span_id,
     name: record.name,
-    type: (isRoot && trace.genAi ? 'RUN' : record.span_type) as SpanType,
+    type: (isRoot ? rootSpanType(record.span_type, trace.genAi) : record.span_type) as SpanType,
     startTime: isoOf(record.start_time),
     endTime: isoOf(record.end_time),
     durationMs: Number(record.duration_ns) / 1e6,

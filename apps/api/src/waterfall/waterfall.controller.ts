@@ -2,6 +2,7 @@ import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { analyseTrace } from '@spanforge/analysis';
 import { ScopedClickHouse, TraceRepository } from '@spanforge/query';
+import { isGenAiTrace, rootSpanType } from '@spanforge/semconv';
 import type { Infrastructure } from '@spanforge/runtime';
 import { credentialFrom } from '@spanforge/tenancy';
 import { INFRASTRUCTURE } from '../infrastructure.token';
@@ -28,11 +29,13 @@ export class WaterfallController {
     const { criticalPath } = analyseTrace(
       records.map((r) => ({ spanId: r.span_id, parentSpanId: r.parent_span_id, name: r.name, type: r.span_type, startNs: BigInt(r.start_ns), endNs: BigInt(r.end_ns), status: r.status_code })),
     );
+    // The root of a GenAI trace shows as RUN, as in `trace` (CONTRACT section 4).
+    const genAi = isGenAiTrace(records.map((r) => r.span_type));
     const spans: WaterfallSpan[] = records.map((r) => ({
       spanId: r.span_id,
       parentSpanId: r.parent_span_id || null,
       name: r.name,
-      type: r.span_type as WaterfallSpan['type'],
+      type: (r.parent_span_id === '' ? rootSpanType(r.span_type, genAi) : r.span_type) as WaterfallSpan['type'],
       startMs: Number(BigInt(r.start_ns) - origin) / 1e6,
       endMs: Number(BigInt(r.end_ns) - origin) / 1e6,
       status: r.status_code,
