@@ -103,6 +103,21 @@ describe('feedback', () => {
     expect((await post({ traceId: traceIds[0], name: 'thumbs', value: false }, token)).status).toBe(403);
     expect((await post({ traceId: traceIds[2], name: 'helpful', value: 5 }, token)).status).toBe(403);
     expect((await post({ traceId: traceIds[2], name: 'thumbs', value: false }, `${token.slice(0, -2)}xx`)).status).toBe(401);
+    // From a page on another origin: the preflight allows the token's header, and every answer names any origin as allowed.
+    const preflight = await fetch(`${api}/v1/feedback`, { method: 'OPTIONS', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('authorization');
+    const fromPage = await fetch(`${api}/v1/feedback`, { method: 'POST', headers: { origin: 'https://app.example.com', 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ traceId: traceIds[2], name: 'thumbs', value: true }) });
+    expect(fromPage.status).toBe(202);
+    expect(fromPage.headers.get('access-control-allow-origin')).toBe('*');
+    const refusedFromPage = await fetch(`${api}/v1/feedback`, { method: 'POST', headers: { origin: 'https://app.example.com', 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ traceId: traceIds[0], name: 'thumbs', value: true }) });
+    expect(refusedFromPage.status).toBe(403);
+    expect(refusedFromPage.headers.get('access-control-allow-origin')).toBe('*');
+    // GraphQL stays same-origin: no CORS header there.
+    const gql = await fetch(`${api}/graphql`, { method: 'POST', headers: { origin: 'https://app.example.com', 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) });
+    expect(gql.headers.get('access-control-allow-origin')).toBeNull();
     // The token is not an API key: it reads nothing.
     expect((await q('{ traces { totalCount } }', {}, token)).errors![0]!.extensions!.code).toBe('UNAUTHENTICATED');
     const short = await q<{ createFeedbackToken: { token: string } }>('mutation($t: String!) { createFeedbackToken(traceId: $t, name: "thumbs", ttlSeconds: 1) { token } }', { t: traceIds[2] });

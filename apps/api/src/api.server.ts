@@ -3,6 +3,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { RouteOptions } from 'fastify';
 import type { Infrastructure } from '@spanforge/runtime';
 import { ApiModule } from './api.module';
+import { allowBrowserFeedback } from './feedback/feedback.cors';
 import type { GraphqlDriver } from './graphql/graphql.drivers';
 
 export interface RunningServer {
@@ -25,6 +26,7 @@ function writeGraphqlAnswersAsJson(route: RouteOptions): void {
 export async function startApiServer(infra: Infrastructure, options: { driver?: GraphqlDriver } = {}): Promise<RunningServer> {
   const adapter = new FastifyAdapter({ bodyLimit: 1024 * 1024 });
   adapter.getInstance().addHook('onRoute', writeGraphqlAnswersAsJson);
+  allowBrowserFeedback(adapter.getInstance());
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(infra, options.driver), adapter, {
     logger: infra.config.logLevel === 'debug' ? ['error', 'warn', 'log', 'debug'] : ['error', 'warn'],
     abortOnError: false,
