@@ -96,6 +96,8 @@ describe('all-in-one server on embedded services', () => {
     const second = startProcess(entryPoint('all-in-one'), { DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...(await freePorts()) });
     expect(await second.exited).toBe(1);
     expect(second.stderr()).toContain(`DATA_DIR ${dataDir} is in use by another spanforge process (pid ${server!.child.pid})`);
+    // A refusal says what to do; a stack trace would only bury it.
+    expect(second.stderr()).not.toMatch(/^\s+at /m);
     // Its PostgreSQL was not taken for an orphan and stopped.
     expect((await fetch(`${api()}/readyz`)).status).toBe(200);
     const project = await graphql<{ currentProject: { id: string } }>(api(), '{ currentProject { id } }', {}, developmentKey);

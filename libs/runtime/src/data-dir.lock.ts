@@ -1,6 +1,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { isAlive } from '@spanforge/postgres';
+import { StartRefused } from './start-refused';
 
 const LOCK_FILE = 'spanforge.pid';
 
@@ -51,7 +52,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
     }
     const owner = Number.parseInt(readFileSync(file, 'utf8').trim(), 10);
     if (Number.isInteger(owner) && owner > 0 && isSpanforgeProcess(owner)) {
-      throw new Error(`DATA_DIR ${dataDir} is in use by another spanforge process (pid ${owner}): stop it first, or start this one with another DATA_DIR`);
+      throw new StartRefused(`DATA_DIR ${dataDir} is in use by another spanforge process (pid ${owner}): stop it first, or start this one with another DATA_DIR`);
     }
     rmSync(file, { force: true });
   }

@@ -5,3 +5,4 @@ export * from './metrics';
 export * from './readiness';
 export * from './shutdown';
 export * from './run-role';
+export * from './start-refused';
