@@ -174,7 +174,7 @@ describe('OTLP ingest answers (default limits)', () => {
     it.each([
       ['a truncated protobuf export', PROTOBUF, () => whole.subarray(0, whole.length - 7), undefined, /truncated/, [traceIdOf(spans)]],
       ['malformed JSON', JSON_TYPE, () => Buffer.from('{"resourceSpans": [{"scopeSpans": ['), undefined, /JSON/, []],
-      ['an OTLP logs export', PROTOBUF, logsProtobufBody, undefined, /\/v1\/logs/, []],
+      ['an OTLP logs export', PROTOBUF, logsProtobufBody, undefined, /an OTLP logs export .*spanforge takes traces only: send spans to \/v1\/traces/, []],
       ['Content-Encoding: gzip on a plain body', PROTOBUF, () => whole, 'gzip', /gzip/, [traceIdOf(spans)]],
     ])('refuses %s as INVALID_ARGUMENT in the request content type', async (_name, type, body, encoding, message, traceIds) => {
       const project = await h.newProject();

@@ -37,10 +37,10 @@ describe('decodeJsonExport on bodies it cannot use', () => {
     expect(() => decodeJsonExport({ resourceSpans: [{ resource: [] }] })).toThrow('resourceSpans[0].resource must be an object, got an array');
   });
 
-  it('refuses the OTLP logs and metrics examples with a pointer to their endpoints', () => {
-    expect(() => decodeJsonExport(JSON.stringify(logsExample))).toThrow('which belongs on /v1/logs, not /v1/traces');
-    expect(() => decodeJsonExport(JSON.stringify(metricsExample))).toThrow('which belongs on /v1/metrics, not /v1/traces');
-    expect(() => decodeJsonExport(snakeCased(logsExample))).toThrow('/v1/logs');
+  it('refuses the OTLP logs and metrics examples, saying that only traces are taken and where they go', () => {
+    expect(() => decodeJsonExport(JSON.stringify(logsExample))).toThrow('and spanforge takes traces only: send spans to /v1/traces, and logs elsewhere (OTEL_LOGS_EXPORTER=none stops an SDK sending them)');
+    expect(() => decodeJsonExport(JSON.stringify(metricsExample))).toThrow('and spanforge takes traces only: send spans to /v1/traces, and metrics elsewhere (OTEL_METRICS_EXPORTER=none stops an SDK sending them)');
+    expect(() => decodeJsonExport(snakeCased(logsExample))).toThrow('spanforge takes traces only: send spans to /v1/traces, and logs elsewhere');
   });
 
   it('refuses values nested deeper than 100 levels', () => {

@@ -62,15 +62,15 @@ const METRICS: [string, Partial<MetricInput>][] = [
   ],
 ];
 
-const LOGS_ADVICE = 'this looks like an OTLP logs export (ExportLogsServiceRequest: resourceLogs/logRecords), which belongs on /v1/logs, not /v1/traces';
-const METRICS_ADVICE = 'this looks like an OTLP metrics export (ExportMetricsServiceRequest: resourceMetrics/metrics), which belongs on /v1/metrics, not /v1/traces';
+const LOGS_ADVICE = 'this looks like an OTLP logs export (ExportLogsServiceRequest: resourceLogs/logRecords), and spanforge takes traces only: send spans to /v1/traces, and logs elsewhere (OTEL_LOGS_EXPORTER=none stops an SDK sending them)';
+const METRICS_ADVICE = 'this looks like an OTLP metrics export (ExportMetricsServiceRequest: resourceMetrics/metrics), and spanforge takes traces only: send spans to /v1/traces, and metrics elsewhere (OTEL_METRICS_EXPORTER=none stops an SDK sending them)';
 
 describe('a logs or metrics export sent to /v1/traces', () => {
   it.each([
     ['with trace context', logRecord()],
     ['without trace context', logRecord({ spanContext: undefined, severityNumber: undefined, severityText: undefined })],
     ['with a structured body', logRecord({ body: { message: 'hi', fields: [1, 2] } })],
-  ])('refuses a logs export %s, pointing at /v1/logs', (_case, record) => {
+  ])('refuses a logs export %s, saying only traces are taken', (_case, record) => {
     const body = ProtobufLogsSerializer.serializeRequest([record]);
     if (!body) throw new Error('the OTel logs serializer returned nothing');
 

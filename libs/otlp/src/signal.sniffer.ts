@@ -13,8 +13,8 @@ export type OtherSignal = 'logs' | 'metrics';
 const ANY_MESSAGE: MessageSchema = { name: 'message', fields: {} };
 
 const ADVICE: Record<OtherSignal, string> = {
-  logs: 'this looks like an OTLP logs export (ExportLogsServiceRequest: resourceLogs/logRecords), which belongs on /v1/logs, not /v1/traces',
-  metrics: 'this looks like an OTLP metrics export (ExportMetricsServiceRequest: resourceMetrics/metrics), which belongs on /v1/metrics, not /v1/traces',
+  logs: 'this looks like an OTLP logs export (ExportLogsServiceRequest: resourceLogs/logRecords), and spanforge takes traces only: send spans to /v1/traces, and logs elsewhere (OTEL_LOGS_EXPORTER=none stops an SDK sending them)',
+  metrics: 'this looks like an OTLP metrics export (ExportMetricsServiceRequest: resourceMetrics/metrics), and spanforge takes traces only: send spans to /v1/traces, and metrics elsewhere (OTEL_METRICS_EXPORTER=none stops an SDK sending them)',
 };
 
 export function otherSignalError(signal: OtherSignal): OtlpDecodeError {

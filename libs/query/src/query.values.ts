@@ -43,3 +43,13 @@ export function pageSize(first: number | undefined | null, max = 200): number {
   if (!Number.isInteger(first) || first < 1 || first > max) throw badInput(`first must be between 1 and ${max}`);
   return first;
 }
+
+/**
+ * A USD amount as the API shows it: to 1e-10 USD, so sums of float prices read 0.002145, not
+ * 0.0021449999999999998 (the cheapest token costs ~1e-8, so nothing real is lost). Amounts of a
+ * 100,000 USD and more are left as they are: scaled, they would near 2^53.
+ */
+export function usd(amount: number | string): number {
+  const value = Number(amount);
+  return Math.abs(value) < 1e5 ? Math.round(value * 1e10) / 1e10 : value;
+}

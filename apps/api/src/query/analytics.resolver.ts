@@ -1,5 +1,5 @@
 import { Args, Context, Int, Query, Resolver } from '@nestjs/graphql';
-import { AnalyticsRepository, decodeCursor, encodeCursor, isoOf, pageSize, sessionScores } from '@spanforge/query';
+import { AnalyticsRepository, decodeCursor, encodeCursor, isoOf, pageSize, sessionScores, usd } from '@spanforge/query';
 import { projectClickHouse, type RequestContext } from '../graphql/request-context';
 import { CostDimension, CostRow, IterationLatency, SessionConnection, SessionFilterInput, TraceFilterInput } from './query.model';
 
@@ -22,7 +22,7 @@ export class AnalyticsResolver {
       p50Ms: Number(r.p50_ms),
       p95Ms: Number(r.p95_ms),
       p99Ms: Number(r.p99_ms),
-      avgCostUsd: Number(r.avg_cost_usd),
+      avgCostUsd: usd(r.avg_cost_usd),
     }));
   }
 
@@ -42,7 +42,7 @@ export class AnalyticsResolver {
       nodes: page.map((r) => ({
         sessionId: r.session_id,
         traceCount: Number(r.trace_count),
-        costUsd: Number(r.cost_usd),
+        costUsd: usd(r.cost_usd),
         inputTokens: Number(r.input_tokens),
         outputTokens: Number(r.output_tokens),
         firstSeen: isoOf(r.first_seen),
@@ -61,6 +61,6 @@ export class AnalyticsResolver {
     @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput,
   ): Promise<CostRow[]> {
     const rows = await (await repository(context)).costBreakdown(groupBy, filter);
-    return rows.map((r) => ({ keys: r.keys, costUsd: Number(r.cost_usd), inputTokens: Number(r.input_tokens), outputTokens: Number(r.output_tokens), spanCount: Number(r.span_count) }));
+    return rows.map((r) => ({ keys: r.keys, costUsd: usd(r.cost_usd), inputTokens: Number(r.input_tokens), outputTokens: Number(r.output_tokens), spanCount: Number(r.span_count) }));
   }
 }

@@ -158,7 +158,10 @@ export class CostRow {
   @Field(() => Float) costUsd!: number;
   @Field(() => SafeIntScalar) inputTokens!: number;
   @Field(() => SafeIntScalar) outputTokens!: number;
-  @Field(() => SafeIntScalar) spanCount!: number;
+  @Field(() => SafeIntScalar, {
+    description: "Spans in this group that own their usage. A wrapper span repeating its children's totals (an agent span carrying summed tokens) is left out: its tokens would count twice.",
+  })
+  spanCount!: number;
 }
 
 @ObjectType({ description: 'Something that happened during a span at one instant: an exception, a retry, a streamed first token.' })

@@ -1,5 +1,5 @@
 import { Args, Context, Query, Resolver } from '@nestjs/graphql';
-import { StatsRepository, isoOf } from '@spanforge/query';
+import { StatsRepository, isoOf, usd } from '@spanforge/query';
 import { projectClickHouse, type RequestContext } from '../graphql/request-context';
 import { IngestMinute, ModelStats, SpanType, SpanTypeStats, TimeRangeInput, TraceFilterInput } from './query.model';
 
@@ -27,7 +27,7 @@ export class StatsResolver {
       calls: Number(r.calls),
       inputTokens: Number(r.input_tokens),
       outputTokens: Number(r.output_tokens),
-      costUsd: Number(r.cost_usd),
+      costUsd: usd(r.cost_usd),
       ttftP50Ms: nullable(r.ttft_p50_ms),
       ttftP95Ms: nullable(r.ttft_p95_ms),
       outputTokensPerSecond: nullable(r.output_tokens_per_second),

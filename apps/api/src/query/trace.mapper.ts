@@ -1,5 +1,5 @@
 import type { TraceFiguresRow } from '@spanforge/clickhouse';
-import { isoOf, msOf, type SpanRecord } from '@spanforge/query';
+import { isoOf, msOf, usd, type SpanRecord } from '@spanforge/query';
 import { isGenAiTrace, rootSpanType } from '@spanforge/semconv';
 import { SpanKind, SpanType, StatusCode, type Span, type Trace } from './query.model';
 
@@ -21,7 +21,7 @@ export function toTrace(row: TraceFiguresRow, loopsAsked = false): TraceSource {
     startTime: isoOf(row.start_time),
     durationMs: Number(row.duration_ms),
     iterations: Number(row.iterations),
-    costUsd: Number(row.cost_usd),
+    costUsd: usd(row.cost_usd),
     inputTokens: Number(row.input_tokens),
     outputTokens: Number(row.output_tokens),
     errorCount: Number(row.error_count),
@@ -57,7 +57,7 @@ export function toSpan(record: SpanRecord, trace: Pick<TraceSource, 'genAi'>): S
     model: record.model || null,
     inputTokens: Number(record.input_tokens),
     outputTokens: Number(record.output_tokens),
-    costUsd: Number(record.cost_usd),
+    costUsd: usd(record.cost_usd),
     attributes: record.attributes ? typedAttributes(record.attributes, record.attribute_json_keys ?? []) : null,
   };
 }

@@ -101,7 +101,10 @@ export class TraceResolver {
     return records.map((r) => toSpan(r, trace));
   }
 
-  @ResolveField(() => [CriticalPathStep], { description: 'The spans, root first, that determine the trace\'s wall time (CONTRACT section 4).' })
+  @ResolveField(() => [CriticalPathStep], {
+    description:
+      "The spans, root first, that determine the trace's wall time: from a span's end, back through the child that ended last before it, then through the earlier children that ended before that child started. Parallel siblings that end earlier are off the path.",
+  })
   async criticalPath(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<CriticalPathStep[]> {
     return (await traceAnalysis(trace, context)).criticalPath.map((s) => ({ spanId: s.spanId, name: s.name, durationMs: s.durationMs, selfMs: s.selfMs }));
   }
