@@ -237,6 +237,32 @@ describe('query API', () => {
     expect(svg).not.toContain('OTHER');
   });
 
+  it('says which costs are unknown: a model without a price is UNPRICED, counted in modelStats, not shown as free', async () => {
+    const mixed = await h.newProject('unpriced-tenant');
+    const recorder = new SpanRecorder('finetune-svc');
+    const t0 = Date.UTC(2026, 10, 14, 9);
+    const root = recorder.span('answer', { 'gen_ai.operation.name': 'invoke_agent' }, { start: t0, end: t0 + 1_000 });
+    const chat = (model: string, at: number) =>
+      recorder.span(`chat ${model}`, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': model, 'gen_ai.response.model': model, 'gen_ai.usage.input_tokens': 1_000, 'gen_ai.usage.output_tokens': 500 }, { start: at, end: at + 300 }, root);
+    const known = chat(MINI.model, t0 + 10);
+    const custom = chat('my-finetune-v1', t0 + 320);
+    const tool = recorder.span('execute_tool lookup', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup' }, { start: t0 + 650, end: t0 + 700 }, root);
+    for (const span of [known, custom, tool, root]) recorder.end(span);
+    const sent = recorder.finished();
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, mixed.apiKey), sent))).toBe(true);
+    await h.waitForSpans(mixed.projectId, sent.length);
+    const traceId = root.spanContext().traceId;
+    const trace = await q<{ trace: { spans: Array<{ name: string; costUsd: number; costSource: string | null }> } }>('query($id: String!) { trace(traceId: $id) { spans { name costUsd costSource } } }', { id: traceId }, mixed.apiKey);
+    expect(trace.errors).toBeUndefined();
+    const source = Object.fromEntries(trace.data!.trace.spans.map((s) => [s.name, s.costSource]));
+    expect(source).toEqual({ answer: null, [`chat ${MINI.model}`]: 'PRICE_TABLE', 'chat my-finetune-v1': 'UNPRICED', 'execute_tool lookup': null });
+    const models = await q<{ modelStats: Array<{ model: string; calls: number; costUsd: number; unpricedCalls: number }> }>('{ modelStats { model calls costUsd unpricedCalls } }', {}, mixed.apiKey);
+    const byModel = Object.fromEntries(models.data!.modelStats.map((m) => [m.model, m]));
+    expect(byModel['my-finetune-v1']).toEqual({ model: 'my-finetune-v1', calls: 1, costUsd: 0, unpricedCalls: 1 });
+    expect(byModel[MINI.model]!.unpricedCalls).toBe(0);
+    expect(byModel[MINI.model]!.costUsd).toBeCloseTo(expectedLlmCost(sent.find((s) => s.name === `chat ${MINI.model}`)!), 9);
+  });
+
   it('suspects a loop when a tool is called three times with near-identical arguments, and not otherwise', async () => {
     const loops = await h.newProject('loop-tenant');
     const t0 = Date.UTC(2026, 10, 10, 13);

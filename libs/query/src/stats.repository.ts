@@ -18,6 +18,7 @@ export interface ModelStatsRow {
   input_tokens: number;
   output_tokens: number;
   cost_usd: number;
+  unpriced_calls: number;
   ttft_p50_ms: number | null;
   ttft_p95_ms: number | null;
   output_tokens_per_second: number | null;
@@ -91,7 +92,7 @@ export class StatsRepository {
     return this.db.rows<ModelStatsRow>(
       'query.model_stats',
       `SELECT toString(model) AS model, any(toString(provider)) AS provider, count() AS calls, sum(input_tokens) AS input_tokens,
-              sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd,
+              sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd, countIf(cost_source = 'none') AS unpriced_calls,
               if(countIf(isNotNull(ttft_ms)) = 0, NULL, quantileExactInclusiveIf(0.5)(assumeNotNull(ttft_ms), isNotNull(ttft_ms))) AS ttft_p50_ms,
               if(countIf(isNotNull(ttft_ms)) = 0, NULL, quantileExactInclusiveIf(0.95)(assumeNotNull(ttft_ms), isNotNull(ttft_ms))) AS ttft_p95_ms,
               if(sum(greatest(duration_ns / 1e9 - ifNull(ttft_ms, 0) / 1e3, 0)) = 0, NULL,

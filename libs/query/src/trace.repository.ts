@@ -17,6 +17,8 @@ export interface SpanRecord {
   input_tokens: number;
   output_tokens: number;
   cost_usd: number;
+  /** '' (nothing to price), 'explicit', 'price_table', 'override' or 'none' (no price for the model). */
+  cost_source: string;
   usage_is_aggregate: number;
   tool_name: string;
   /** Nanoseconds since the epoch, as text (exact). */
@@ -90,7 +92,7 @@ export class TraceRepository {
     const records = await this.db.rows<SpanRecord>(
       'query.trace_spans',
       `SELECT span_id, parent_span_id, name, toString(span_type) AS span_type, start_time, end_time, duration_ns,
-              toString(status_code) AS status_code, status_message, toString(kind) AS kind, model, input_tokens, output_tokens, cost_usd, usage_is_aggregate, tool_name,
+              toString(status_code) AS status_code, status_message, toString(kind) AS kind, model, input_tokens, output_tokens, cost_usd, cost_source, usage_is_aggregate, tool_name,
               toString(toUnixTimestamp64Nano(start_time)) AS start_ns, toString(toUnixTimestamp64Nano(end_time)) AS end_ns
               ${withAttributes ? ', attributes, attribute_json_keys' : ''}
        FROM spans FINAL

@@ -42,6 +42,16 @@ export enum SpanKind {
 }
 registerEnumType(CostDimension, { name: 'CostDimension' });
 registerEnumType(SpanKind, { name: 'SpanKind', description: 'The OpenTelemetry span kind.' });
+export enum CostSource {
+  EXPLICIT = 'EXPLICIT',
+  PRICE_TABLE = 'PRICE_TABLE',
+  OVERRIDE = 'OVERRIDE',
+  UNPRICED = 'UNPRICED',
+}
+registerEnumType(CostSource, {
+  name: 'CostSource',
+  description: "Where a span's cost comes from: a cost the span stated, the price table, the project's price override, or nowhere (a model without a price: its cost reads 0 but is unknown).",
+});
 
 @ObjectType()
 export class Span {
@@ -59,6 +69,7 @@ export class Span {
   @Field(() => SafeIntScalar) inputTokens!: number;
   @Field(() => SafeIntScalar) outputTokens!: number;
   @Field(() => Float) costUsd!: number;
+  @Field(() => CostSource, { nullable: true, description: 'Where costUsd comes from; null for a span with no usage to price.' }) costSource!: CostSource | null;
   @Field(() => JSONScalar, { nullable: true, description: 'Span attributes (message contents excluded: see spanDetail).' }) attributes!: Record<string, unknown> | null;
 }
 
@@ -243,6 +254,8 @@ export class ModelStats {
   @Field(() => SafeIntScalar) inputTokens!: number;
   @Field(() => SafeIntScalar) outputTokens!: number;
   @Field(() => Float) costUsd!: number;
+  @Field(() => SafeIntScalar, { description: 'Calls with usage but no price for their model: costUsd leaves them out, so a non-zero count means the cost is understated.' })
+  unpricedCalls!: number;
   @Field(() => Float, { nullable: true }) ttftP50Ms!: number | null;
   @Field(() => Float, { nullable: true }) ttftP95Ms!: number | null;
   @Field(() => Float, { nullable: true, description: 'Output tokens per second of generation time (after the first token).' }) outputTokensPerSecond!: number | null;

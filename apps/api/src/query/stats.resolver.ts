@@ -28,6 +28,7 @@ export class StatsResolver {
       inputTokens: Number(r.input_tokens),
       outputTokens: Number(r.output_tokens),
       costUsd: usd(r.cost_usd),
+      unpricedCalls: Number(r.unpriced_calls),
       ttftP50Ms: nullable(r.ttft_p50_ms),
       ttftP95Ms: nullable(r.ttft_p95_ms),
       outputTokensPerSecond: nullable(r.output_tokens_per_second),

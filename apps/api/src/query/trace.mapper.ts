@@ -1,7 +1,9 @@
 import type { TraceFiguresRow } from '@spanforge/clickhouse';
 import { isoOf, msOf, usd, type SpanRecord } from '@spanforge/query';
 import { isGenAiTrace, rootSpanType } from '@spanforge/semconv';
-import { SpanKind, SpanType, StatusCode, type Span, type Trace } from './query.model';
+import { CostSource, SpanKind, SpanType, StatusCode, type Span, type Trace } from './query.model';
+
+const COST_SOURCES: Record<string, CostSource> = { explicit: CostSource.EXPLICIT, price_table: CostSource.PRICE_TABLE, override: CostSource.OVERRIDE, none: CostSource.UNPRICED };
 
 /** What a Trace's field resolvers need but GraphQL does not show. */
 export interface TraceSource extends Trace {
@@ -58,6 +60,7 @@ export function toSpan(record: SpanRecord, trace: Pick<TraceSource, 'genAi'>): S
     inputTokens: Number(record.input_tokens),
     outputTokens: Number(record.output_tokens),
     costUsd: usd(record.cost_usd),
+    costSource: COST_SOURCES[record.cost_source] ?? null,
     attributes: record.attributes ? typedAttributes(record.attributes, record.attribute_json_keys ?? []) : null,
   };
 }
