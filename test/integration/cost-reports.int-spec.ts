@@ -75,6 +75,10 @@ describe('scheduled cost reports', () => {
       const result = await q(CREATE, { i: { ...base, ...bad } });
       expect(result.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
     }
+    // Every problem in one answer, so a schedule is fixed in one round trip.
+    const allBad = await q(CREATE, { i: { cron: 'every day', timezone: 'Mars/Olympus', window: '7 days', groupBy: ['MODEL'], webhookUrl: 'ftp://example.com/x' } });
+    const message = allBad.errors![0]!.message;
+    for (const named of ['every day', 'Mars/Olympus', '7 days', 'http or https']) expect(message).toContain(named);
   });
 
   it('runs a report now, signed, with the numbers of the spans and scores sent; CSV and HTML too', async () => {

@@ -29,6 +29,8 @@ export interface CostReportDeps {
   queue: Queue<FireJob | DeliverJob>;
   projectName: (projectId: string) => Promise<string>;
   allowPrivateWebhooks: boolean;
+  /** Where failed deliveries are reported (each attempt, with the reason). */
+  warn?: (message: string) => void;
 }
 
 /**
@@ -113,6 +115,9 @@ export class CostReportService {
     if (!schedule) return;
     const result = await deliverWebhook(schedule.webhook_url, schedule.signing_secret, report.id, JSON.stringify(report.report), this.deps.allowPrivateWebhooks);
     await this.deps.repository.recordDelivery(report.id, { delivered: result.ok, error: result.error, final: finalAttempt });
+    if (!result.ok) {
+      this.deps.warn?.(`cost report ${report.id} (schedule ${report.schedule_id}): delivery failed, ${finalAttempt ? 'last attempt, giving up' : 'will retry'}: ${result.error}`);
+    }
     if (!result.ok) throw new Error(result.error);
   }
 
@@ -153,19 +158,20 @@ export class CostReportService {
   }
 
   private async check(input: ScheduleInput) {
-    const problems = [validateCron(input.cron), validateTimezone(input.timezone)].filter((p): p is string => !!p);
-    if (problems.length) throw badInput(problems.join('; '));
-    let windowMs: number;
+    // Every problem at once, so a schedule is fixed in one round trip.
+    const problems = [validateCron(input.cron), validateTimezone(input.timezone)];
+    let windowMs = 0;
     try {
       windowMs = parseWindow(input.window);
     } catch (error) {
-      throw badInput((error as Error).message);
+      problems.push((error as Error).message);
     }
     if (!Array.isArray(input.groupBy) || input.groupBy.length === 0 || input.groupBy.some((d) => !(COST_DIMENSIONS as readonly string[]).includes(d))) {
-      throw badInput(`groupBy needs 1 to 6 of ${COST_DIMENSIONS.join(', ')}`);
+      problems.push(`groupBy needs 1 to 6 of ${COST_DIMENSIONS.join(', ')}`);
     }
-    const urlProblem = await checkWebhookUrl(input.webhookUrl, this.deps.allowPrivateWebhooks);
-    if (urlProblem) throw badInput(urlProblem);
+    problems.push(await checkWebhookUrl(input.webhookUrl, this.deps.allowPrivateWebhooks));
+    const found = problems.filter((p): p is string => !!p);
+    if (found.length) throw badInput(found.join('; '));
     return {
       cron: input.cron.trim(),
       timezone: canonicalTimezone(input.timezone),

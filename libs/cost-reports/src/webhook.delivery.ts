@@ -8,7 +8,7 @@ export async function checkWebhookUrl(url: string, allowPrivate: boolean): Promi
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   try {
     const addresses = await lookup(host, { all: true });
-    if (addresses.some((a) => ipIsPrivate(a.address))) return `webhookUrl resolves to a private address (${host})`;
+    if (addresses.some((a) => ipIsPrivate(a.address))) return `webhookUrl resolves to a private address (${host}); private webhook targets are not allowed on this server (ALLOW_PRIVATE_WEBHOOKS=true allows them, for development)`;
   } catch {
     return `webhookUrl host ${host} does not resolve`;
   }
@@ -46,6 +46,14 @@ export async function deliverWebhook(url: string, secret: string, reportId: stri
     await response.arrayBuffer().catch(() => undefined);
     return response.ok ? { ok: true } : { ok: false, error: `webhook answered ${response.status}` };
   } catch (error) {
-    return { ok: false, error: `webhook unreachable: ${(error as Error).message}` };
+    return { ok: false, error: `webhook unreachable: ${describeFetchFailure(error)}` };
   }
+}
+
+/** fetch() says only "fetch failed"; the reason (ECONNREFUSED, a timeout, a TLS error) is in its cause. */
+export function describeFetchFailure(error: unknown): string {
+  const { message, name, cause } = (error ?? {}) as { message?: string; name?: string; cause?: { code?: string; message?: string } };
+  if (name === 'TimeoutError') return 'no answer within 10 s';
+  const reason = cause?.code ?? cause?.message;
+  return reason && reason !== message ? `${message ?? 'fetch failed'} (${reason})` : (message ?? String(error));
 }

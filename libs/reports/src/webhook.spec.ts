@@ -77,7 +77,7 @@ describe('webhookUrlProblem', () => {
   it.each(['http://localhost/', 'http://LOCALHOST:3000/', 'http://localhost./', 'http://api.localhost/', 'http://a.b.localhost./'])(
     'refuses localhost names: %p',
     (url) => {
-      expect(webhookUrlProblem(url, false)).toMatch(/^webhook URL points at localhost \(.*\); private webhook targets are not allowed on this server$/);
+      expect(webhookUrlProblem(url, false)).toMatch(/^webhook URL points at localhost \(.*\); private webhook targets are not allowed on this server \(ALLOW_PRIVATE_WEBHOOKS=true allows them, for development\)$/);
     },
   );
 
@@ -121,7 +121,7 @@ describe('webhookUrlProblem', () => {
     ['http://[2002:7f00:1::]/', '[2002:7f00:1::]'],
   ])('refuses the private address in %p (seen as %s) unless private targets are allowed', (url, seenAs) => {
     expect(webhookUrlProblem(url, false)).toBe(
-      `webhook URL points at ${seenAs}, a loopback, private, link-local or reserved address; private webhook targets are not allowed on this server`,
+      `webhook URL points at ${seenAs}, a loopback, private, link-local or reserved address; private webhook targets are not allowed on this server (ALLOW_PRIVATE_WEBHOOKS=true allows them, for development)`,
     );
     expect(webhookUrlProblem(url, true)).toBeUndefined();
   });

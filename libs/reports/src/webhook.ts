@@ -78,7 +78,7 @@ export function webhookUrlProblem(url: string, allowPrivate: boolean): string | 
   if (allowPrivate) return undefined;
   // A trailing dot is the same DNS name ("localhost." is localhost).
   const host = parsed.hostname.replace(/\.+$/, '');
-  const refused = 'private webhook targets are not allowed on this server';
+  const refused = 'private webhook targets are not allowed on this server (ALLOW_PRIVATE_WEBHOOKS=true allows them, for development)';
   if (host === 'localhost' || host.endsWith('.localhost')) return `webhook URL points at localhost (${parsed.hostname}); ${refused}`;
   if (parseIp(host) && ipIsPrivate(host)) {
     return `webhook URL points at ${parsed.hostname}, a loopback, private, link-local or reserved address; ${refused}`;

@@ -147,6 +147,7 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
       queue: queues.queue<FireJob | DeliverJob>(COST_REPORTS_QUEUE) as Queue<FireJob | DeliverJob>,
       projectName: async (projectId) => (await repository.findProject(projectId))?.name ?? projectId,
       allowPrivateWebhooks: config.allowPrivateWebhooks,
+      warn: (message) => log.warn(message),
     }),
     readiness,
     metrics,
