@@ -110,6 +110,26 @@ export class TenancyRepository {
     return rows.map((r) => ({ id: r.id, tenantId, name: r.name, createdAt: r.created_at }));
   }
 
+  /** Every tenant with its projects, oldest first (two reads, whatever the number of tenants). */
+  async tenantsWithProjects(): Promise<Array<Tenant & { projects: Project[] }>> {
+    const tenants = await this.pool.query<{ id: string; name: string; created_at: Date }>('SELECT id, name, created_at FROM tenants ORDER BY created_at, name');
+    const projects = await this.pool.query<{ id: string; tenant_id: string; name: string; created_at: Date }>('SELECT id, tenant_id, name, created_at FROM projects ORDER BY created_at, name');
+    const byTenant = new Map<string, Project[]>();
+    for (const r of projects.rows) {
+      const list = byTenant.get(r.tenant_id) ?? [];
+      list.push({ id: r.id, tenantId: r.tenant_id, name: r.name, createdAt: r.created_at });
+      byTenant.set(r.tenant_id, list);
+    }
+    return tenants.rows.map((t) => ({ id: t.id, name: t.name, createdAt: t.created_at, projects: byTenant.get(t.id) ?? [] }));
+  }
+
+  /** A project's keys, newest first, revoked ones included (never their salt or hash). */
+  async apiKeysOf(projectId: string): Promise<ApiKey[]> {
+    if (!isUuid(projectId)) return [];
+    const { rows } = await this.pool.query<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE project_id = $1 ORDER BY created_at DESC, id`, [projectId]);
+    return rows.map(toApiKey);
+  }
+
   async insertApiKey(key: { tenantId: string; projectId: string; name: string | null; lookupId: string; salt: Buffer; hash: Buffer }): Promise<ApiKey> {
     const { rows } = await this.pool.query<ApiKeyRow>(
       `INSERT INTO api_keys (tenant_id, project_id, name, lookup_id, salt, hash) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,

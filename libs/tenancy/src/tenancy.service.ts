@@ -61,6 +61,15 @@ export class TenancyService {
     return apiKey;
   }
 
+  tenants(): Promise<Array<Tenant & { projects: Project[] }>> {
+    return this.repository.tenantsWithProjects();
+  }
+
+  async apiKeysOf(projectId: string): Promise<ApiKey[]> {
+    if (!(await this.repository.findProject(projectId))) throw notFound(`no project with id ${projectId}`);
+    return this.repository.apiKeysOf(projectId);
+  }
+
   findProject(id: string): Promise<Project | undefined> {
     return this.repository.findProject(id);
   }

@@ -52,6 +52,31 @@ describe('admin API (GraphQL, CONTRACT section 2)', () => {
     expect(refused.errors![0]!.extensions!.code).toBe('UNAUTHENTICATED');
   });
 
+  it('lists tenants with their projects, and a project\'s keys with their prefixes, to the admin only', async () => {
+    const { tenant, project } = await infra.tenancy.createTenant('Listed');
+    const extra = await infra.tenancy.createProject(tenant.id, 'support-bot');
+    const first = await infra.tenancy.createApiKey(project.id, 'ci');
+    const second = await infra.tenancy.createApiKey(project.id, 'prod');
+    await infra.tenancy.revokeApiKey(first.apiKey.id);
+    const listed = await graphql<{ tenants: Array<{ id: string; name: string; projects: Array<{ id: string; name: string }> }> }>(url, '{ tenants { id name projects { id name } } }', {}, ADMIN);
+    expect(listed.errors).toBeUndefined();
+    expect(listed.data!.tenants.find((t) => t.id === tenant.id)).toEqual({ id: tenant.id, name: 'Listed', projects: [{ id: project.id, name: 'default' }, { id: extra.id, name: 'support-bot' }] });
+    const keys = await graphql<{ apiKeys: Array<{ id: string; name: string; prefix: string; revokedAt: string | null }> }>(url, 'query($p: ID!) { apiKeys(projectId: $p) { id name prefix revokedAt } }', { p: project.id }, ADMIN);
+    expect(keys.errors).toBeUndefined();
+    expect(keys.data!.apiKeys.map((k) => [k.id, k.name, k.revokedAt === null])).toEqual([
+      [second.apiKey.id, 'prod', true],
+      [first.apiKey.id, 'ci', false],
+    ]);
+    for (const [key, made] of [[keys.data!.apiKeys[0]!, second], [keys.data!.apiKeys[1]!, first]] as const) expect(made.secret.startsWith(`${key.prefix}_`)).toBe(true);
+    // Never the secrets, and not for a project key.
+    expect(JSON.stringify(keys)).not.toContain(first.secret);
+    expect(JSON.stringify(keys)).not.toContain(second.secret);
+    expect((await graphql(url, '{ tenants { id } }', {}, second.secret)).errors![0]!.extensions!.code).toBe('FORBIDDEN');
+    expect((await graphql(url, 'query($p: ID!) { apiKeys(projectId: $p) { id } }', { p: project.id }, second.secret)).errors![0]!.extensions!.code).toBe('FORBIDDEN');
+    const unknown = await graphql(url, '{ apiKeys(projectId: "00000000-0000-0000-0000-000000000000") { id } }', {}, ADMIN);
+    expect(unknown.errors![0]!.extensions!.code).toBe('NOT_FOUND');
+  });
+
   it.each([
     ['no token', undefined],
     ['a wrong token', 'wrong-token-wrong-token'],

@@ -31,6 +31,18 @@ export class TenancyResolver {
     return context.infra.tenancy.revokeApiKey(id);
   }
 
+  @Query(() => [TenantModel], { description: 'Every tenant with its projects, oldest first (admin token).' })
+  async tenants(@Context() context: RequestContext): Promise<TenantModel[]> {
+    await requireAdmin(context);
+    return context.infra.tenancy.tenants();
+  }
+
+  @Query(() => [ApiKeyModel], { description: "A project's API keys, newest first, revoked ones included; their prefixes, never their secrets (admin token)." })
+  async apiKeys(@Args('projectId', { type: () => ID }) projectId: string, @Context() context: RequestContext): Promise<ApiKeyModel[]> {
+    await requireAdmin(context);
+    return context.infra.tenancy.apiKeysOf(projectId);
+  }
+
   @Query(() => ProjectModel, { description: 'The project the bearer API key belongs to.' })
   async currentProject(@Context() context: RequestContext): Promise<ProjectModel> {
     const scope = await requireProject(context);
