@@ -82,6 +82,10 @@ describe('feedback', () => {
     await expect400({ name: 'n', value: 1, comment: 'c'.repeat(4_001) }, /comment/);
     await expect400({ name: 'n', value: { nested: true } }, /number, a boolean or a string/);
     expect((await post({ traceId: 'nothex', name: 'n', value: 1 }, project.apiKey)).status).toBe(400);
+    // A body that is not JSON is refused before any handler runs, in the same shape.
+    const notJson = await fetch(`${api}/v1/feedback`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${project.apiKey}` }, body: '{"traceId": ' });
+    expect(notJson.status).toBe(400);
+    expect(await notJson.json()).toEqual({ error: { code: 'BAD_USER_INPUT', message: expect.stringMatching(/JSON/i) } });
     expect((await post({ traceId: traceIds[0], name: 'tone', value: 'friendly' }, project.apiKey)).status).toBe(202);
     const invalid = await q<{ createScoreConfig: unknown }>('mutation { createScoreConfig(input: { name: "bad", dataType: TEXT, minValue: 1 }) { name } }');
     expect(invalid.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');

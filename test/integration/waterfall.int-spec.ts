@@ -52,10 +52,16 @@ describe('trace waterfall picture', () => {
 
   it('is served as SVG with the project key only', async () => {
     const url = `${api}/v1/traces/${traceId}/waterfall.svg`;
-    expect((await fetch(url)).status).toBe(401);
+    // Refusals in the REST error shape, with the codes GraphQL uses.
+    const refusal = async (response: Response) => ({ status: response.status, body: (await response.json()) as unknown });
+    expect(await refusal(await fetch(url))).toEqual({ status: 401, body: { error: { code: 'UNAUTHENTICATED', message: 'a valid project API key is required' } } });
     const other = await h.newProject();
-    expect((await fetch(url, { headers: { authorization: `Bearer ${other.apiKey}` } })).status).toBe(404);
-    expect((await fetch(`${api}/v1/traces/not-hex/waterfall.svg`, { headers: { authorization: `Bearer ${project.apiKey}` } })).status).toBe(400);
+    expect(await refusal(await fetch(url, { headers: { authorization: `Bearer ${other.apiKey}` } }))).toEqual({ status: 404, body: { error: { code: 'NOT_FOUND', message: 'no such trace in this project' } } });
+    expect(await refusal(await fetch(`${api}/v1/traces/not-hex/waterfall.svg`, { headers: { authorization: `Bearer ${project.apiKey}` } }))).toEqual({
+      status: 400,
+      body: { error: { code: 'BAD_USER_INPUT', message: 'traceId must be 32 hex characters' } },
+    });
+    expect(await refusal(await fetch(`${api}/v1/no-such-route`))).toEqual({ status: 404, body: { error: { code: 'NOT_FOUND', message: expect.stringContaining('/v1/no-such-route') } } });
     const response = await fetch(url, { headers: { authorization: `Bearer ${project.apiKey}` } });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('image/svg+xml');

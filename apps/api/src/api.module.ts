@@ -3,7 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import type { Infrastructure } from '@spanforge/runtime';
 import { TenancyResolver } from './admin/tenancy.resolver';
 import { graphqlModule, type GraphqlDriver } from './graphql/graphql.drivers';
-import { GraphqlPassthroughFilter } from './graphql/passthrough.filter';
+import { ApiExceptionFilter } from './api-exception.filter';
 import { HealthController } from './health/health.controller';
 import { INFRASTRUCTURE } from './infrastructure.token';
 import { AnalyticsResolver } from './query/analytics.resolver';
@@ -23,7 +23,7 @@ export class ApiModule {
       module: ApiModule,
       imports: [graphqlModule(infra, driver)],
       controllers: [HealthController, WaterfallController, FeedbackController, CostReportController],
-      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useClass: GraphqlPassthroughFilter }, TenancyResolver, TraceResolver, AnalyticsResolver, StatsResolver, FeedbackResolver, CostReportResolver],
+      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useFactory: () => new ApiExceptionFilter((message, error) => infra.log.error(message, error)) }, TenancyResolver, TraceResolver, AnalyticsResolver, StatsResolver, FeedbackResolver, CostReportResolver],
     };
   }
 }

@@ -1,9 +1,11 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { RouteOptions } from 'fastify';
+import { ErrorCode } from '@spanforge/errors';
 import type { Infrastructure } from '@spanforge/runtime';
 import { ApiModule } from './api.module';
 import { allowBrowserFeedback } from './feedback/feedback.cors';
+import { codeOfStatus, sendError } from './rest-errors';
 import type { GraphqlDriver } from './graphql/graphql.drivers';
 
 export interface RunningServer {
@@ -27,6 +29,15 @@ export async function startApiServer(infra: Infrastructure, options: { driver?: 
   const adapter = new FastifyAdapter({ bodyLimit: 1024 * 1024 });
   adapter.getInstance().addHook('onRoute', writeGraphqlAnswersAsJson);
   allowBrowserFeedback(adapter.getInstance());
+  // Fastify refuses some requests before Nest sees them (a JSON body that does not parse): same shape as every other REST refusal.
+  adapter.getInstance().setErrorHandler(async (error: Error & { statusCode?: number }, _request, reply) => {
+    const status = error.statusCode ?? 500;
+    if (status >= 500) {
+      infra.log.error('REST request failed', error);
+      return sendError(reply, ErrorCode.INTERNAL, 'internal error');
+    }
+    return sendError(reply, codeOfStatus(status), error.message);
+  });
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(infra, options.driver), adapter, {
     logger: infra.config.logLevel === 'debug' ? ['error', 'warn', 'log', 'debug'] : ['error', 'warn'],
     abortOnError: false,

@@ -5,8 +5,7 @@ import { isFeedbackToken, type FeedbackInput } from '@spanforge/feedback';
 import type { Infrastructure } from '@spanforge/runtime';
 import { credentialFrom } from '@spanforge/tenancy';
 import { INFRASTRUCTURE } from '../infrastructure.token';
-
-const STATUS: Partial<Record<ErrorCode, number>> = { [ErrorCode.BAD_USER_INPUT]: 400, [ErrorCode.UNAUTHENTICATED]: 401, [ErrorCode.FORBIDDEN]: 403, [ErrorCode.UNAVAILABLE]: 503 };
+import { sendError } from '../rest-errors';
 
 /**
  * `POST /v1/feedback` (CONTRACT section 3) with a project key, or with a feedback token made by
@@ -35,8 +34,7 @@ export class FeedbackController {
       await reply.status(202).send({ id: record.id });
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      if (error.code === ErrorCode.UNAVAILABLE) void reply.header('retry-after', '1');
-      await reply.status(STATUS[error.code] ?? 500).send({ error: { code: error.code, message: error.message } });
+      await sendError(reply, error.code, error.message);
     }
   }
 }
