@@ -49,6 +49,8 @@ describe('all-in-one server on embedded services', () => {
     developmentKey = decodeURIComponent(/^OTEL_EXPORTER_OTLP_HEADERS=authorization=(\S+)$/m.exec(out)![1]!).replace(/^Bearer /, '');
     expect(out).toContain(`GraphQL    http://localhost:${ports.API_PORT}/graphql`);
     expect(out).toContain(`OTLP/gRPC  localhost:${ports.OTLP_GRPC_PORT}`);
+    // A clean start says nothing on stderr: no framework warnings for an operator to puzzle over.
+    expect(server.stderr()).not.toMatch(/Warning|FSTWRN|DeprecationWarning/);
     for (const port of [ports.API_PORT, ports.OTLP_HTTP_PORT]) {
       expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);

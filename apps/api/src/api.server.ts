@@ -15,6 +15,23 @@ export interface RunningServer {
 }
 
 /**
+ * Nest installs its exception layer as Fastify's error handler only after it has registered the
+ * routes, and in Fastify 5 a route keeps the handler in force when it was registered: the routes
+ * would use Fastify's default, and Nest's late call only makes Fastify warn that a handler is being
+ * replaced. The API's own handler is installed first (so every route uses it) and Nest's call is
+ * left out; errors inside controllers still go through Nest's filters (ApiExceptionFilter).
+ */
+class ApiFastifyAdapter extends FastifyAdapter {
+  instanceErrorHandler(handler: Parameters<FastifyAdapter['setErrorHandler']>[0]): void {
+    this.getInstance().setErrorHandler(handler);
+  }
+
+  override setErrorHandler(): ReturnType<FastifyAdapter['setErrorHandler']> {
+    return this.getInstance();
+  }
+}
+
+/**
  * Mercurius declares a JSON schema for its answers, so Fastify writes them with a serializer
  * compiled from it. That schema says nothing about `data` (any object), so the serializer only adds
  * work over JSON.stringify (~25 % on a 23 KB answer), and it types error paths as strings, writing
@@ -26,11 +43,12 @@ function writeGraphqlAnswersAsJson(route: RouteOptions): void {
 
 /** Starts GraphQL + REST on API_PORT and registers its shutdown step (stop accepting first). */
 export async function startApiServer(infra: Infrastructure, options: { driver?: GraphqlDriver } = {}): Promise<RunningServer> {
-  const adapter = new FastifyAdapter({ bodyLimit: 1024 * 1024 });
+  const adapter = new ApiFastifyAdapter({ bodyLimit: 1024 * 1024 });
   adapter.getInstance().addHook('onRoute', writeGraphqlAnswersAsJson);
   allowBrowserFeedback(adapter.getInstance());
   // Fastify refuses some requests before Nest sees them (a JSON body that does not parse): same shape as every other REST refusal.
-  adapter.getInstance().setErrorHandler(async (error: Error & { statusCode?: number }, _request, reply) => {
+  adapter.instanceErrorHandler(async (caught: unknown, _request, reply) => {
+    const error = caught as Error & { statusCode?: number };
     const status = error.statusCode ?? 500;
     if (status >= 500) {
       infra.log.error('REST request failed', error);

@@ -120,5 +120,9 @@ describe('admin API (GraphQL, CONTRACT section 2)', () => {
     const metrics = await fetch(`${url}/metrics`);
     expect(metrics.headers.get('content-type')).toContain('text/plain');
     expect(await metrics.text()).toContain('spanforge_process_cpu_user_seconds_total');
+    // The API's address itself says where things are, instead of a 404.
+    const index = await fetch(`${url}/`);
+    expect(index.status).toBe(200);
+    expect(await index.json()).toMatchObject({ graphql: expect.stringContaining('POST /graphql'), otlp: expect.stringContaining(`:${infra.config.ports.otlpHttp}/v1/traces`) });
   });
 });

@@ -8,6 +8,20 @@ import { INFRASTRUCTURE } from '../infrastructure.token';
 export class HealthController {
   constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
 
+  /** What a person opening the API's address in a browser is looking for: where things are. */
+  @Get()
+  index(): Record<string, unknown> {
+    return {
+      service: 'spanforge API',
+      graphql: 'POST /graphql with a project API key as bearer (admin token for tenants, projects and keys)',
+      feedback: 'POST /v1/feedback',
+      waterfall: 'GET /v1/traces/:traceId/waterfall.svg',
+      reports: 'GET /v1/reports/:id.csv, /v1/reports/:id.html',
+      health: ['/healthz', '/readyz', '/metrics'],
+      otlp: `OTLP traces go to the gateway: http://<host>:${this.infra.config.ports.otlpHttp}/v1/traces (HTTP), port ${this.infra.config.ports.otlpGrpc} (gRPC)`,
+    };
+  }
+
   @Get('healthz')
   healthz(): { status: string } {
     return { status: 'ok' };
