@@ -263,6 +263,44 @@ describe('query API', () => {
     expect(byModel[MINI.model]!.costUsd).toBeCloseTo(expectedLlmCost(sent.find((s) => s.name === `chat ${MINI.model}`)!), 9);
   });
 
+  it("prices a project's spans by the model price its admin set, and lists and removes that price", async () => {
+    const priced = await h.newProject('own-prices-tenant');
+    const admin = h.infra.adminToken!;
+    const SET = 'mutation($i: ModelPriceInput!) { setModelPrice(input: $i) { id model inputPerMTok outputPerMTok cacheReadPerMTok effectiveFrom } }';
+    // A negative price and a project key are refused, and nothing is stored.
+    expect((await q(SET, { i: { projectId: priced.projectId, model: MINI.model, inputPerMTok: -1, outputPerMTok: 2 } }, admin)).errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
+    expect((await q(SET, { i: { projectId: priced.projectId, model: MINI.model, inputPerMTok: 1, outputPerMTok: 2 } }, priced.apiKey)).errors![0]!.extensions!.code).toBe('FORBIDDEN');
+    const set = await q<{ setModelPrice: { id: string; model: string; inputPerMTok: number; outputPerMTok: number; cacheReadPerMTok: number | null; effectiveFrom: string } }>(
+      SET,
+      { i: { projectId: priced.projectId, model: MINI.model, inputPerMTok: 100, outputPerMTok: 400, cacheReadPerMTok: 10 } },
+      admin,
+    );
+    expect(set.errors).toBeUndefined();
+    expect(set.data!.setModelPrice).toMatchObject({ model: MINI.model, inputPerMTok: 100, outputPerMTok: 400, cacheReadPerMTok: 10, effectiveFrom: '1970-01-01T00:00:00.000Z' });
+    const listed = await q<{ modelPrices: Array<{ id: string }> }>('query($p: ID!) { modelPrices(projectId: $p) { id } }', { p: priced.projectId }, admin);
+    expect(listed.data!.modelPrices.map((p) => p.id)).toEqual([set.data!.setModelPrice.id]);
+
+    const recorder = new SpanRecorder('priced-svc');
+    const t0 = Date.UTC(2026, 10, 15, 9);
+    const call = recorder.span(`chat ${MINI.model}`, {
+      'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': MINI.provider, 'gen_ai.request.model': MINI.model, 'gen_ai.response.model': MINI.model,
+      'gen_ai.usage.input_tokens': MINI.input, 'gen_ai.usage.cache_read.input_tokens': MINI.cacheRead, 'gen_ai.usage.output_tokens': MINI.output,
+    }, { start: t0, end: t0 + 500 });
+    recorder.end(call);
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, priced.apiKey), recorder.finished()))).toBe(true);
+    await h.waitForSpans(priced.projectId, 1);
+    const trace = await q<{ trace: { costUsd: number; spans: Array<{ costUsd: number; costSource: string }> } }>('query($id: String!) { trace(traceId: $id) { costUsd spans { costUsd costSource } } }', { id: call.spanContext().traceId }, priced.apiKey);
+    // Uncached input at 100, cached input at 10, output at 400 USD per million tokens.
+    const expected = ((MINI.input - MINI.cacheRead) * 100 + MINI.cacheRead * 10 + MINI.output * 400) / 1e6;
+    expect(trace.data!.trace.spans[0]!.costSource).toBe('OVERRIDE');
+    expect(trace.data!.trace.spans[0]!.costUsd).toBeCloseTo(expected, 9);
+    expect(expected).not.toBeCloseTo(expectedLlmCost(recorder.finished()[0]!), 6);
+
+    const removed = await q<{ deleteModelPrice: { id: string } }>('mutation($id: ID!) { deleteModelPrice(id: $id) { id } }', { id: set.data!.setModelPrice.id }, admin);
+    expect(removed.data!.deleteModelPrice.id).toBe(set.data!.setModelPrice.id);
+    expect((await q<{ modelPrices: unknown[] }>('query($p: ID!) { modelPrices(projectId: $p) { id } }', { p: priced.projectId }, admin)).data!.modelPrices).toEqual([]);
+  });
+
   it('suspects a loop when a tool is called three times with near-identical arguments, and not otherwise', async () => {
     const loops = await h.newProject('loop-tenant');
     const t0 = Date.UTC(2026, 10, 10, 13);

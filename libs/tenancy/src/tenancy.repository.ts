@@ -16,8 +16,12 @@ interface ApiKeyRow {
   last_used_at: Date | null;
 }
 
+const PRICE_COLUMNS = 'id, project_id, model, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, effective_from, created_at';
+
 export interface PriceOverrideRow {
   id: string;
+  project_id: string;
+  created_at: Date;
   model: string;
   input_per_mtok: number;
   output_per_mtok: number;
@@ -179,11 +183,29 @@ export class TenancyRepository {
     return { spansPerSecond: row?.s ?? null, bytesPerSecond: row?.b == null ? null : Number(row.b) };
   }
 
+  /** Sets a model's prices from an instant on (the same model and instant again replaces them). */
+  async upsertPriceOverride(o: { tenantId: string; projectId: string; model: string; inputPerMTok: number; outputPerMTok: number; cacheReadPerMTok: number | null; cacheWritePerMTok: number | null; effectiveFrom: Date }): Promise<PriceOverrideRow> {
+    const { rows } = await this.pool.query<PriceOverrideRow>(
+      `INSERT INTO model_price_overrides (tenant_id, project_id, model, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, effective_from)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (project_id, model, effective_from) DO UPDATE SET input_per_mtok = EXCLUDED.input_per_mtok, output_per_mtok = EXCLUDED.output_per_mtok,
+         cache_read_per_mtok = EXCLUDED.cache_read_per_mtok, cache_write_per_mtok = EXCLUDED.cache_write_per_mtok
+       RETURNING ${PRICE_COLUMNS}`,
+      [o.tenantId, o.projectId, o.model, o.inputPerMTok, o.outputPerMTok, o.cacheReadPerMTok, o.cacheWritePerMTok, o.effectiveFrom],
+    );
+    return rows[0]!;
+  }
+
+  async deletePriceOverride(id: string): Promise<PriceOverrideRow | undefined> {
+    if (!isUuid(id)) return undefined;
+    const { rows } = await this.pool.query<PriceOverrideRow>(`DELETE FROM model_price_overrides WHERE id = $1 RETURNING ${PRICE_COLUMNS}`, [id]);
+    return rows[0];
+  }
+
   /** A project's price overrides (USD per million tokens), oldest first. */
   async priceOverrides(projectId: string): Promise<PriceOverrideRow[]> {
     const { rows } = await this.pool.query<PriceOverrideRow>(
-      `SELECT id, model, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, effective_from
-       FROM model_price_overrides WHERE project_id = $1 ORDER BY effective_from, model`,
+      `SELECT ${PRICE_COLUMNS} FROM model_price_overrides WHERE project_id = $1 ORDER BY effective_from, model`,
       [projectId],
     );
     return rows;

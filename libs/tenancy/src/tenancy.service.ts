@@ -2,7 +2,8 @@ import { badInput, notFound } from '@spanforge/errors';
 import { generateSecret, hashSecret, newSalt } from './api-key.secret';
 import type { ApiKeyVerifier } from './api-key.verifier';
 import type { ApiKey, Project, Tenant } from './tenancy.model';
-import type { TenancyRepository } from './tenancy.repository';
+import type { PriceOverrideRow, TenancyRepository } from './tenancy.repository';
+import { PriceTable, type PriceOverride } from '@spanforge/pricing';
 
 export const DEFAULT_PROJECT_NAME = 'default';
 const MAX_NAME = 200;
@@ -70,6 +71,53 @@ export class TenancyService {
     return this.repository.apiKeysOf(projectId);
   }
 
+  /** A project's own model prices (USD per million tokens), oldest first. */
+  async modelPrices(projectId: string): Promise<PriceOverrideRow[]> {
+    if (!(await this.repository.findProject(projectId))) throw notFound(`no project with id ${projectId}`);
+    return this.repository.priceOverrides(projectId);
+  }
+
+  /**
+   * Sets a model's price for one project from an instant on. Checked together with the project's
+   * other prices, the way the worker builds its price table, so a stored price never stops a worker
+   * from pricing the project's spans. Spans already stored keep their cost.
+   */
+  async setModelPrice(input: ModelPriceInput): Promise<PriceOverrideRow> {
+    const project = await this.repository.findProject(input.projectId);
+    if (!project) throw notFound(`no project with id ${input.projectId}`);
+    const model = cleanName(input.model, 'model');
+    const effectiveFrom = input.effectiveFrom ?? new Date(0);
+    if (Number.isNaN(effectiveFrom.getTime())) throw badInput('effectiveFrom must be a valid instant');
+    const candidate: PriceOverride = {
+      id: 'new',
+      model,
+      inputPerMTok: input.inputPerMTok,
+      outputPerMTok: input.outputPerMTok,
+      cacheReadPerMTok: input.cacheReadPerMTok ?? null,
+      cacheWritePerMTok: input.cacheWritePerMTok ?? null,
+      effectiveFrom,
+    };
+    const others = (await this.repository.priceOverrides(project.id)).filter((row) => !(row.model === model && row.effective_from.getTime() === effectiveFrom.getTime()));
+    // Throws BAD_USER_INPUT naming every problem (a negative price, a name another price already claims).
+    PriceTable.bundled().withOverrides([...others.map(toPriceOverride), candidate]);
+    return this.repository.upsertPriceOverride({
+      tenantId: project.tenantId,
+      projectId: project.id,
+      model,
+      inputPerMTok: input.inputPerMTok,
+      outputPerMTok: input.outputPerMTok,
+      cacheReadPerMTok: input.cacheReadPerMTok ?? null,
+      cacheWritePerMTok: input.cacheWritePerMTok ?? null,
+      effectiveFrom,
+    });
+  }
+
+  async deleteModelPrice(id: string): Promise<PriceOverrideRow> {
+    const row = await this.repository.deletePriceOverride(id);
+    if (!row) throw notFound(`no model price with id ${id}`);
+    return row;
+  }
+
   findProject(id: string): Promise<Project | undefined> {
     return this.repository.findProject(id);
   }
@@ -77,4 +125,27 @@ export class TenancyService {
   projectsOf(tenantId: string): Promise<Project[]> {
     return this.repository.projectsOf(tenantId);
   }
+}
+
+export interface ModelPriceInput {
+  projectId: string;
+  model: string;
+  inputPerMTok: number;
+  outputPerMTok: number;
+  cacheReadPerMTok?: number | null;
+  cacheWritePerMTok?: number | null;
+  effectiveFrom?: Date | null;
+}
+
+/** A stored price as the pricing library takes it. */
+export function toPriceOverride(row: PriceOverrideRow): PriceOverride {
+  return {
+    id: row.id,
+    model: row.model,
+    inputPerMTok: row.input_per_mtok,
+    outputPerMTok: row.output_per_mtok,
+    cacheReadPerMTok: row.cache_read_per_mtok,
+    cacheWritePerMTok: row.cache_write_per_mtok,
+    effectiveFrom: row.effective_from,
+  };
 }

@@ -1,4 +1,4 @@
-import { Field, ID, InputType, ObjectType } from '@nestjs/graphql';
+import { Field, Float, ID, InputType, ObjectType } from '@nestjs/graphql';
 
 @ObjectType('Project')
 export class ProjectModel {
@@ -48,4 +48,28 @@ export class CreateProjectInput {
 export class CreateApiKeyInput {
   @Field(() => ID) projectId!: string;
   @Field(() => String, { nullable: true }) name?: string | null;
+}
+
+@ObjectType('ModelPrice', { description: "A project's own price for a model (USD per million tokens), in force from effectiveFrom; it wins over the bundled price table." })
+export class ModelPriceModel {
+  @Field(() => ID) id!: string;
+  @Field(() => ID) projectId!: string;
+  @Field({ description: 'The model name as spans carry it (gen_ai.response.model, else gen_ai.request.model).' }) model!: string;
+  @Field(() => Float) inputPerMTok!: number;
+  @Field(() => Float) outputPerMTok!: number;
+  @Field(() => Float, { nullable: true, description: 'Cached input tokens; when null, the input price.' }) cacheReadPerMTok!: number | null;
+  @Field(() => Float, { nullable: true, description: 'Cache writes; when null, the input price.' }) cacheWritePerMTok!: number | null;
+  @Field() effectiveFrom!: Date;
+  @Field() createdAt!: Date;
+}
+
+@InputType()
+export class ModelPriceInput {
+  @Field(() => ID) projectId!: string;
+  @Field() model!: string;
+  @Field(() => Float) inputPerMTok!: number;
+  @Field(() => Float) outputPerMTok!: number;
+  @Field(() => Float, { nullable: true }) cacheReadPerMTok?: number | null;
+  @Field(() => Float, { nullable: true }) cacheWritePerMTok?: number | null;
+  @Field(() => Date, { nullable: true, description: 'From when the price applies (by span start); absent means always.' }) effectiveFrom?: Date | null;
 }

@@ -1,7 +1,22 @@
 import { Args, Context, ID, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { notFound } from '@spanforge/errors';
 import { requireAdmin, requireProject, type RequestContext } from '../graphql/request-context';
-import { ApiKeyModel, CreateApiKeyInput, CreateProjectInput, CreateTenantInput, CreatedApiKeyModel, ProjectModel, TenantModel } from './tenancy.model';
+import type { PriceOverrideRow } from '@spanforge/tenancy';
+import { ApiKeyModel, CreateApiKeyInput, CreateProjectInput, CreateTenantInput, CreatedApiKeyModel, ModelPriceInput, ModelPriceModel, ProjectModel, TenantModel } from './tenancy.model';
+
+function toModelPrice(row: PriceOverrideRow): ModelPriceModel {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    model: row.model,
+    inputPerMTok: Number(row.input_per_mtok),
+    outputPerMTok: Number(row.output_per_mtok),
+    cacheReadPerMTok: row.cache_read_per_mtok == null ? null : Number(row.cache_read_per_mtok),
+    cacheWritePerMTok: row.cache_write_per_mtok == null ? null : Number(row.cache_write_per_mtok),
+    effectiveFrom: row.effective_from,
+    createdAt: row.created_at,
+  };
+}
 
 /** CONTRACT section 2: admin mutations behind ADMIN_TOKEN; `currentProject` for a project key. */
 @Resolver()
@@ -41,6 +56,26 @@ export class TenancyResolver {
   async apiKeys(@Args('projectId', { type: () => ID }) projectId: string, @Context() context: RequestContext): Promise<ApiKeyModel[]> {
     await requireAdmin(context);
     return context.infra.tenancy.apiKeysOf(projectId);
+  }
+
+  @Query(() => [ModelPriceModel], { description: "A project's own model prices, oldest first (admin token)." })
+  async modelPrices(@Args('projectId', { type: () => ID }) projectId: string, @Context() context: RequestContext): Promise<ModelPriceModel[]> {
+    await requireAdmin(context);
+    return (await context.infra.tenancy.modelPrices(projectId)).map(toModelPrice);
+  }
+
+  @Mutation(() => ModelPriceModel, {
+    description: "Sets a model's price for one project from effectiveFrom on (the same model and instant again replaces it). Workers use it within a minute, for spans ingested from then on; stored spans keep their cost.",
+  })
+  async setModelPrice(@Args('input') input: ModelPriceInput, @Context() context: RequestContext): Promise<ModelPriceModel> {
+    await requireAdmin(context);
+    return toModelPrice(await context.infra.tenancy.setModelPrice(input));
+  }
+
+  @Mutation(() => ModelPriceModel, { description: 'Removes a project price; spans ingested afterwards are priced by the bundled table again.' })
+  async deleteModelPrice(@Args('id', { type: () => ID }) id: string, @Context() context: RequestContext): Promise<ModelPriceModel> {
+    await requireAdmin(context);
+    return toModelPrice(await context.infra.tenancy.deleteModelPrice(id));
   }
 
   @Query(() => ProjectModel, { description: 'The project the bearer API key belongs to.' })

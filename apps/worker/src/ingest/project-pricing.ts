@@ -1,5 +1,5 @@
 import type { PriceOverride } from '@spanforge/pricing';
-import type { PriceOverrideRow, TenancyRepository } from '@spanforge/tenancy';
+import { toPriceOverride, type TenancyRepository } from '@spanforge/tenancy';
 
 /** A project's overrides change rarely; a change reaches every worker within this time. */
 const TTL_MS = 60_000;
@@ -14,20 +14,8 @@ export class ProjectPricing {
     const now = Date.now();
     const cached = this.cache.get(projectId);
     if (cached && cached.expiresAt > now) return cached.overrides;
-    const overrides = (await this.repository.priceOverrides(projectId)).map(toOverride);
+    const overrides = (await this.repository.priceOverrides(projectId)).map(toPriceOverride);
     this.cache.set(projectId, { overrides, expiresAt: now + TTL_MS });
     return overrides;
   }
-}
-
-function toOverride(row: PriceOverrideRow): PriceOverride {
-  return {
-    id: row.id,
-    model: row.model,
-    inputPerMTok: row.input_per_mtok,
-    outputPerMTok: row.output_per_mtok,
-    cacheReadPerMTok: row.cache_read_per_mtok,
-    cacheWritePerMTok: row.cache_write_per_mtok,
-    effectiveFrom: row.effective_from,
-  };
 }
