@@ -1,11 +1,10 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { RouteOptions } from 'fastify';
-import { ErrorCode } from '@spanforge/errors';
 import type { Infrastructure } from '@spanforge/runtime';
 import { ApiModule } from './api.module';
 import { allowBrowserFeedback } from './feedback/feedback.cors';
-import { codeOfStatus, sendError } from './rest-errors';
+import { sendFailure } from './rest-errors';
 import type { GraphqlDriver } from './graphql/graphql.drivers';
 
 export interface RunningServer {
@@ -22,10 +21,6 @@ export interface RunningServer {
  * left out; errors inside controllers still go through Nest's filters (ApiExceptionFilter).
  */
 class ApiFastifyAdapter extends FastifyAdapter {
-  instanceErrorHandler(handler: Parameters<FastifyAdapter['setErrorHandler']>[0]): void {
-    this.getInstance().setErrorHandler(handler);
-  }
-
   override setErrorHandler(): ReturnType<FastifyAdapter['setErrorHandler']> {
     return this.getInstance();
   }
@@ -47,15 +42,7 @@ export async function startApiServer(infra: Infrastructure, options: { driver?: 
   adapter.getInstance().addHook('onRoute', writeGraphqlAnswersAsJson);
   allowBrowserFeedback(adapter.getInstance());
   // Fastify refuses some requests before Nest sees them (a JSON body that does not parse): same shape as every other REST refusal.
-  adapter.instanceErrorHandler(async (caught: unknown, _request, reply) => {
-    const error = caught as Error & { statusCode?: number };
-    const status = error.statusCode ?? 500;
-    if (status >= 500) {
-      infra.log.error('REST request failed', error);
-      return sendError(reply, ErrorCode.INTERNAL, 'internal error');
-    }
-    return sendError(reply, codeOfStatus(status), error.message);
-  });
+  adapter.getInstance().setErrorHandler((error, _request, reply) => sendFailure(reply, error, (message, cause) => infra.log.error(message, cause)));
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(infra, options.driver), adapter, {
     logger: infra.config.logLevel === 'debug' ? ['error', 'warn', 'log', 'debug'] : ['error', 'warn'],
     abortOnError: false,

@@ -1,5 +1,6 @@
+import { HttpException } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { ErrorCode } from '@spanforge/errors';
+import { DomainError, ErrorCode } from '@spanforge/errors';
 
 /** The HTTP status of each error code on the API's REST endpoints. */
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -19,8 +20,30 @@ export async function sendError(reply: FastifyReply, code: ErrorCode, message: s
   await reply.status(HTTP_STATUS[code]).send({ error: { code, message } });
 }
 
+/**
+ * Answers any failure of a REST request: a domain error with its code; what Fastify or Nest refused
+ * (a body that is not JSON, one too large, an unknown route: a 4xx status) as what it is; anything
+ * else as INTERNAL with a generic message, the cause to `logError` only.
+ */
+export function sendFailure(reply: FastifyReply, failure: unknown, logError: (message: string, error: unknown) => void): Promise<void> {
+  if (failure instanceof DomainError) return sendError(reply, failure.code, failure.message);
+  const status = failure instanceof HttpException ? failure.getStatus() : (failure as { statusCode?: unknown } | undefined)?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return sendError(reply, codeOfStatus(status), failure instanceof HttpException ? httpMessage(failure) : (failure as Error).message);
+  }
+  logError('REST request failed', failure);
+  return sendError(reply, ErrorCode.INTERNAL, 'internal error');
+}
+
+function httpMessage(exception: HttpException): string {
+  const response = exception.getResponse();
+  if (typeof response === 'string') return response;
+  const message = (response as { message?: unknown }).message;
+  return Array.isArray(message) ? message.join('; ') : typeof message === 'string' ? message : exception.message;
+}
+
 /** The code of an HTTP status a framework gave a refused request (a body that is not JSON, too large, a route that does not exist). */
-export function codeOfStatus(status: number): ErrorCode {
+function codeOfStatus(status: number): ErrorCode {
   if (status === 401) return ErrorCode.UNAUTHENTICATED;
   if (status === 403) return ErrorCode.FORBIDDEN;
   if (status === 404) return ErrorCode.NOT_FOUND;

@@ -5,7 +5,6 @@ import { isFeedbackToken, type FeedbackInput } from '@spanforge/feedback';
 import type { Infrastructure } from '@spanforge/runtime';
 import { credentialFrom } from '@spanforge/tenancy';
 import { INFRASTRUCTURE } from '../infrastructure.token';
-import { sendError } from '../rest-errors';
 
 /**
  * `POST /v1/feedback` (CONTRACT section 3) with a project key, or with a feedback token made by
@@ -19,22 +18,18 @@ export class FeedbackController {
   @Post()
   async submit(@Body() body: FeedbackInput, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const bearer = credentialFrom(request.headers.authorization, request.headers['x-api-key']);
-    try {
-      let scope;
-      let token;
-      if (isFeedbackToken(bearer)) {
-        token = this.infra.feedback.verifyToken(bearer);
-        if (!token) throw new DomainError(ErrorCode.UNAUTHENTICATED, 'the feedback token is invalid or has expired');
-        scope = { tenantId: token.tenantId, projectId: token.projectId };
-      } else {
-        scope = await this.infra.keys.verify(bearer);
-        if (!scope) throw new DomainError(ErrorCode.UNAUTHENTICATED, 'a valid project API key or feedback token is required');
-      }
-      const record = await this.infra.feedback.submit(scope, body ?? ({} as FeedbackInput), token);
-      await reply.status(202).send({ id: record.id });
-    } catch (error) {
-      if (!(error instanceof DomainError)) throw error;
-      await sendError(reply, error.code, error.message);
+    // Refusals are thrown: ApiExceptionFilter answers them in the REST error shape.
+    let scope;
+    let token;
+    if (isFeedbackToken(bearer)) {
+      token = this.infra.feedback.verifyToken(bearer);
+      if (!token) throw new DomainError(ErrorCode.UNAUTHENTICATED, 'the feedback token is invalid or has expired');
+      scope = { tenantId: token.tenantId, projectId: token.projectId };
+    } else {
+      scope = await this.infra.keys.verify(bearer);
+      if (!scope) throw new DomainError(ErrorCode.UNAUTHENTICATED, 'a valid project API key or feedback token is required');
     }
+    const record = await this.infra.feedback.submit(scope, body ?? ({} as FeedbackInput), token);
+    await reply.status(202).send({ id: record.id });
   }
 }

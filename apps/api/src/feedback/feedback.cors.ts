@@ -19,8 +19,9 @@ export function allowBrowserFeedback(fastify: FastifyInstance): void {
       .status(204)
       .send();
   });
+  // Runs for every answer of the API: a comparison of the matched route, nothing allocated.
   fastify.addHook('onSend', async (request, reply, payload) => {
-    if (request.method === 'POST' && request.url.split('?')[0] === FEEDBACK_PATH) allowOrigin(reply);
+    if (request.routeOptions.url === FEEDBACK_PATH && request.method === 'POST') allowOrigin(reply);
     return payload;
   });
 }
