@@ -161,7 +161,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
   return config;
 }
 
-function portVariable(key: string): string {
+/** The environment variable that sets one of AppConfig's ports. */
+export function portVariable(key: string): string {
   return { otlpHttp: 'OTLP_HTTP_PORT', otlpGrpc: 'OTLP_GRPC_PORT', api: 'API_PORT' }[key] ?? key;
 }
 

@@ -169,12 +169,14 @@ export class TraceRepository {
  * The records come sorted by start; only runs of equal starts are reordered, by depth.
  */
 export function parentsFirst<T extends Pick<SpanRecord, 'span_id' | 'parent_span_id' | 'start_ns'>>(records: T[]): T[] {
-  const parentOf = new Map(records.map((r) => [r.span_id, r.parent_span_id]));
+  // Built at the first tie only: most traces have none, and this runs on every span read.
+  let parentOf: Map<string, string> | undefined;
   const depths = new Map<string, number>();
   const depth = (spanId: string): number => {
     let d = depths.get(spanId);
     if (d !== undefined) return d;
     // Walk up to a known depth or the top (a missing parent counts as the top); cycles stop at the trace's size.
+    parentOf ??= new Map(records.map((r) => [r.span_id, r.parent_span_id]));
     const chain: string[] = [];
     let at: string | undefined = spanId;
     while (at && depths.get(at) === undefined && parentOf.has(at) && chain.length <= records.length) {

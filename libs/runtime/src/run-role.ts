@@ -1,4 +1,4 @@
-import { ConfigError, loadConfigFromEnvironment, type AppConfig } from '@spanforge/config';
+import { ConfigError, loadConfigFromEnvironment, portVariable, type AppConfig } from '@spanforge/config';
 import { startInfrastructure, type Infrastructure, type Mode } from './infrastructure';
 import { StartRefused } from './start-refused';
 
@@ -31,17 +31,16 @@ export function runRole(mode: Mode, start: (infra: Infrastructure) => Promise<st
   })();
 }
 
-const PORT_VARIABLES: Record<keyof AppConfig['ports'], string> = { otlpHttp: 'OTLP_HTTP_PORT', otlpGrpc: 'OTLP_GRPC_PORT', api: 'API_PORT' };
-
 /** What a failed start prints: what to do for the failures an operator causes, the stack for the rest. */
 export function startFailure(error: unknown, ports: AppConfig['ports']): string {
   if (error instanceof ConfigError || error instanceof StartRefused) return error.message;
   const { code, port } = (error ?? {}) as { code?: unknown; port?: unknown };
   if (code === 'EADDRINUSE' || code === 'EACCES') {
-    const variable = (Object.keys(PORT_VARIABLES) as Array<keyof AppConfig['ports']>).find((key) => ports[key] === port);
-    const which = variable ? `${PORT_VARIABLES[variable]}=${String(port)}` : `port ${String(port ?? '?')}`;
+    const key = (Object.keys(ports) as Array<keyof AppConfig['ports']>).find((name) => ports[name] === port);
+    const variable = key && portVariable(key);
+    const which = variable ? `${variable}=${String(port)}` : `port ${String(port ?? '?')}`;
     const why = code === 'EADDRINUSE' ? 'is already in use by another process' : 'needs privileges this process does not have';
-    return `failed to start: ${which} ${why}; stop what listens there, or set ${variable ? PORT_VARIABLES[variable] : 'the port'} to a free port`;
+    return `failed to start: ${which} ${why}; stop what listens there, or set ${variable ?? 'the port'} to a free port`;
   }
   return `failed to start: ${(error as Error)?.stack ?? String(error)}`;
 }

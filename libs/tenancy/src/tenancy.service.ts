@@ -88,8 +88,7 @@ export class TenancyService {
     const model = cleanName(input.model, 'model');
     const effectiveFrom = input.effectiveFrom ?? new Date(0);
     if (Number.isNaN(effectiveFrom.getTime())) throw badInput('effectiveFrom must be a valid instant');
-    const candidate: PriceOverride = {
-      id: 'new',
+    const price = {
       model,
       inputPerMTok: input.inputPerMTok,
       outputPerMTok: input.outputPerMTok,
@@ -99,17 +98,8 @@ export class TenancyService {
     };
     const others = (await this.repository.priceOverrides(project.id)).filter((row) => !(row.model === model && row.effective_from.getTime() === effectiveFrom.getTime()));
     // Throws BAD_USER_INPUT naming every problem (a negative price, a name another price already claims).
-    PriceTable.bundled().withOverrides([...others.map(toPriceOverride), candidate]);
-    return this.repository.upsertPriceOverride({
-      tenantId: project.tenantId,
-      projectId: project.id,
-      model,
-      inputPerMTok: input.inputPerMTok,
-      outputPerMTok: input.outputPerMTok,
-      cacheReadPerMTok: input.cacheReadPerMTok ?? null,
-      cacheWritePerMTok: input.cacheWritePerMTok ?? null,
-      effectiveFrom,
-    });
+    PriceTable.bundled().withOverrides([...others.map(toPriceOverride), { id: 'new', ...price }]);
+    return this.repository.upsertPriceOverride({ tenantId: project.tenantId, projectId: project.id, ...price });
   }
 
   async deleteModelPrice(id: string): Promise<PriceOverrideRow> {

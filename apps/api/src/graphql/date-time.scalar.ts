@@ -19,18 +19,20 @@ function dayExists(year: number, month: number, day: number): boolean {
   return day <= DAYS_IN_MONTH[month - 1]! + (leap ? 1 : 0);
 }
 
+/** The number written in value[from, to), digits only (the pattern checked them). */
+function digits(value: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) n = n * 10 + value.charCodeAt(i) - 48;
+  return n;
+}
+
 /** Parsed on every request that passes a time (twice: Mercurius checks variables, then the compiled query coerces them), so it allocates only the Date. */
 function parse(value: unknown): Date {
   if (typeof value !== 'string' || !ZONED_INSTANT.test(value)) {
     throw invalid(`DateTime must be an ISO-8601 date-time with a zone, such as 2026-11-30T08:00:00Z; got ${JSON.stringify(value)}`);
   }
   const ms = Date.parse(value);
-  const digits = (from: number, to: number) => {
-    let n = 0;
-    for (let i = from; i < to; i++) n = n * 10 + value.charCodeAt(i) - 48;
-    return n;
-  };
-  if (Number.isNaN(ms) || !dayExists(digits(0, 4), digits(5, 7), digits(8, 10))) {
+  if (Number.isNaN(ms) || !dayExists(digits(value, 0, 4), digits(value, 5, 7), digits(value, 8, 10))) {
     throw invalid(`DateTime ${JSON.stringify(value)} is not a real instant`);
   }
   return new Date(ms);

@@ -19,9 +19,13 @@ export function bearerOf(request: Pick<FastifyRequest, 'headers'>): string | und
  * Admin mutations: one answer for a missing and a wrong token, so nothing is learned by probing;
  * a valid project API key is a known caller without the right, so FORBIDDEN.
  */
-export async function requireAdmin(context: RequestContext): Promise<void> {
+function bearsAdminToken(context: RequestContext): boolean {
   const expected = context.infra.adminToken;
-  if (context.bearer && expected && tokensEqual(context.bearer, expected)) return;
+  return !!context.bearer && !!expected && tokensEqual(context.bearer, expected);
+}
+
+export async function requireAdmin(context: RequestContext): Promise<void> {
+  if (bearsAdminToken(context)) return;
   if (await requireProject(context).catch(() => undefined)) {
     throw new DomainError(ErrorCode.FORBIDDEN, 'admin token required: a project API key cannot manage tenants, projects or keys');
   }
@@ -32,8 +36,7 @@ export async function requireProject(context: RequestContext): Promise<ProjectSc
   context.scope ??= context.infra.keys.verify(context.bearer);
   const scope = await context.scope;
   if (!scope) {
-    const admin = context.infra.adminToken;
-    if (context.bearer && admin && tokensEqual(context.bearer, admin)) {
+    if (bearsAdminToken(context)) {
       throw new DomainError(ErrorCode.UNAUTHENTICATED, "a project API key is required: the admin token manages tenants, projects and keys, and reads no project's data");
     }
     throw new DomainError(ErrorCode.UNAUTHENTICATED, 'a valid project API key is required');
