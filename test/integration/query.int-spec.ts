@@ -199,6 +199,7 @@ describe('query API', () => {
   it.each([
     ['after its children', 'children first'],
     ['before its children', 'root first'],
+    ['again after it was typed RUN (a retried export)', 'root resent'],
   ])('types a plain root RUN everywhere once its GenAI children are stored, when it arrives %s', async (_when, order) => {
     // A plain HTTP-handler root (no LLM signal of its own) whose children call a model and a tool, sent in two exports.
     const plain = await h.newProject(`plain-root-${order.replace(' ', '-')}`);
@@ -221,6 +222,14 @@ describe('query API', () => {
     type Types = { spanTypeStats: Array<{ type: string; spanCount: number }> };
     const types = async () => Object.fromEntries((await ask<Types>('{ spanTypeStats { type spanCount } }')).data!.spanTypeStats.map((r) => [r.type, r.spanCount]));
     await until(async () => (await types()).RUN === 1);
+    if (order === 'root resent') {
+      // The root's export again, as an exporter retrying it would: its copy, typed as sent, is now the stored one.
+      const copies = async () => Number((await h.query<{ n: string }>("SELECT count() AS n FROM spans WHERE project_id = {projectId:String} AND parent_span_id = '' AND span_type != 'RUN'", { projectId: plain.projectId }))[0]!.n);
+      const before = await copies();
+      expect(exportSucceeded(await exportSpans(exporter, [rootSpan]))).toBe(true);
+      await until(async () => (await copies()) > before);
+      await until(async () => (await types()).RUN === 1 && Object.keys(await types()).length === 3);
+    }
     // The stats, the cost breakdown, the trace and its picture all agree: one RUN, one LLM, one TOOL, nothing OTHER.
     expect(await types()).toEqual({ RUN: 1, LLM: 1, TOOL: 1 });
     const byType = async () => (await ask<{ costBreakdown: Array<{ keys: string[]; spanCount: number; costUsd: number }> }>('{ costBreakdown(groupBy: [SPAN_TYPE]) { keys spanCount costUsd } }')).data!.costBreakdown;

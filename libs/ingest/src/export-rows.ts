@@ -1,7 +1,7 @@
 import { OtlpDecodeError, decodeJsonExport, decodeProtobufExport, type DecodeResult } from '@spanforge/otlp';
 import { PriceTable, priceSpan, type PriceOverride } from '@spanforge/pricing';
 import { unpackExportBody, type ExportJob } from '@spanforge/queue';
-import { normalizeSpan, type NormalizedSpan } from '@spanforge/semconv';
+import { isUpgradableRoot, normalizeSpan, type NormalizedSpan } from '@spanforge/semconv';
 import type { AccountingRow } from './span.repository';
 import { toSpanRow, type SpanPrice, type SpanRow } from './span.row';
 
@@ -17,6 +17,12 @@ export interface RowChunk {
   rows: number;
   /** The export's trace ids, each once. */
   traces: string[];
+  /**
+   * Traces whose root comes in this export typed as something a GenAI trace's root is not
+   * (isUpgradableRoot): the upkeep writes it again as RUN if the stored trace is GenAI, even
+   * when an earlier copy of the root already was (a retried export must not undo that).
+   */
+  plainRoots: string[];
   accounting: AccountingRow[];
 }
 
@@ -69,11 +75,13 @@ export function exportRows(job: ExportJob, overrides: PriceOverride[]): RowChunk
   shareSessions(rows);
   let text = '';
   const traces = new Set<string>();
+  const plainRoots: string[] = [];
   for (const row of rows) {
     text += `${JSON.stringify(row)}\n`;
     traces.add(row.trace_id);
+    if (row.parent_span_id === '' && isUpgradableRoot(row.span_type)) plainRoots.push(row.trace_id);
   }
-  return { tenantId: job.tenantId, projectId: job.projectId, text, rows: rows.length, traces: [...traces], accounting: accountingRows(job, result, dropped) };
+  return { tenantId: job.tenantId, projectId: job.projectId, text, rows: rows.length, traces: [...traces], plainRoots, accounting: accountingRows(job, result, dropped) };
 }
 
 /** Within one export, every span of a trace gets the session some span of that trace names. */

@@ -61,9 +61,11 @@ export class SpanRepository {
    * What is stored of these traces: their session ('' if none yet), whether any span of them lacks
    * one, and whether their root still has to become RUN. The last is read from the traces rollup
    * (its days from trace_index): the rollup's root type is the greatest stored, and RUN sorts after
-   * every upgradable type, so a root already written again as RUN is not picked again.
+   * every upgradable type, so a root already written again as RUN is not picked again — unless
+   * `plainRoots` says a copy typed otherwise was just written (a retried export): that copy is now
+   * the stored one, and the rollup cannot tell.
    */
-  async storedTraces(project: ProjectRef, traceIds: string[]): Promise<Map<string, StoredTrace>> {
+  async storedTraces(project: ProjectRef, traceIds: string[], plainRoots: string[] = []): Promise<Map<string, StoredTrace>> {
     if (traceIds.length === 0) return new Map();
     const result = await this.client.query({
       query: `SELECT i.trace_id AS trace_id, i.session_id AS session_id, i.has_sessionless AS has_sessionless, r.root_to_run AS root_to_run
@@ -71,13 +73,14 @@ export class SpanRepository {
                     FROM trace_index
                     WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
                     GROUP BY trace_id) AS i
-              LEFT JOIN (SELECT trace_id, toUInt8(max(root_span_id) != '' AND has({upgradable:Array(String)}, max(root_type))
+              LEFT JOIN (SELECT trace_id, toUInt8(max(root_span_id) != ''
+                                  AND (has({upgradable:Array(String)}, max(root_type)) OR has({plainRoots:Array(String)}, trace_id))
                                   AND hasAny(groupUniqArrayArray(span_types), {genAiTypes:Array(String)})) AS root_to_run
                          FROM traces
                          WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
                            AND day BETWEEN ${TRACES_DAYS_SQL} AND trace_id IN {traceIds:Array(String)}
                          GROUP BY trace_id) AS r ON r.trace_id = i.trace_id`,
-      query_params: { ...project, traceIds, upgradable: ROOT_UPGRADABLE_TYPES, genAiTypes: GEN_AI_TRACE_TYPES },
+      query_params: { ...project, traceIds, plainRoots, upgradable: ROOT_UPGRADABLE_TYPES, genAiTypes: GEN_AI_TRACE_TYPES },
       format: 'JSONEachRow',
       ...named('ingest.stored_traces'),
     });

@@ -39,7 +39,11 @@ class RecordingRepository {
     await this.record(`insert ${texts.join('').trim().split('\n').join(',')}`);
   }
 
-  async storedTraces(_ref: ProjectRef, traceIds: string[]): Promise<Map<string, StoredTrace>> {
+  /** The plainRoots of each storedTraces call. */
+  readonly plainRootRequests: string[][] = [];
+
+  async storedTraces(_ref: ProjectRef, traceIds: string[], plainRoots: string[]): Promise<Map<string, StoredTrace>> {
+    this.plainRootRequests.push([...plainRoots].sort());
     await this.record(`stored ${[...traceIds].sort().join(',')}`);
     return new Map(traceIds.filter((t) => this.stored.has(t)).map((t) => [t, this.stored.get(t)!]));
   }
@@ -65,8 +69,8 @@ class RecordingRepository {
   }
 }
 
-function chunk(line: string, traces: string[]): RowChunk {
-  return { tenantId: 't', projectId: 'p', text: `${line}\n`, rows: 1, traces, accounting: [] };
+function chunk(line: string, traces: string[], plainRoots: string[] = []): RowChunk {
+  return { tenantId: 't', projectId: 'p', text: `${line}\n`, rows: 1, traces, plainRoots, accounting: [] };
 }
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 30));
@@ -152,6 +156,17 @@ describe('SpanWriter', () => {
     // The back-fill's own round looks at none of its traces (the repository asks ClickHouse nothing for none).
     expect(repository.log.filter((e) => e.startsWith('stored'))).toEqual(['stored A,B,C', 'stored ']);
     expect(repository.log.at(-2)).toBe('figures A,B');
+  });
+
+  it('tells the stored-trace check which roots the round\'s inserts wrote plain, so a retried root is typed RUN again', async () => {
+    repository.stored.set('B', { sessionId: '', hasSessionless: false, rootToRun: true });
+    repository.sessionless = [{ text: 'b-root-as-run\n', rows: 1 }];
+    await writer.close();
+    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 });
+    await Promise.all([writer.write(chunk('a1', ['A'])), writer.write(chunk('b-root', ['B'], ['B'])), writer.write(chunk('c-root', ['C'], ['C']))]);
+    // One round for the three inserts, then the back-fill's round, which wrote no root plain.
+    expect(repository.plainRootRequests).toEqual([['B', 'C'], []]);
+    expect(repository.rewriteRequests).toEqual([{ sessions: [], rootsToRun: ['B'] }]);
   });
 
   it('does not make a back-fill wait for the back-fill of the round it rides in', async () => {

@@ -17,6 +17,8 @@ const UPKEEP_BATCH: BatchingOptions = { maxItems: 100_000, maxDelayMs: 10 };
 interface UpkeepItem {
   ref: ProjectRef;
   traces: string[];
+  /** Traces whose root this insert wrote with a type that becomes RUN in a GenAI trace (RowChunk.plainRoots). */
+  plainRoots: string[];
   /** Spans written again with their trace's session: their traces are not looked at for attribution again. */
   backfill: boolean;
   /** Set by the round: settles when the back-fill this item's traces called for is stored and its figures refreshed. */
@@ -105,7 +107,7 @@ export class SpanWriter {
     try {
       await this.inserts.add([chunk], { lazy: backfill });
       chunk.text = '';
-      const item: UpkeepItem = { ref: { tenantId: chunk.tenantId, projectId: chunk.projectId }, traces: chunk.traces, backfill };
+      const item: UpkeepItem = { ref: { tenantId: chunk.tenantId, projectId: chunk.projectId }, traces: chunk.traces, plainRoots: chunk.plainRoots, backfill };
       await this.upkeep.add([item]);
       await item.followUp;
     } finally {
@@ -153,18 +155,18 @@ export class SpanWriter {
    * is harmless). Traces that only came in as back-fill are not looked at again.
    */
   private async rewrites(group: ProjectGroup): Promise<RowChunk | undefined> {
-    const { ref, traces, backfilled } = group;
+    const { ref, traces, backfilled, plainRoots } = group;
     const candidates = [...traces].filter((traceId) => !backfilled.has(traceId));
     const sessions = new Map<string, string>();
     const rootsToRun = new Set<string>();
-    for (const [traceId, stored] of await this.repository.storedTraces(ref, candidates)) {
+    for (const [traceId, stored] of await this.repository.storedTraces(ref, candidates, [...plainRoots])) {
       if (stored.sessionId && stored.hasSessionless) sessions.set(traceId, stored.sessionId);
       if (stored.rootToRun) rootsToRun.add(traceId);
     }
     if (sessions.size === 0 && rootsToRun.size === 0) return undefined;
     const { text, rows } = await this.repository.rewrittenSpanLines(ref, sessions, rootsToRun);
     if (rows === 0) return undefined;
-    return { tenantId: ref.tenantId, projectId: ref.projectId, text, rows, traces: [...new Set([...sessions.keys(), ...rootsToRun])], accounting: [] };
+    return { tenantId: ref.tenantId, projectId: ref.projectId, text, rows, traces: [...new Set([...sessions.keys(), ...rootsToRun])], plainRoots: [], accounting: [] };
   }
 
   /** The touched traces' and sessions' figures, and the daily costs of their days, recomputed. */
@@ -182,6 +184,8 @@ interface ProjectGroup {
   traces: Set<string>;
   /** Traces present only through back-fill. */
   backfilled: Set<string>;
+  /** Traces whose root one of the items wrote with an upgradable type. */
+  plainRoots: Set<string>;
 }
 
 function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
@@ -189,8 +193,9 @@ function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
   for (const item of items) {
     const key = `${item.ref.tenantId}|${item.ref.projectId}`;
     let group = groups.get(key);
-    if (!group) groups.set(key, (group = { ref: item.ref, items: [], traces: new Set(), backfilled: new Set() }));
+    if (!group) groups.set(key, (group = { ref: item.ref, items: [], traces: new Set(), backfilled: new Set(), plainRoots: new Set() }));
     group.items.push(item);
+    for (const traceId of item.plainRoots) group.plainRoots.add(traceId);
     for (const traceId of item.traces) {
       if (item.backfill && !group.traces.has(traceId)) group.backfilled.add(traceId);
       else if (!item.backfill) group.backfilled.delete(traceId);

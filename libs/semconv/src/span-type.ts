@@ -212,9 +212,14 @@ const ROOT_UPGRADABLE: ReadonlySet<SpanType> = new Set<SpanType>(ROOT_UPGRADABLE
 /** A trace with a span of one of these types (an LLM call among them) is a GenAI trace. */
 export const GEN_AI_TRACE_TYPES: readonly SpanType[] = ['RUN', 'LLM', 'AGENT', 'EMBEDDING', 'RETRIEVAL', 'RERANK'];
 
+/** Whether a root span of this type becomes RUN in a GenAI trace. */
+export function isUpgradableRoot(type: string): boolean {
+  return (ROOT_UPGRADABLE as ReadonlySet<string>).has(type);
+}
+
 /** The type a stored root span shows: RUN when its type is upgradable and its trace is GenAI (spans stored before the upkeep upgraded them). */
 export function rootSpanType(stored: string, genAiTrace: boolean): string {
-  return genAiTrace && (ROOT_UPGRADABLE as ReadonlySet<string>).has(stored) ? 'RUN' : stored;
+  return genAiTrace && isUpgradableRoot(stored) ? 'RUN' : stored;
 }
 
 /** Whether spans of these types make a GenAI trace. */
