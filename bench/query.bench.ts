@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import http from 'node:http';
+import { Pool } from 'undici';
 import { startApiServer } from '@spanforge/api-app';
 import { REFRESH_TRACE_FIGURES_SQL } from '@spanforge/clickhouse';
 import { AnalyticsRepository, ScopedClickHouse, StatsRepository, TraceRepository } from '@spanforge/query';
@@ -9,8 +9,15 @@ import { argument, progress, writeResults } from './report';
 import { seededOnce, type SeedResult } from './seed-volume';
 
 const RUNS = 30;
-/** Warm-up calls of each form before measuring: enough for V8 to optimise the request path, as in a server that has been up a while. */
-const WARMUP = Number(argument('--warmup', '20'));
+/**
+ * Warm-up pairs of each case before measuring, as in a server that has been up a while: up to WARMUP pairs, stopping after
+ * WARMUP_SECONDS (at least WARMUP_FLOOR pairs). V8 compiles code that runs once a request (Node's HTTP glue, Fastify's
+ * routing, Mercurius's hooks, our key check) with Maglev only after ~500–600 requests (`node --trace-opt`); measured after 20,
+ * the GraphQL form carried ~0.3 ms of not-yet-optimised JavaScript that a running server does not (BENCHMARKS.md, session 5).
+ */
+const WARMUP = Number(argument('--warmup', '1000'));
+const WARMUP_SECONDS = Number(argument('--warmup-seconds', '10'));
+const WARMUP_FLOOR = 20;
 
 interface Timing {
   p50Ms: number;
@@ -24,34 +31,35 @@ function summarise(samples: number[]): Timing {
 }
 
 /**
- * A POST (with a body) or GET on one kept-alive connection with node:http: the lightest client at hand, so the GraphQL
- * figure carries the server's HTTP and GraphQL work and little of the client's (`fetch` adds
- * ~0.3 ms of WHATWG streams a request in this same process).
+ * A POST (with a body) or GET on one kept-alive connection with undici's Pool: the lightest client
+ * at hand, so the GraphQL figure carries the server's HTTP and GraphQL work and little of the
+ * client's. `node:http`'s Agent added ~0.15 ms a request, `fetch` ~0.3–0.5 ms (WHATWG streams),
+ * both in this same process (BENCHMARKS.md, session 5).
  */
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-function send(url: string, apiKey: string, body?: string): Promise<string> {
-  const headers: http.OutgoingHttpHeaders = { authorization: `Bearer ${apiKey}` };
-  if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  return new Promise((resolve, reject) => {
-    const request = http.request(url, { method: body === undefined ? 'GET' : 'POST', agent, headers }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => (response.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`HTTP ${response.statusCode}`))));
-      response.on('error', reject);
-    });
-    request.on('error', reject);
-    request.end(body);
-  });
+const pools = new Map<string, Pool>();
+async function send(url: string, apiKey: string, body?: string): Promise<string> {
+  const { origin, pathname } = new URL(url);
+  let pool = pools.get(origin);
+  if (!pool) pools.set(origin, (pool = new Pool(origin, { connections: 1 })));
+  const headers: Record<string, string> = { authorization: `Bearer ${apiKey}` };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await pool.request({ path: pathname, method: body === undefined ? 'GET' : 'POST', headers, body });
+  const text = await response.body.text();
+  if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
+  return text;
 }
 
 /**
  * Both forms of a query, interleaved (SQL then GraphQL, then GraphQL then SQL, …) so that drift in
  * the machine's load lands on both sides of the ratio alike.
  */
-async function timePair(sqlRun: (i: number) => Promise<unknown>, gqlRun: (i: number) => Promise<unknown>): Promise<{ sql: Timing; gql: Timing }> {
-  for (let i = 0; i < WARMUP; i++) {
-    await sqlRun(i);
-    await gqlRun(i);
+async function timePair(sqlRun: (i: number) => Promise<unknown>, gqlRun: (i: number) => Promise<unknown>): Promise<{ sql: Timing; gql: Timing; warmUpPairs: number }> {
+  const warmUntil = performance.now() + WARMUP_SECONDS * 1000;
+  let warmUpPairs = 0;
+  while (warmUpPairs < WARMUP && (warmUpPairs < WARMUP_FLOOR || performance.now() < warmUntil)) {
+    await sqlRun(warmUpPairs);
+    await gqlRun(warmUpPairs);
+    warmUpPairs++;
   }
   const sql: number[] = [];
   const gql: number[] = [];
@@ -69,7 +77,7 @@ async function timePair(sqlRun: (i: number) => Promise<unknown>, gqlRun: (i: num
       await measure(sqlRun, i, sql);
     }
   }
-  return { sql: summarise(sql), gql: summarise(gql) };
+  return { sql: summarise(sql), gql: summarise(gql), warmUpPairs };
 }
 
 /** One trace of 10,000 spans (a root and 9,999 sequential tool calls, each with ~1.5 KB of arguments), for the large-trace target. */
@@ -92,7 +100,7 @@ async function seedLargeTrace(infra: Awaited<ReturnType<typeof startInfrastructu
 }
 
 /**
- * `npm run bench:query [-- --spans N] [--data-dir DIR] [--only case,case] [--warmup N]`: each aggregate RUNS times through GraphQL
+ * `npm run bench:query [-- --spans N] [--data-dir DIR] [--only case,case] [--warmup N] [--warmup-seconds S]`: each aggregate RUNS times through GraphQL
  * and the same SQL straight through the query layer, on a seeded dataset (seeded once per data
  * directory and size; see seed-volume.ts). Reports p50/p99 of both and their ratio.
  */
@@ -165,9 +173,9 @@ async function main(): Promise<void> {
       // Each case on a quiet engine: merges (of the large trace just written, or of parts the last case
       // left) take CPU from the request path, and more from GraphQL's JavaScript than from the SQL's wait.
       await quiet(infra.clickhouse);
-      const { sql, gql } = await timePair(run.sql, run.gql);
+      const { sql, gql, warmUpPairs } = await timePair(run.sql, run.gql);
       query[name] = { ...gql, sqlP50Ms: sql.p50Ms, sqlP99Ms: sql.p99Ms, ratio: Number((gql.p50Ms / sql.p50Ms).toFixed(2)) };
-      progress(`${name}: GraphQL p50 ${gql.p50Ms} ms p99 ${gql.p99Ms} ms; SQL p50 ${sql.p50Ms} ms p99 ${sql.p99Ms} ms`);
+      progress(`${name}: GraphQL p50 ${gql.p50Ms} ms p99 ${gql.p99Ms} ms; SQL p50 ${sql.p50Ms} ms p99 ${sql.p99Ms} ms (after ${warmUpPairs} warm-up pairs)`);
     }
     if (only.length > 0) {
       // A partial run does not replace the full run's figures in bench/results/latest.json.
@@ -176,6 +184,7 @@ async function main(): Promise<void> {
       writeResults({ query, dataset: { spans: seed.spans, traces: seed.traces } });
     }
   } finally {
+    await Promise.all([...pools.values()].map((pool) => pool.close()));
     await infra.shutdown.run();
   }
 }
