@@ -123,6 +123,7 @@ async function main(): Promise<void> {
       if (body.errors) throw new Error(`GraphQL error: ${JSON.stringify(body.errors)}`);
     };
     const range = { from: seed.from, to: seed.to };
+    const partDays = { from: new Date(Date.parse(seed.from) + 5.5 * 3_600_000).toISOString(), to: new Date(Date.parse(seed.to) - 3.25 * 3_600_000).toISOString() };
     const cases: Record<string, { gql: (i: number) => Promise<unknown>; sql: (i: number) => Promise<unknown> }> = {
       trace: {
         gql: (i) => graphql('query($id: String!) { trace(traceId: $id) { traceId durationMs iterations costUsd inputTokens outputTokens errorCount spans { spanId parentSpanId name type startTime endTime durationMs statusCode model costUsd } } }', { id: traceIds[i % traceIds.length] }),
@@ -162,6 +163,11 @@ async function main(): Promise<void> {
       costBreakdownModelDay: {
         gql: () => graphql('query($f: TraceFilter) { costBreakdown(groupBy: [MODEL, DAY], filter: $f) { keys costUsd inputTokens outputTokens spanCount } }', { f: range }),
         sql: () => analytics.costBreakdown(['MODEL', 'DAY'], range),
+      },
+      // The same over a range that does not start or end at midnight (a dashboard's "last 30 days" from now).
+      costBreakdownPartDays: {
+        gql: () => graphql('query($f: TraceFilter) { costBreakdown(groupBy: [MODEL, DAY], filter: $f) { keys costUsd inputTokens outputTokens spanCount } }', { f: partDays }),
+        sql: () => analytics.costBreakdown(['MODEL', 'DAY'], partDays),
       },
     };
     const query: Record<string, Timing & { sqlP50Ms: number; sqlP99Ms: number; ratio: number }> = {};

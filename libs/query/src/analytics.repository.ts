@@ -114,8 +114,11 @@ export class AnalyticsRepository {
   }
 
   /**
-   * The same answer from cost_daily (one row per day and model, provider, type, service), when the
-   * question fits it: no SESSION dimension, no filter but whole UTC days. Undefined otherwise.
+   * The same answer mostly from cost_daily (one row per day and model, provider, type, service),
+   * when the question fits it: no SESSION dimension and no filter but the time range. The whole UTC
+   * days of the range come from cost_daily; the part days at either end (a range such as "the last
+   * 30 days" from now) from the per-trace cost rows of the traces starting in them, as the general
+   * path would. Undefined when the range holds no whole day.
    */
   private async costBreakdownDaily(groupBy: CostDimension[], filter: TraceFilter | undefined): Promise<CostRowRecord[] | undefined> {
     if (groupBy.includes('SESSION')) return undefined;
@@ -123,16 +126,45 @@ export class AnalyticsRepository {
     if (Object.values(rest).some((v) => v !== undefined && v !== null)) return undefined;
     const fromMs = parseInstant(from, 'filter.from');
     const toMs = parseInstant(to, 'filter.to');
-    if ((fromMs !== undefined && fromMs % DAY_MS !== 0) || (toMs !== undefined && toMs % DAY_MS !== 0)) return undefined;
-    const keys = groupBy.map((d) => DAILY_DIMENSION_SQL[d as Exclude<CostDimension, 'SESSION'>]);
-    const conditions = [fromMs !== undefined ? " AND day >= toDate(fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC'))" : '', toMs !== undefined ? " AND day < toDate(fromUnixTimestamp64Milli({toMs:Int64}, 'UTC'))" : ''].join('');
-    return this.db.rows<CostRowRecord>(
-      'query.cost_breakdown_daily',
-      `SELECT [${keys.join(', ')}] AS keys, sum(cost_usd) AS cost_usd, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(spans) AS span_count
+    if (fromMs !== undefined && toMs !== undefined && fromMs >= toMs) throw badInput('filter.from must be before filter.to');
+    // [firstDayMs, endDayMs): the whole days inside the range.
+    const firstDayMs = fromMs === undefined ? undefined : Math.ceil(fromMs / DAY_MS) * DAY_MS;
+    const endDayMs = toMs === undefined ? undefined : Math.floor(toMs / DAY_MS) * DAY_MS;
+    if (firstDayMs !== undefined && endDayMs !== undefined && firstDayMs >= endDayMs) return undefined;
+    const params: Record<string, number> = {};
+    const days: string[] = [];
+    const edges: string[] = [];
+    const instant = (name: string) => `fromUnixTimestamp64Milli({${name}:Int64}, 'UTC')`;
+    if (firstDayMs !== undefined) {
+      Object.assign(params, { firstDayMs });
+      days.push(` AND day >= toDate(${instant('firstDayMs')})`);
+      if (fromMs! < firstDayMs) {
+        Object.assign(params, { fromMs });
+        edges.push(`(start_time >= ${instant('fromMs')} AND start_time < ${instant('firstDayMs')})`);
+      }
+    }
+    if (endDayMs !== undefined) {
+      Object.assign(params, { endDayMs });
+      days.push(` AND day < toDate(${instant('endDayMs')})`);
+      if (endDayMs < toMs!) {
+        Object.assign(params, { toMs });
+        edges.push(`(start_time >= ${instant('endDayMs')} AND start_time < ${instant('toMs')})`);
+      }
+    }
+    const dailyKeys = groupBy.map((d) => DAILY_DIMENSION_SQL[d as Exclude<CostDimension, 'SESSION'>]);
+    const daily = `SELECT [${dailyKeys.join(', ')}] AS keys, cost_usd, input_tokens, output_tokens, spans
        FROM cost_daily FINAL
-       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${conditions}
+       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${days.join('')}`;
+    const partDays = `SELECT [${groupBy.map((d) => DIMENSION_SQL[d]).join(', ')}] AS keys, r.cost_usd AS cost_usd, r.input_tokens AS input_tokens, r.output_tokens AS output_tokens, r.spans AS spans
+       FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})
+       ARRAY JOIN cost_rows AS r
+       WHERE ${edges.join(' OR ')}`;
+    return this.db.rows<CostRowRecord>(
+      edges.length > 0 ? 'query.cost_breakdown_daily_and_part_days' : 'query.cost_breakdown_daily',
+      `SELECT keys, sum(cost_usd) AS cost_usd, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(spans) AS span_count
+       FROM (${daily}${edges.length > 0 ? `\n       UNION ALL\n       ${partDays}` : ''})
        GROUP BY keys HAVING span_count > 0 ORDER BY cost_usd DESC, keys LIMIT 10000`,
-      { ...(fromMs !== undefined ? { fromMs } : {}), ...(toMs !== undefined ? { toMs } : {}) },
+      params,
     );
   }
 
