@@ -886,6 +886,23 @@ describe('query API', () => {
     expect(badTime.errors![0]!.message).toContain('"yesterday"');
   });
 
+  it('applies the ClickHouse limits the operator configured (QUERY_MAX_ROWS) to API queries', async () => {
+    // The same services, an API whose queries may read only one row (the project has a trace figure per trace sent).
+    const tight = await startApiServer({ ...h.infra, config: { ...h.infra.config, queryLimits: { ...h.infra.config.queryLimits, maxRowsToRead: 1 } } });
+    try {
+      const refused = await graphql(tight.url, '{ traces { totalCount } }', {}, project.apiKey);
+      expect(refused.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_EXPENSIVE');
+      expect(refused.errors?.[0]?.message).toMatch(/needs more than its limits allow; narrow the time range or filters/);
+      const svg = await fetch(`${tight.url}/v1/traces/${traces[0]!.spans[0]!.spanContext().traceId}/waterfall.svg`, { headers: { authorization: `Bearer ${project.apiKey}` } });
+      expect(svg.status).toBe(422);
+      expect(((await svg.json()) as { error: { code: string } }).error.code).toBe('QUERY_TOO_EXPENSIVE');
+    } finally {
+      await tight.close();
+    }
+    // The API of the default limits answers the same query.
+    expect((await q<{ traces: { totalCount: number } }>('{ traces { totalCount } }')).data!.traces.totalCount).toBeGreaterThanOrEqual(traces.length);
+  });
+
   it("speaks the contract's type names: TraceFilter, SessionFilter, DateTime times", async () => {
     const types = await q<{ filter: { inputFields: Array<{ name: string; type: { name: string } }> }; span: { fields: Array<{ name: string; type: { name: string | null; ofType: { name: string } | null } }> } }>(
       '{ filter: __type(name: "TraceFilter") { inputFields { name type { name } } } session: __type(name: "SessionFilter") { name } span: __type(name: "Span") { fields { name type { name ofType { name } } } } }',

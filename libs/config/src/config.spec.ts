@@ -41,6 +41,20 @@ describe('loadConfig', () => {
     expect(config.dataDir).toBe('/var/lib/spanforge');
   });
 
+  it('reads the per-query ClickHouse limits of the API', () => {
+    expect(loadConfig({}, '/srv/app').queryLimits).toEqual({ maxExecutionSeconds: 10, maxMemoryBytes: 2 * 1024 ** 3, maxRowsToRead: 2_000_000_000 });
+    expect(loadConfig({ QUERY_TIMEOUT_SECONDS: '30', QUERY_MAX_MEMORY_MB: '512', QUERY_MAX_ROWS: '50000000' }, '/srv/app').queryLimits).toEqual({
+      maxExecutionSeconds: 30,
+      maxMemoryBytes: 512 * 1024 ** 2,
+      maxRowsToRead: 50_000_000,
+    });
+    expect(problemsOf({ QUERY_TIMEOUT_SECONDS: '0', QUERY_MAX_MEMORY_MB: 'lots', QUERY_MAX_ROWS: '-5' })).toEqual([
+      'QUERY_TIMEOUT_SECONDS="0" must be an integer from 1 to 3600',
+      'QUERY_MAX_MEMORY_MB="lots" must be an integer from 16 to 1048576',
+      'QUERY_MAX_ROWS="-5" must be an integer from 1 to 1000000000000',
+    ]);
+  });
+
   it('lists every bad variable in one error', () => {
     const problems = problemsOf({
       OTLP_HTTP_PORT: 'http',

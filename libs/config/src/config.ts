@@ -19,6 +19,8 @@ export interface AppConfig {
   /** Cap on waiting + delayed ingest jobs before the gateway answers 503. */
   queueMaxBacklog: number;
   allowPrivateWebhooks: boolean;
+  /** ClickHouse limits of each API query (QueryLimits of @spanforge/query): one that needs more is QUERY_TOO_EXPENSIVE. */
+  queryLimits: { maxExecutionSeconds: number; maxMemoryBytes: number; maxRowsToRead: number };
 }
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
@@ -149,6 +151,11 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
     logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     queueMaxBacklog: r.integer('QUEUE_MAX_BACKLOG', 50_000, 1, 100_000_000),
     allowPrivateWebhooks: r.boolean('ALLOW_PRIVATE_WEBHOOKS', false),
+    queryLimits: {
+      maxExecutionSeconds: r.integer('QUERY_TIMEOUT_SECONDS', 10, 1, 3_600),
+      maxMemoryBytes: r.integer('QUERY_MAX_MEMORY_MB', 2_048, 16, 1_048_576) * MiB,
+      maxRowsToRead: r.integer('QUERY_MAX_ROWS', 2_000_000_000, 1, 1_000_000_000_000),
+    },
   };
   const ports = Object.entries(config.ports).filter(([, port]) => port !== 0);
   const taken = new Map<number, string>();

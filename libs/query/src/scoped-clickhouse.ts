@@ -41,7 +41,7 @@ export class ScopedClickHouse {
     readonly scope: QueryScope,
     limits: QueryLimits = DEFAULT_QUERY_LIMITS,
   ) {
-    this.settings = limits === DEFAULT_QUERY_LIMITS ? DEFAULT_SETTINGS : settingsClause(limits);
+    this.settings = settingsFor(limits);
   }
 
   async rows<T>(name: string, sql: string, params: Record<string, unknown> = {}): Promise<T[]> {
@@ -79,8 +79,13 @@ function settingsClause(limits: QueryLimits): string {
   ].join(', ')}`;
 }
 
-/** Built once: a scoped client is made per request. */
-const DEFAULT_SETTINGS = settingsClause(DEFAULT_QUERY_LIMITS);
+/** Built once per limits object (the defaults, the API's configured ones): a scoped client is made per request. */
+const SETTINGS = new WeakMap<QueryLimits, string>();
+function settingsFor(limits: QueryLimits): string {
+  let settings = SETTINGS.get(limits);
+  if (settings === undefined) SETTINGS.set(limits, (settings = settingsClause(limits)));
+  return settings;
+}
 
 /** A ClickHouse string literal ('' doubles a quote, backslashes are escaped). */
 function stringLiteral(text: string): string {

@@ -46,5 +46,5 @@ export async function requireProject(context: RequestContext): Promise<ProjectSc
 
 /** The request's project, as the only way resolvers reach ClickHouse: every query it runs is scoped to it. */
 export async function projectClickHouse(context: RequestContext): Promise<ScopedClickHouse> {
-  return new ScopedClickHouse(context.infra.clickhouse, await requireProject(context));
+  return new ScopedClickHouse(context.infra.clickhouse, await requireProject(context), context.infra.config.queryLimits);
 }

@@ -1,3 +1,4 @@
+import { DEFAULT_QUERY_LIMITS } from '@spanforge/query';
 import type { RequestContext } from '../graphql/request-context';
 import { MAX_TRACE_READS_PER_REQUEST, traceSpans } from './trace-analysis';
 
@@ -10,7 +11,7 @@ function request(): { context: RequestContext; reads: () => number } {
       return { json: async () => [] };
     },
   };
-  const infra = { clickhouse, keys: { verify: async () => ({ tenantId: 't', projectId: 'p', apiKeyId: 'k' }) } };
+  const infra = { clickhouse, config: { queryLimits: DEFAULT_QUERY_LIMITS }, keys: { verify: async () => ({ tenantId: 't', projectId: 'p', apiKeyId: 'k' }) } };
   return { context: { bearer: 'key', infra } as unknown as RequestContext, reads: () => reads };
 }
 

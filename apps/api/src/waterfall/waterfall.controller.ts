@@ -23,7 +23,7 @@ export class WaterfallController {
     if (!scope) return sendError(reply, ErrorCode.UNAUTHENTICATED, 'a valid project API key is required');
     const id = traceId.toLowerCase();
     if (!TRACE_ID.test(id)) return sendError(reply, ErrorCode.BAD_USER_INPUT, 'traceId must be 32 hex characters');
-    const traces = new TraceRepository(new ScopedClickHouse(this.infra.clickhouse, scope));
+    const traces = new TraceRepository(new ScopedClickHouse(this.infra.clickhouse, scope, this.infra.config.queryLimits));
     const bounds = await traces.bounds(id);
     if (!bounds) return sendError(reply, ErrorCode.NOT_FOUND, 'no such trace in this project');
     const records = await traces.spans(id, bounds.start_time, bounds.end_time, false);
