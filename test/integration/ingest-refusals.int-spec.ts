@@ -254,8 +254,9 @@ describe('OTLP ingest answers (default limits)', () => {
     it('refuses exports over the project rate with Retry-After, and gRPC with RESOURCE_EXHAUSTED + RetryInfo', async () => {
       const project = await h.newProject();
       const perSecond = 5;
-      // Before the project's first export: the gateway caches limits for 30 s.
-      await h.infra.pg.query('UPDATE projects SET ingest_spans_per_second = $2 WHERE id = $1', [project.projectId, perSecond]);
+      // Set through the admin API before the project's first export (the gateway caches limits for 30 s).
+      const set = await graphql(api, 'mutation($i: IngestLimitsInput!) { setIngestLimits(input: $i) { spansPerSecond } }', { i: { projectId: project.projectId, spansPerSecond: perSecond } }, h.infra.adminToken!);
+      expect(set.errors).toBeUndefined();
       const burst = 2 * perSecond;
       const batch = Math.ceil((burst * 2) / 3); // two batches overrun the 2 s burst, one does not
       const [admitted, overJson, overProto, overGrpc] = [recordTrace(batch), recordTrace(batch), recordTrace(batch), recordTrace(batch)];

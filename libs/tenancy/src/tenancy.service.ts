@@ -2,7 +2,7 @@ import { badInput, notFound } from '@spanforge/errors';
 import { generateSecret, hashSecret, newSalt } from './api-key.secret';
 import type { ApiKeyVerifier } from './api-key.verifier';
 import type { ApiKey, Project, Tenant } from './tenancy.model';
-import type { PriceOverrideRow, TenancyRepository } from './tenancy.repository';
+import type { ProjectIngestLimits, PriceOverrideRow, TenancyRepository } from './tenancy.repository';
 import { PriceTable, type PriceOverride } from '@spanforge/pricing';
 
 export const DEFAULT_PROJECT_NAME = 'default';
@@ -106,6 +106,30 @@ export class TenancyService {
     const row = await this.repository.deletePriceOverride(id);
     if (!row) throw notFound(`no model price with id ${id}`);
     return row;
+  }
+
+  /** A project's own ingest limits (null: the gateway's default). */
+  async ingestLimits(projectId: string): Promise<ProjectIngestLimits> {
+    if (!(await this.repository.findProject(projectId))) throw notFound(`no project with id ${projectId}`);
+    return this.repository.ingestLimits(projectId);
+  }
+
+  /**
+   * Sets both of a project's ingest limits (null or absent: back to the gateway's default). Gateways
+   * cache limits for 30 s, so a change reaches all of them within that.
+   */
+  async setIngestLimits(input: { projectId: string; spansPerSecond?: number | null; bytesPerSecond?: number | null }): Promise<ProjectIngestLimits> {
+    const problems: string[] = [];
+    const limit = (value: number | null | undefined, field: string, max: number): number | null => {
+      if (value === undefined || value === null) return null;
+      if (!Number.isInteger(value) || value < 1 || value > max) problems.push(`${field} must be an integer from 1 to ${max}, or null for the default`);
+      return value;
+    };
+    const limits = { spansPerSecond: limit(input.spansPerSecond, 'spansPerSecond', 2_147_483_647), bytesPerSecond: limit(input.bytesPerSecond, 'bytesPerSecond', Number.MAX_SAFE_INTEGER) };
+    if (problems.length > 0) throw badInput(problems.join('; '));
+    const stored = await this.repository.setIngestLimits(input.projectId, limits);
+    if (!stored) throw notFound(`no project with id ${input.projectId}`);
+    return stored;
   }
 
   findProject(id: string): Promise<Project | undefined> {

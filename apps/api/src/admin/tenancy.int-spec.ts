@@ -101,6 +101,34 @@ describe('admin API (GraphQL, CONTRACT section 2)', () => {
     expect(Number(rows[0]!.n)).toBe(0);
   });
 
+  it("sets and reads a project's ingest limits, to the admin only, and puts them back to the default with null", async () => {
+    const { project } = await infra.tenancy.createTenant('Throttled');
+    const { secret } = await infra.tenancy.createApiKey(project.id);
+    const SET = 'mutation($i: IngestLimitsInput!) { setIngestLimits(input: $i) { projectId spansPerSecond bytesPerSecond } }';
+    const GET = 'query($p: ID!) { ingestLimits(projectId: $p) { projectId spansPerSecond bytesPerSecond } }';
+    const read = async () => (await graphql<{ ingestLimits: unknown }>(url, GET, { p: project.id }, ADMIN)).data!.ingestLimits;
+    expect(await read()).toEqual({ projectId: project.id, spansPerSecond: null, bytesPerSecond: null });
+    const set = await graphql(url, SET, { i: { projectId: project.id, spansPerSecond: 200, bytesPerSecond: 5 * 2 ** 30 } }, ADMIN);
+    expect(set.errors).toBeUndefined();
+    expect(set.data).toEqual({ setIngestLimits: { projectId: project.id, spansPerSecond: 200, bytesPerSecond: 5 * 2 ** 30 } });
+    expect(await read()).toEqual({ projectId: project.id, spansPerSecond: 200, bytesPerSecond: 5 * 2 ** 30 });
+    // What the gateway reads.
+    expect(await infra.tenancy.ingestLimits(project.id)).toEqual({ spansPerSecond: 200, bytesPerSecond: 5 * 2 ** 30 });
+    // Not for a project key, and nothing changed by trying.
+    expect((await graphql(url, SET, { i: { projectId: project.id, spansPerSecond: 1 } }, secret)).errors![0]!.extensions!.code).toBe('FORBIDDEN');
+    expect((await graphql(url, GET, { p: project.id }, secret)).errors![0]!.extensions!.code).toBe('FORBIDDEN');
+    // Every bad value named at once; an unknown project is NOT_FOUND.
+    const bad = await graphql(url, SET, { i: { projectId: project.id, spansPerSecond: 0, bytesPerSecond: -1 } }, ADMIN);
+    expect(bad.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
+    expect(bad.errors![0]!.message).toMatch(/spansPerSecond must be an integer from 1 to 2147483647.*bytesPerSecond must be an integer from 1/);
+    expect(await read()).toEqual({ projectId: project.id, spansPerSecond: 200, bytesPerSecond: 5 * 2 ** 30 });
+    const unknown = await graphql(url, SET, { i: { projectId: '00000000-0000-0000-0000-000000000000', spansPerSecond: 5 } }, ADMIN);
+    expect(unknown.errors![0]!.extensions!.code).toBe('NOT_FOUND');
+    expect((await graphql(url, GET, { p: 'not-a-project' }, ADMIN)).errors![0]!.extensions!.code).toBe('NOT_FOUND');
+    // Absent and null both mean the default again.
+    expect((await graphql(url, SET, { i: { projectId: project.id, spansPerSecond: null } }, ADMIN)).data).toEqual({ setIngestLimits: { projectId: project.id, spansPerSecond: null, bytesPerSecond: null } });
+  });
+
   it('answers bad input with a specific error', async () => {
     const empty = await graphql(url, CREATE_TENANT, { name: '   ' }, ADMIN);
     expect(empty.errors![0]).toMatchObject({ message: 'tenant name must not be empty', extensions: { code: 'BAD_USER_INPUT' } });

@@ -1,4 +1,6 @@
-import { Field, Float, ID, InputType, ObjectType } from '@nestjs/graphql';
+import { Field, Float, ID, InputType, Int, ObjectType } from '@nestjs/graphql';
+import { DEFAULT_PROJECT_INGEST_LIMITS } from '@spanforge/tenancy';
+import { SafeIntScalar } from '../graphql/safe-int.scalar';
 
 @ObjectType('Project')
 export class ProjectModel {
@@ -72,4 +74,20 @@ export class ModelPriceInput {
   @Field(() => Float, { nullable: true }) cacheReadPerMTok?: number | null;
   @Field(() => Float, { nullable: true }) cacheWritePerMTok?: number | null;
   @Field(() => Date, { nullable: true, description: 'From when the price applies (by span start); absent means always.' }) effectiveFrom?: Date | null;
+}
+
+@ObjectType('IngestLimits', {
+  description: `A project's own ingest rate limits; null means the gateway's default (${DEFAULT_PROJECT_INGEST_LIMITS.spansPerSecond} spans/s, ${DEFAULT_PROJECT_INGEST_LIMITS.bytesPerSecond} bytes/s). Over them, exports get 429 with Retry-After.`,
+})
+export class IngestLimitsModel {
+  @Field(() => ID) projectId!: string;
+  @Field(() => Int, { nullable: true }) spansPerSecond!: number | null;
+  @Field(() => SafeIntScalar, { nullable: true, description: 'Bytes of OTLP body per second (after decompression).' }) bytesPerSecond!: number | null;
+}
+
+@InputType()
+export class IngestLimitsInput {
+  @Field(() => ID) projectId!: string;
+  @Field(() => Int, { nullable: true, description: 'Absent or null: the default.' }) spansPerSecond?: number | null;
+  @Field(() => SafeIntScalar, { nullable: true, description: 'Absent or null: the default.' }) bytesPerSecond?: number | null;
 }

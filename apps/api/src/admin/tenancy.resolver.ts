@@ -2,7 +2,7 @@ import { Args, Context, ID, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { notFound } from '@spanforge/errors';
 import { requireAdmin, requireProject, type RequestContext } from '../graphql/request-context';
 import type { PriceOverrideRow } from '@spanforge/tenancy';
-import { ApiKeyModel, CreateApiKeyInput, CreateProjectInput, CreateTenantInput, CreatedApiKeyModel, ModelPriceInput, ModelPriceModel, ProjectModel, TenantModel } from './tenancy.model';
+import { ApiKeyModel, CreateApiKeyInput, CreateProjectInput, CreateTenantInput, CreatedApiKeyModel, IngestLimitsInput, IngestLimitsModel, ModelPriceInput, ModelPriceModel, ProjectModel, TenantModel } from './tenancy.model';
 
 function toModelPrice(row: PriceOverrideRow): ModelPriceModel {
   return {
@@ -76,6 +76,18 @@ export class TenancyResolver {
   async deleteModelPrice(@Args('id', { type: () => ID }) id: string, @Context() context: RequestContext): Promise<ModelPriceModel> {
     await requireAdmin(context);
     return toModelPrice(await context.infra.tenancy.deleteModelPrice(id));
+  }
+
+  @Query(() => IngestLimitsModel, { description: "A project's own ingest rate limits (admin token)." })
+  async ingestLimits(@Args('projectId', { type: () => ID }) projectId: string, @Context() context: RequestContext): Promise<IngestLimitsModel> {
+    await requireAdmin(context);
+    return { projectId, ...(await context.infra.tenancy.ingestLimits(projectId)) };
+  }
+
+  @Mutation(() => IngestLimitsModel, { description: "Sets both of a project's ingest rate limits (null or absent: the default). Every gateway applies them within 30 s." })
+  async setIngestLimits(@Args('input') input: IngestLimitsInput, @Context() context: RequestContext): Promise<IngestLimitsModel> {
+    await requireAdmin(context);
+    return { projectId: input.projectId, ...(await context.infra.tenancy.setIngestLimits(input)) };
   }
 
   @Query(() => ProjectModel, { description: 'The project the bearer API key belongs to.' })
