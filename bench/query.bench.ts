@@ -38,12 +38,12 @@ function summarise(samples: number[]): Timing {
  */
 const pools = new Map<string, Pool>();
 async function send(url: string, apiKey: string, body?: string): Promise<string> {
-  const { origin, pathname } = new URL(url);
+  const { origin, pathname, search } = new URL(url);
   let pool = pools.get(origin);
   if (!pool) pools.set(origin, (pool = new Pool(origin, { connections: 1 })));
   const headers: Record<string, string> = { authorization: `Bearer ${apiKey}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await pool.request({ path: pathname, method: body === undefined ? 'GET' : 'POST', headers, body });
+  const response = await pool.request({ path: pathname + search, method: body === undefined ? 'GET' : 'POST', headers, body });
   const text = await response.body.text();
   if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
   return text;

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ConfigError, assertExternalServices, loadConfig } from './config';
+import { ConfigError, DEFAULT_QUERY_LIMITS, assertExternalServices, loadConfig } from './config';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -42,7 +42,8 @@ describe('loadConfig', () => {
   });
 
   it('reads the per-query ClickHouse limits of the API', () => {
-    expect(loadConfig({}, '/srv/app').queryLimits).toEqual({ maxExecutionSeconds: 10, maxMemoryBytes: 2 * 1024 ** 3, maxRowsToRead: 2_000_000_000 });
+    expect(loadConfig({}, '/srv/app').queryLimits).toEqual(DEFAULT_QUERY_LIMITS);
+    expect(DEFAULT_QUERY_LIMITS).toEqual({ maxExecutionSeconds: 10, maxMemoryBytes: 2 * 1024 ** 3, maxRowsToRead: 2_000_000_000 });
     expect(loadConfig({ QUERY_TIMEOUT_SECONDS: '30', QUERY_MAX_MEMORY_MB: '512', QUERY_MAX_ROWS: '50000000' }, '/srv/app').queryLimits).toEqual({
       maxExecutionSeconds: 30,
       maxMemoryBytes: 512 * 1024 ** 2,

@@ -19,9 +19,23 @@ export interface AppConfig {
   /** Cap on waiting + delayed ingest jobs before the gateway answers 503. */
   queueMaxBacklog: number;
   allowPrivateWebhooks: boolean;
-  /** ClickHouse limits of each API query (QueryLimits of @spanforge/query): one that needs more is QUERY_TOO_EXPENSIVE. */
-  queryLimits: { maxExecutionSeconds: number; maxMemoryBytes: number; maxRowsToRead: number };
+  /** ClickHouse limits of each API query: one that needs more is QUERY_TOO_EXPENSIVE. */
+  queryLimits: QueryLimits;
 }
+
+/** Per-query ClickHouse limits (max_execution_time, max_memory_usage, max_rows_to_read). */
+export interface QueryLimits {
+  maxExecutionSeconds: number;
+  maxMemoryBytes: number;
+  maxRowsToRead: number;
+}
+
+/** The limits of a query when nobody set others: API queries without QUERY_* set, cost reports. */
+export const DEFAULT_QUERY_LIMITS: Readonly<QueryLimits> = Object.freeze({
+  maxExecutionSeconds: 10,
+  maxMemoryBytes: 2 * 1024 ** 3,
+  maxRowsToRead: 2_000_000_000,
+});
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -152,9 +166,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
     queueMaxBacklog: r.integer('QUEUE_MAX_BACKLOG', 50_000, 1, 100_000_000),
     allowPrivateWebhooks: r.boolean('ALLOW_PRIVATE_WEBHOOKS', false),
     queryLimits: {
-      maxExecutionSeconds: r.integer('QUERY_TIMEOUT_SECONDS', 10, 1, 3_600),
-      maxMemoryBytes: r.integer('QUERY_MAX_MEMORY_MB', 2_048, 16, 1_048_576) * MiB,
-      maxRowsToRead: r.integer('QUERY_MAX_ROWS', 2_000_000_000, 1, 1_000_000_000_000),
+      maxExecutionSeconds: r.integer('QUERY_TIMEOUT_SECONDS', DEFAULT_QUERY_LIMITS.maxExecutionSeconds, 1, 3_600),
+      maxMemoryBytes: r.integer('QUERY_MAX_MEMORY_MB', DEFAULT_QUERY_LIMITS.maxMemoryBytes / MiB, 16, 1_048_576) * MiB,
+      maxRowsToRead: r.integer('QUERY_MAX_ROWS', DEFAULT_QUERY_LIMITS.maxRowsToRead, 1, 1_000_000_000_000),
     },
   };
   const ports = Object.entries(config.ports).filter(([, port]) => port !== 0);

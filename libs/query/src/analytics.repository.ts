@@ -119,6 +119,10 @@ export class AnalyticsRepository {
    * days of the range come from cost_daily; the part days at either end (a range such as "the last
    * 30 days" from now) from the per-trace cost rows of the traces starting in them, as the general
    * path would. Undefined when the range holds no whole day.
+   *
+   * While the upkeep moves a trace whose start turned out to be a day earlier, the trace's figures
+   * change before the daily rows do: for that moment such a trace can count on both days, where
+   * the general path counts it once.
    */
   private async costBreakdownDaily(groupBy: CostDimension[], filter: TraceFilter | undefined): Promise<CostRowRecord[] | undefined> {
     if (groupBy.includes('SESSION')) return undefined;

@@ -10,12 +10,21 @@ export function msOf(clickhouseTime: string): number {
   return Date.parse(isoOf(clickhouseTime));
 }
 
-/** An ISO-8601 instant from a user → milliseconds since the epoch, or a BAD_USER_INPUT error naming the field. */
+/** The days ClickHouse's Date holds: 1970-01-01 up to the start of 2149-06-06. */
+export const FIRST_STORABLE_MS = 0;
+export const LAST_STORABLE_MS = Date.UTC(2149, 5, 6);
+
+/**
+ * An ISO-8601 instant from a user → milliseconds since the epoch, or a BAD_USER_INPUT error naming
+ * the field. Clamped to the days ClickHouse's Date holds: outside them a day bound would wrap around
+ * (`toDate` of 1969-12-31 is 2149-06-06), and no span starts there (OTLP times count from 1970).
+ * So "from 1900" means from the first span, and "to 9999-12-31" up to the last.
+ */
 export function parseInstant(value: string | Date | undefined, field: string): number | undefined {
   if (value === undefined || value === null) return undefined;
   const ms = value instanceof Date ? value.getTime() : Date.parse(value);
   if (!Number.isFinite(ms)) throw badInput(`${field} is not an ISO-8601 date-time`);
-  return ms;
+  return Math.min(Math.max(ms, FIRST_STORABLE_MS), LAST_STORABLE_MS);
 }
 
 /** Opaque pagination cursors: base64url of a JSON tuple, checked on the way back in. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@spanforge/clickhouse';
+import { DEFAULT_QUERY_LIMITS, type QueryLimits } from '@spanforge/config';
 import { DomainError, ErrorCode } from '@spanforge/errors';
 
 /** Whose data a query may read: one project of one tenant. */
@@ -8,18 +9,8 @@ export interface QueryScope {
   projectId: string;
 }
 
-/** Per-query ClickHouse limits: a query that would need more is refused as QUERY_TOO_EXPENSIVE. */
-export interface QueryLimits {
-  maxExecutionSeconds: number;
-  maxMemoryBytes: number;
-  maxRowsToRead: number;
-}
-
-export const DEFAULT_QUERY_LIMITS: Readonly<QueryLimits> = Object.freeze({
-  maxExecutionSeconds: 10,
-  maxMemoryBytes: 2 * 1024 ** 3,
-  maxRowsToRead: 2_000_000_000,
-});
+// Per-query ClickHouse limits: a query that would need more is refused as QUERY_TOO_EXPENSIVE.
+export { DEFAULT_QUERY_LIMITS, type QueryLimits } from '@spanforge/config';
 
 /** ClickHouse error codes that mean "this query asks too much", not "the server is broken". */
 const TOO_EXPENSIVE = new Set(['TIMEOUT_EXCEEDED', 'MEMORY_LIMIT_EXCEEDED', 'TOO_MANY_ROWS', 'TOO_MANY_BYTES', 'TOO_MANY_ROWS_OR_BYTES', 'QUERY_WAS_CANCELLED']);

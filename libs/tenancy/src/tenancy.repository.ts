@@ -54,7 +54,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Ids come from users; anything that is not a UUID cannot exist, so it is not sent to SQL. */
 export const isUuid = (id: string) => UUID.test(id);
 
-/** What gateways allow a project that has no limits of its own. */
+/** What gateways allow a project that has no limits of its own: generous, a project hitting them is almost certainly misbehaving. */
 export const DEFAULT_PROJECT_INGEST_LIMITS: Readonly<{ spansPerSecond: number; bytesPerSecond: number }> = Object.freeze({ spansPerSecond: 50_000, bytesPerSecond: 64 * 1024 * 1024 });
 
 /** A project's own ingest limits; null means the gateway's default (DEFAULT_PROJECT_INGEST_LIMITS). */
@@ -182,18 +182,23 @@ export class TenancyRepository {
     );
   }
 
-  /** A project's own ingest limits; null fields mean "the gateway's defaults". */
-  /** Sets a project's own ingest limits (null: the gateway's default); undefined when there is no such project. */
-  async setIngestLimits(projectId: string, limits: ProjectIngestLimits): Promise<ProjectIngestLimits | undefined> {
+  /**
+   * Changes a project's own ingest limits: a field given sets that limit (null: back to the gateway's
+   * default), an absent one keeps it. Undefined when there is no such project.
+   */
+  async setIngestLimits(projectId: string, changes: Partial<ProjectIngestLimits>): Promise<ProjectIngestLimits | undefined> {
     if (!isUuid(projectId)) return undefined;
     const { rows } = await this.pool.query<{ s: number | null; b: string | null }>(
-      'UPDATE projects SET ingest_spans_per_second = $2, ingest_bytes_per_second = $3 WHERE id = $1 RETURNING ingest_spans_per_second AS s, ingest_bytes_per_second AS b',
-      [projectId, limits.spansPerSecond, limits.bytesPerSecond],
+      `UPDATE projects SET ingest_spans_per_second = CASE WHEN $2 THEN $3::integer ELSE ingest_spans_per_second END,
+                           ingest_bytes_per_second = CASE WHEN $4 THEN $5::bigint ELSE ingest_bytes_per_second END
+       WHERE id = $1 RETURNING ingest_spans_per_second AS s, ingest_bytes_per_second AS b`,
+      [projectId, changes.spansPerSecond !== undefined, changes.spansPerSecond ?? null, changes.bytesPerSecond !== undefined, changes.bytesPerSecond ?? null],
     );
     const row = rows[0];
     return row && { spansPerSecond: row.s, bytesPerSecond: row.b == null ? null : Number(row.b) };
   }
 
+  /** A project's own ingest limits; null fields mean "the gateway's defaults". */
   async ingestLimits(projectId: string): Promise<ProjectIngestLimits> {
     const { rows } = await this.pool.query<{ s: number | null; b: string | null }>(
       'SELECT ingest_spans_per_second AS s, ingest_bytes_per_second AS b FROM projects WHERE id = $1',

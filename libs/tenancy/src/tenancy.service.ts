@@ -115,19 +115,19 @@ export class TenancyService {
   }
 
   /**
-   * Sets both of a project's ingest limits (null or absent: back to the gateway's default). Gateways
-   * cache limits for 30 s, so a change reaches all of them within that.
+   * Changes a project's ingest limits: a field given sets that limit (null: back to the gateway's
+   * default), an absent one keeps it. Gateways cache limits for 30 s, so a change reaches all of
+   * them within that.
    */
   async setIngestLimits(input: { projectId: string; spansPerSecond?: number | null; bytesPerSecond?: number | null }): Promise<ProjectIngestLimits> {
     const problems: string[] = [];
-    const limit = (value: number | null | undefined, field: string, max: number): number | null => {
-      if (value === undefined || value === null) return null;
-      if (!Number.isInteger(value) || value < 1 || value > max) problems.push(`${field} must be an integer from 1 to ${max}, or null for the default`);
-      return value;
+    const check = (value: number | null | undefined, field: string, max: number) => {
+      if (value !== undefined && value !== null && (!Number.isInteger(value) || value < 1 || value > max)) problems.push(`${field} must be an integer from 1 to ${max}, or null for the default`);
     };
-    const limits = { spansPerSecond: limit(input.spansPerSecond, 'spansPerSecond', 2_147_483_647), bytesPerSecond: limit(input.bytesPerSecond, 'bytesPerSecond', Number.MAX_SAFE_INTEGER) };
+    check(input.spansPerSecond, 'spansPerSecond', 2_147_483_647);
+    check(input.bytesPerSecond, 'bytesPerSecond', Number.MAX_SAFE_INTEGER);
     if (problems.length > 0) throw badInput(problems.join('; '));
-    const stored = await this.repository.setIngestLimits(input.projectId, limits);
+    const stored = await this.repository.setIngestLimits(input.projectId, { spansPerSecond: input.spansPerSecond, bytesPerSecond: input.bytesPerSecond });
     if (!stored) throw notFound(`no project with id ${input.projectId}`);
     return stored;
   }

@@ -101,7 +101,7 @@ describe('admin API (GraphQL, CONTRACT section 2)', () => {
     expect(Number(rows[0]!.n)).toBe(0);
   });
 
-  it("sets and reads a project's ingest limits, to the admin only, and puts them back to the default with null", async () => {
+  it("sets and reads a project's ingest limits, to the admin only: a field given changes, an absent one stays, null is the default", async () => {
     const { project } = await infra.tenancy.createTenant('Throttled');
     const { secret } = await infra.tenancy.createApiKey(project.id);
     const SET = 'mutation($i: IngestLimitsInput!) { setIngestLimits(input: $i) { projectId spansPerSecond bytesPerSecond } }';
@@ -125,7 +125,9 @@ describe('admin API (GraphQL, CONTRACT section 2)', () => {
     const unknown = await graphql(url, SET, { i: { projectId: '00000000-0000-0000-0000-000000000000', spansPerSecond: 5 } }, ADMIN);
     expect(unknown.errors![0]!.extensions!.code).toBe('NOT_FOUND');
     expect((await graphql(url, GET, { p: 'not-a-project' }, ADMIN)).errors![0]!.extensions!.code).toBe('NOT_FOUND');
-    // Absent and null both mean the default again.
+    // An absent field keeps its limit; null puts it back to the default.
+    expect((await graphql(url, SET, { i: { projectId: project.id, spansPerSecond: 300 } }, ADMIN)).data).toEqual({ setIngestLimits: { projectId: project.id, spansPerSecond: 300, bytesPerSecond: 5 * 2 ** 30 } });
+    expect((await graphql(url, SET, { i: { projectId: project.id, bytesPerSecond: null } }, ADMIN)).data).toEqual({ setIngestLimits: { projectId: project.id, spansPerSecond: 300, bytesPerSecond: null } });
     expect((await graphql(url, SET, { i: { projectId: project.id, spansPerSecond: null } }, ADMIN)).data).toEqual({ setIngestLimits: { projectId: project.id, spansPerSecond: null, bytesPerSecond: null } });
   });
 

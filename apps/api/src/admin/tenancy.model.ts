@@ -88,6 +88,6 @@ export class IngestLimitsModel {
 @InputType()
 export class IngestLimitsInput {
   @Field(() => ID) projectId!: string;
-  @Field(() => Int, { nullable: true, description: 'Absent or null: the default.' }) spansPerSecond?: number | null;
-  @Field(() => SafeIntScalar, { nullable: true, description: 'Absent or null: the default.' }) bytesPerSecond?: number | null;
+  @Field(() => Int, { nullable: true, description: 'null: back to the default; absent: unchanged.' }) spansPerSecond?: number | null;
+  @Field(() => SafeIntScalar, { nullable: true, description: 'null: back to the default; absent: unchanged.' }) bytesPerSecond?: number | null;
 }

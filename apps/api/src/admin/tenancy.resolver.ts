@@ -84,7 +84,7 @@ export class TenancyResolver {
     return { projectId, ...(await context.infra.tenancy.ingestLimits(projectId)) };
   }
 
-  @Mutation(() => IngestLimitsModel, { description: "Sets both of a project's ingest rate limits (null or absent: the default). Every gateway applies them within 30 s." })
+  @Mutation(() => IngestLimitsModel, { description: "Changes a project's ingest rate limits: a field given sets that limit (null: back to the default), an absent one keeps it. Every gateway applies them within 30 s." })
   async setIngestLimits(@Args('input') input: IngestLimitsInput, @Context() context: RequestContext): Promise<IngestLimitsModel> {
     await requireAdmin(context);
     return { projectId: input.projectId, ...(await context.infra.tenancy.setIngestLimits(input)) };

@@ -1,5 +1,5 @@
-import type { TenancyRepository } from '@spanforge/tenancy';
-import { DEFAULT_INGEST_LIMITS, type IngestLimits } from './rate-limiter';
+import { DEFAULT_PROJECT_INGEST_LIMITS, type TenancyRepository } from '@spanforge/tenancy';
+import type { IngestLimits } from './rate-limiter';
 
 const TTL_MS = 30_000;
 
@@ -9,7 +9,7 @@ export class ProjectLimitsCache {
 
   constructor(
     private readonly repository: TenancyRepository,
-    private readonly defaults: IngestLimits = DEFAULT_INGEST_LIMITS,
+    private readonly defaults: IngestLimits = DEFAULT_PROJECT_INGEST_LIMITS,
   ) {}
 
   async get(projectId: string): Promise<IngestLimits> {

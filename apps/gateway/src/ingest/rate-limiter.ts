@@ -1,13 +1,8 @@
-import { DEFAULT_PROJECT_INGEST_LIMITS } from '@spanforge/tenancy';
-
 /** Per-project ingest limits; undefined fields fall back to the gateway defaults. */
 export interface IngestLimits {
   spansPerSecond: number;
   bytesPerSecond: number;
 }
-
-/** Generous defaults: a project hitting them is almost certainly misbehaving (kept with the projects, whose own limits override them). */
-export const DEFAULT_INGEST_LIMITS: IngestLimits = DEFAULT_PROJECT_INGEST_LIMITS;
 
 interface Bucket {
   tokens: number;

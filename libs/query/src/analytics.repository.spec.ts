@@ -1,0 +1,66 @@
+import { AnalyticsRepository } from './analytics.repository';
+import { LAST_STORABLE_MS, parseInstant } from './query.values';
+import type { ScopedClickHouse } from './scoped-clickhouse';
+
+/** Which read costBreakdown makes for a filter, and with which bounds (the SQL itself runs in the query integration tests). */
+function costBreakdownRead(filter: Record<string, unknown> | undefined): Promise<{ name: string; params: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const db = {
+      rows: async (name: string, _sql: string, params: Record<string, unknown> = {}) => {
+        resolve({ name, params });
+        return [];
+      },
+    } as unknown as ScopedClickHouse;
+    new AnalyticsRepository(db).costBreakdown(['MODEL', 'DAY'], filter as never).catch(reject);
+  });
+}
+
+const DAY = 86_400_000;
+const midnight = Date.UTC(2026, 10, 20);
+const iso = (ms: number) => new Date(ms).toISOString();
+
+describe('costBreakdown: daily rows where they fit', () => {
+  it('reads whole days only from the daily rows', async () => {
+    expect(await costBreakdownRead({ from: iso(midnight), to: iso(midnight + 3 * DAY) })).toEqual({
+      name: 'query.cost_breakdown_daily',
+      params: { firstDayMs: midnight, endDayMs: midnight + 3 * DAY },
+    });
+    expect(await costBreakdownRead(undefined)).toEqual({ name: 'query.cost_breakdown_daily', params: {} });
+  });
+
+  it('adds the part day at whichever end is not midnight, bounded by the whole days', async () => {
+    const from = midnight + 5.5 * 3_600_000;
+    const to = midnight + 3 * DAY + 3_600_000;
+    expect(await costBreakdownRead({ from: iso(from), to: iso(to) })).toEqual({
+      name: 'query.cost_breakdown_daily_and_part_days',
+      params: { fromMs: from, firstDayMs: midnight + DAY, endDayMs: midnight + 3 * DAY, toMs: to },
+    });
+    expect(await costBreakdownRead({ from: iso(from) })).toEqual({ name: 'query.cost_breakdown_daily_and_part_days', params: { fromMs: from, firstDayMs: midnight + DAY } });
+    expect(await costBreakdownRead({ to: iso(to) })).toEqual({ name: 'query.cost_breakdown_daily_and_part_days', params: { endDayMs: midnight + 3 * DAY, toMs: to } });
+  });
+
+  it('takes the per-trace rows for a range inside one day, or with any other filter', async () => {
+    expect((await costBreakdownRead({ from: iso(midnight + 3_600_000), to: iso(midnight + 2 * 3_600_000) })).name).toBe('query.cost_breakdown');
+    expect((await costBreakdownRead({ from: iso(midnight), to: iso(midnight + DAY), minIterations: 0 })).name).toBe('query.cost_breakdown');
+  });
+
+  it('refuses a range that ends before it starts', async () => {
+    await expect(costBreakdownRead({ from: iso(midnight + DAY), to: iso(midnight) })).rejects.toMatchObject({ message: 'filter.from must be before filter.to' });
+  });
+
+  it('keeps far-off bounds inside the days ClickHouse can hold, so no day bound wraps around', async () => {
+    const read = await costBreakdownRead({ from: '1900-01-01T00:00:00Z', to: '2999-12-31T12:00:00Z' });
+    expect(read).toEqual({ name: 'query.cost_breakdown_daily', params: { firstDayMs: 0, endDayMs: LAST_STORABLE_MS } });
+  });
+});
+
+describe('parseInstant', () => {
+  it('reads ISO-8601 instants and Dates, clamped to 1970-01-01 … 2149-06-06', () => {
+    expect(parseInstant('2026-11-20T05:30:00+01:00', 'filter.from')).toBe(Date.UTC(2026, 10, 20, 4, 30));
+    expect(parseInstant(new Date(midnight), 'filter.from')).toBe(midnight);
+    expect(parseInstant('1969-12-31T00:00:00Z', 'filter.from')).toBe(0);
+    expect(parseInstant('9999-12-31T23:59:59Z', 'filter.to')).toBe(Date.UTC(2149, 5, 6));
+    expect(parseInstant(undefined, 'filter.to')).toBeUndefined();
+    expect(() => parseInstant('next tuesday', 'filter.to')).toThrow('filter.to is not an ISO-8601 date-time');
+  });
+});
