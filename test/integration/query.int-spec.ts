@@ -487,7 +487,7 @@ describe('query API', () => {
     expect(byDay.data!.costBreakdown.filter((r) => r.keys[0] !== '').every((r) => r.keys[1] === '2026-11-10')).toBe(true);
   });
 
-  it('answers costBreakdown for a range that does not start or end at midnight: whole days and the part days at its ends', async () => {
+  it('answers costBreakdown for ranges that do not start or end at midnight: whole days, part days at the ends, part of one day', async () => {
     const ranged = await h.newProject('part-days-tenant');
     const exporter = otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, ranged.apiKey);
     const day = (d: number, hour: number) => Date.UTC(2026, 10, 20 + d, hour);
@@ -501,36 +501,43 @@ describe('query API', () => {
     }
     expect(exportSucceeded(await exportSpans(exporter, sent.flat()))).toBe(true);
     await h.waitForSpans(ranged.projectId, sent.flat().length);
-    const range = { from: new Date(day(0, 21)).toISOString(), to: new Date(day(2, 12)).toISOString() };
-    // Expected from the spans sent: the LLM calls of the traces starting in the range, by model and the day their trace started.
-    const want = new Map<string, { cost: number; input: number; spans: number }>();
-    for (const [i, spans] of sent.entries()) {
-      if (starts[i]! < day(0, 21) || starts[i]! >= day(2, 12)) continue;
-      for (const span of spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat')) {
-        const key = `${String(span.attributes['gen_ai.response.model'])}|${new Date(starts[i]!).toISOString().slice(0, 10)}`;
-        const entry = want.get(key) ?? { cost: 0, input: 0, spans: 0 };
-        entry.cost += expectedLlmCost(span);
-        entry.input += Number(span.attributes['gen_ai.usage.input_tokens']);
-        entry.spans += 1;
-        want.set(key, entry);
+    // Expected from the spans sent: the LLM calls of the traces starting in [from, to), by model and the day their trace started.
+    const expectedFor = (from: number, to: number) => {
+      const want = new Map<string, { cost: number; input: number; spans: number }>();
+      for (const [i, spans] of sent.entries()) {
+        if (starts[i]! < from || starts[i]! >= to) continue;
+        for (const span of spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat')) {
+          const key = `${String(span.attributes['gen_ai.response.model'])}|${new Date(starts[i]!).toISOString().slice(0, 10)}`;
+          const entry = want.get(key) ?? { cost: 0, input: 0, spans: 0 };
+          entry.cost += expectedLlmCost(span);
+          entry.input += Number(span.attributes['gen_ai.usage.input_tokens']);
+          entry.spans += 1;
+          want.set(key, entry);
+        }
       }
-    }
+      return want;
+    };
     type Rows = { costBreakdown: Array<{ keys: string[]; costUsd: number; inputTokens: number; spanCount: number }> };
     const ask = async (filter: Record<string, unknown>) => {
       const result = await q<Rows>('query($f: TraceFilter) { costBreakdown(groupBy: [MODEL, DAY], filter: $f) { keys costUsd inputTokens spanCount } }', { f: filter }, ranged.apiKey);
       expect(result.errors).toBeUndefined();
       return result.data!.costBreakdown.filter((r) => r.keys[0] !== '');
     };
-    await until(async () => (await ask(range)).length === want.size);
-    const rows = await ask(range);
-    expect(rows.map((r) => r.keys.join('|')).sort()).toEqual([...want.keys()].sort());
-    for (const row of rows) {
-      const expected = want.get(row.keys.join('|'))!;
-      expect(row).toMatchObject({ inputTokens: expected.input, spanCount: expected.spans });
-      expect(row.costUsd).toBeCloseTo(expected.cost, 9);
+    await until(async () => (await ask({})).reduce((n, r) => n + r.spanCount, 0) === sent.flat().filter((s) => s.attributes['gen_ai.operation.name'] === 'chat').length);
+    // Whole days with a part day at each end; no whole day, two part days; part of one day.
+    for (const [from, to] of [[day(0, 21), day(2, 12)], [day(0, 21), day(1, 5)], [day(1, 2), day(1, 4)]] as const) {
+      const range = { from: new Date(from).toISOString(), to: new Date(to).toISOString() };
+      const want = expectedFor(from, to);
+      const rows = await ask(range);
+      expect(rows.map((r) => r.keys.join('|')).sort()).toEqual([...want.keys()].sort());
+      for (const row of rows) {
+        const expected = want.get(row.keys.join('|'))!;
+        expect(row).toMatchObject({ inputTokens: expected.input, spanCount: expected.spans });
+        expect(row.costUsd).toBeCloseTo(expected.cost, 9);
+      }
+      // The same answer as the path every other filter takes (per-trace cost rows only).
+      expect(await ask({ ...range, minIterations: 0 })).toEqual(rows);
     }
-    // The same answer as the path every other filter takes (per-trace cost rows only).
-    expect(await ask({ ...range, minIterations: 0 })).toEqual(rows);
     // Bounds beyond the days ClickHouse holds are every trace, not a wrapped-around day.
     const everything = await ask({ from: '1900-01-01T00:00:00Z', to: '2999-12-31T12:00:00Z' });
     expect(everything.reduce((n, r) => n + r.spanCount, 0)).toBe(sent.flat().filter((s) => s.attributes['gen_ai.operation.name'] === 'chat').length);

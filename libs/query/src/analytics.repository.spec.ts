@@ -19,7 +19,7 @@ const DAY = 86_400_000;
 const midnight = Date.UTC(2026, 10, 20);
 const iso = (ms: number) => new Date(ms).toISOString();
 
-describe('costBreakdown: daily rows where they fit', () => {
+describe('costBreakdown: day-keyed reads where they fit', () => {
   it('reads whole days only from the daily rows', async () => {
     expect(await costBreakdownRead({ from: iso(midnight), to: iso(midnight + 3 * DAY) })).toEqual({
       name: 'query.cost_breakdown_daily',
@@ -28,20 +28,30 @@ describe('costBreakdown: daily rows where they fit', () => {
     expect(await costBreakdownRead(undefined)).toEqual({ name: 'query.cost_breakdown_daily', params: {} });
   });
 
-  it('adds the part day at whichever end is not midnight, bounded by the whole days', async () => {
+  it('adds the part day at whichever end is not midnight, each read for its own day', async () => {
     const from = midnight + 5.5 * 3_600_000;
     const to = midnight + 3 * DAY + 3_600_000;
     expect(await costBreakdownRead({ from: iso(from), to: iso(to) })).toEqual({
       name: 'query.cost_breakdown_daily_and_part_days',
-      params: { fromMs: from, firstDayMs: midnight + DAY, endDayMs: midnight + 3 * DAY, toMs: to },
+      params: { firstDayMs: midnight + DAY, endDayMs: midnight + 3 * DAY, part0From: from, part0To: midnight + DAY, part1From: midnight + 3 * DAY, part1To: to },
     });
-    expect(await costBreakdownRead({ from: iso(from) })).toEqual({ name: 'query.cost_breakdown_daily_and_part_days', params: { fromMs: from, firstDayMs: midnight + DAY } });
-    expect(await costBreakdownRead({ to: iso(to) })).toEqual({ name: 'query.cost_breakdown_daily_and_part_days', params: { endDayMs: midnight + 3 * DAY, toMs: to } });
+    expect(await costBreakdownRead({ from: iso(from) })).toEqual({ name: 'query.cost_breakdown_daily_and_part_days', params: { firstDayMs: midnight + DAY, part0From: from, part0To: midnight + DAY } });
+    expect(await costBreakdownRead({ to: iso(to) })).toEqual({ name: 'query.cost_breakdown_daily_and_part_days', params: { endDayMs: midnight + 3 * DAY, part0From: midnight + 3 * DAY, part0To: to } });
   });
 
-  it('takes the per-trace rows for a range inside one day, or with any other filter', async () => {
-    expect((await costBreakdownRead({ from: iso(midnight + 3_600_000), to: iso(midnight + 2 * 3_600_000) })).name).toBe('query.cost_breakdown');
+  it('reads only part days when the range holds no whole day', async () => {
+    const hour = 3_600_000;
+    expect(await costBreakdownRead({ from: iso(midnight + hour), to: iso(midnight + 2 * hour) })).toEqual({ name: 'query.cost_breakdown_part_days', params: { part0From: midnight + hour, part0To: midnight + 2 * hour } });
+    expect(await costBreakdownRead({ from: iso(midnight + 3 * hour), to: iso(midnight + DAY + 5 * hour) })).toEqual({
+      name: 'query.cost_breakdown_part_days',
+      params: { part0From: midnight + 3 * hour, part0To: midnight + DAY, part1From: midnight + DAY, part1To: midnight + DAY + 5 * hour },
+    });
+    expect(await costBreakdownRead({ from: iso(midnight), to: iso(midnight + 5 * hour) })).toEqual({ name: 'query.cost_breakdown_part_days', params: { part0From: midnight, part0To: midnight + 5 * hour } });
+  });
+
+  it('takes the per-trace rows when there is any other filter', async () => {
     expect((await costBreakdownRead({ from: iso(midnight), to: iso(midnight + DAY), minIterations: 0 })).name).toBe('query.cost_breakdown');
+    expect((await costBreakdownRead({ from: iso(midnight + 3_600_000), to: iso(midnight + 2 * 3_600_000), model: 'gpt-4o-mini' })).name).toBe('query.cost_breakdown');
   });
 
   it('refuses a range that ends before it starts', async () => {

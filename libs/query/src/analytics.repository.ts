@@ -33,6 +33,8 @@ const DAILY_DIMENSION_SQL: Record<Exclude<CostDimension, 'SESSION'>, string> = {
   SERVICE: 'toString(service)',
   DAY: 'toString(day)',
 };
+/** The same keys from trace_cost_days' cost rows (`r`), filed under their trace's start day. */
+const PART_DAY_DIMENSION_SQL: Record<Exclude<CostDimension, 'SESSION'>, string> = { ...DIMENSION_SQL, DAY: 'toString(day)' };
 
 export interface CostRowRecord {
   keys: string[];
@@ -114,14 +116,17 @@ export class AnalyticsRepository {
   }
 
   /**
-   * The same answer mostly from cost_daily (one row per day and model, provider, type, service),
-   * when the question fits it: no SESSION dimension and no filter but the time range. The whole UTC
-   * days of the range come from cost_daily; the part days at either end (a range such as "the last
-   * 30 days" from now) from the per-trace cost rows of the traces starting in them, as the general
-   * path would. Undefined when the range holds no whole day.
+   * The same answer from day-keyed tables, read only for the range's days, when the question fits
+   * them: no SESSION dimension and no filter but the time range.
+   * - The whole UTC days of the range come from cost_daily (one row per day and model, provider,
+   *   type, service).
+   * - A part day at either end (a range such as "the last 30 days" from now, or one hour) comes
+   *   from trace_cost_days (each trace's cost rows under its start day) for the traces that start
+   *   within the part, their start read from the day's rows of the traces rollup (a trace starts on
+   *   its cost day, so its rows there hold its first span).
    *
-   * While the upkeep moves a trace whose start turned out to be a day earlier, the trace's figures
-   * change before the daily rows do: for that moment such a trace can count on both days, where
+   * While the upkeep moves a trace whose start turned out to be a day earlier, the trace's cost
+   * rows move before the daily rows do: for that moment such a trace can count on both days, where
    * the general path counts it once.
    */
   private async costBreakdownDaily(groupBy: CostDimension[], filter: TraceFilter | undefined): Promise<CostRowRecord[] | undefined> {
@@ -131,42 +136,46 @@ export class AnalyticsRepository {
     const fromMs = parseInstant(from, 'filter.from');
     const toMs = parseInstant(to, 'filter.to');
     if (fromMs !== undefined && toMs !== undefined && fromMs >= toMs) throw badInput('filter.from must be before filter.to');
-    // [firstDayMs, endDayMs): the whole days inside the range.
+    // [firstDayMs, endDayMs): the whole days inside the range; the rest are part days, [from, to) of one day each.
     const firstDayMs = fromMs === undefined ? undefined : Math.ceil(fromMs / DAY_MS) * DAY_MS;
     const endDayMs = toMs === undefined ? undefined : Math.floor(toMs / DAY_MS) * DAY_MS;
-    if (firstDayMs !== undefined && endDayMs !== undefined && firstDayMs >= endDayMs) return undefined;
+    const parts: Array<[number, number]> = [];
+    let wholeDays = true;
+    if (firstDayMs !== undefined && endDayMs !== undefined && firstDayMs > endDayMs) {
+      parts.push([fromMs!, toMs!]);
+      wholeDays = false;
+    } else {
+      if (fromMs !== undefined && fromMs < firstDayMs!) parts.push([fromMs, firstDayMs!]);
+      if (toMs !== undefined && endDayMs! < toMs) parts.push([endDayMs!, toMs]);
+      if (firstDayMs !== undefined && endDayMs !== undefined && firstDayMs === endDayMs) wholeDays = false;
+    }
     const params: Record<string, number> = {};
-    const days: string[] = [];
-    const edges: string[] = [];
     const instant = (name: string) => `fromUnixTimestamp64Milli({${name}:Int64}, 'UTC')`;
-    if (firstDayMs !== undefined) {
-      Object.assign(params, { firstDayMs });
-      days.push(` AND day >= toDate(${instant('firstDayMs')})`);
-      if (fromMs! < firstDayMs) {
-        Object.assign(params, { fromMs });
-        edges.push(`(start_time >= ${instant('fromMs')} AND start_time < ${instant('firstDayMs')})`);
-      }
-    }
-    if (endDayMs !== undefined) {
-      Object.assign(params, { endDayMs });
-      days.push(` AND day < toDate(${instant('endDayMs')})`);
-      if (endDayMs < toMs!) {
-        Object.assign(params, { toMs });
-        edges.push(`(start_time >= ${instant('endDayMs')} AND start_time < ${instant('toMs')})`);
-      }
-    }
-    const dailyKeys = groupBy.map((d) => DAILY_DIMENSION_SQL[d as Exclude<CostDimension, 'SESSION'>]);
-    const daily = `SELECT [${dailyKeys.join(', ')}] AS keys, cost_usd, input_tokens, output_tokens, spans
+    const reads: string[] = [];
+    if (wholeDays) {
+      const days = [
+        firstDayMs === undefined ? '' : ` AND day >= toDate(${instant('firstDayMs')})`,
+        endDayMs === undefined ? '' : ` AND day < toDate(${instant('endDayMs')})`,
+      ].join('');
+      Object.assign(params, firstDayMs === undefined ? {} : { firstDayMs }, endDayMs === undefined ? {} : { endDayMs });
+      reads.push(`SELECT [${groupBy.map((d) => DAILY_DIMENSION_SQL[d as Exclude<CostDimension, 'SESSION'>]).join(', ')}] AS keys, cost_usd, input_tokens, output_tokens, spans
        FROM cost_daily FINAL
-       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${days.join('')}`;
-    const partDays = `SELECT [${groupBy.map((d) => DIMENSION_SQL[d]).join(', ')}] AS keys, r.cost_usd AS cost_usd, r.input_tokens AS input_tokens, r.output_tokens AS output_tokens, r.spans AS spans
-       FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})
-       ARRAY JOIN cost_rows AS r
-       WHERE ${edges.join(' OR ')}`;
+       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${days}`);
+    }
+    parts.forEach(([partFrom, partTo], i) => {
+      params[`part${i}From`] = partFrom;
+      params[`part${i}To`] = partTo;
+      const day = `toDate(${instant(`part${i}From`)})`;
+      reads.push(`SELECT [${groupBy.map((d) => PART_DAY_DIMENSION_SQL[d as Exclude<CostDimension, 'SESSION'>]).join(', ')}] AS keys, r.cost_usd AS cost_usd, r.input_tokens AS input_tokens, r.output_tokens AS output_tokens, r.spans AS spans
+       FROM trace_cost_days FINAL ARRAY JOIN cost_rows AS r
+       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND day = ${day}
+         AND trace_id IN (SELECT trace_id FROM traces WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND day = ${day}
+                          GROUP BY trace_id HAVING min(start_time) >= ${instant(`part${i}From`)} AND min(start_time) < ${instant(`part${i}To`)})`);
+    });
     return this.db.rows<CostRowRecord>(
-      edges.length > 0 ? 'query.cost_breakdown_daily_and_part_days' : 'query.cost_breakdown_daily',
+      parts.length === 0 ? 'query.cost_breakdown_daily' : wholeDays ? 'query.cost_breakdown_daily_and_part_days' : 'query.cost_breakdown_part_days',
       `SELECT keys, sum(cost_usd) AS cost_usd, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(spans) AS span_count
-       FROM (${daily}${edges.length > 0 ? `\n       UNION ALL\n       ${partDays}` : ''})
+       FROM (${reads.join('\n       UNION ALL\n       ')})
        GROUP BY keys HAVING span_count > 0 ORDER BY cost_usd DESC, keys LIMIT 10000`,
       params,
     );
