@@ -82,6 +82,8 @@ describe('feedback', () => {
     await expect400({ name: 'n', value: 1, comment: 'c'.repeat(4_001) }, /comment/);
     await expect400({ name: 'n', value: { nested: true } }, /number, a boolean or a string/);
     expect((await post({ traceId: 'nothex', name: 'n', value: 1 }, project.apiKey)).status).toBe(400);
+    // A misspelt field is refused, named, rather than dropped (here the comment would have been lost).
+    await expect400({ name: 'rating', value: 4, coment: 'slow answer' }, /unknown field "coment": feedback takes traceId, spanId, name, value, comment, source, id/);
     // A body that is not JSON is refused before any handler runs, in the same shape.
     const notJson = await fetch(`${api}/v1/feedback`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${project.apiKey}` }, body: '{"traceId": ' });
     expect(notJson.status).toBe(400);

@@ -5,6 +5,9 @@ import type { FeedbackInput, FeedbackRecord, ScoreConfig, ScoreType } from './fe
 /** Size limits: a score is a judgement, not a document. */
 export const FEEDBACK_LIMITS = { name: 100, comment: 4_000, textValue: 4_000, source: 100, id: 200 };
 
+/** The fields of a feedback body (CONTRACT section 3); anything else is most likely a typo, so it is refused rather than dropped. */
+const FEEDBACK_FIELDS: ReadonlySet<string> = new Set(['traceId', 'spanId', 'name', 'value', 'comment', 'source', 'id']);
+
 const HEX_TRACE = /^[0-9a-f]{32}$/;
 const HEX_SPAN = /^[0-9a-f]{16}$/;
 
@@ -21,7 +24,12 @@ function optionalText(value: unknown, field: string, max: number): string {
  * CATEGORICAL when the name's config says so) that its config, when there is one, allows.
  */
 export function validateFeedback(input: FeedbackInput, config: ScoreConfig | undefined): FeedbackRecord {
-  if (typeof input !== 'object' || input === null) throw badInput('the body must be a JSON object');
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw badInput('the body must be a JSON object');
+  const unknown = Object.keys(input).filter((key) => !FEEDBACK_FIELDS.has(key));
+  if (unknown.length > 0) {
+    const named = unknown.slice(0, 5).map((key) => JSON.stringify(key.slice(0, 50))).join(', ');
+    throw badInput(`unknown field${unknown.length === 1 ? '' : 's'} ${named}${unknown.length > 5 ? ', …' : ''}: feedback takes ${[...FEEDBACK_FIELDS].join(', ')}`);
+  }
   const traceId = typeof input.traceId === 'string' ? input.traceId.toLowerCase() : '';
   if (!HEX_TRACE.test(traceId) || /^0+$/.test(traceId)) throw badInput('traceId must be 32 hex characters (not all zero)');
   const spanId = input.spanId === undefined || input.spanId === null ? '' : String(input.spanId).toLowerCase();
