@@ -1,6 +1,7 @@
 import { Catch, type ArgumentsHost } from '@nestjs/common';
 import type { GqlExceptionFilter } from '@nestjs/graphql';
 import type { FastifyReply } from 'fastify';
+import type { Logger } from '@spanforge/runtime';
 import { sendFailure } from './rest-errors';
 
 /**
@@ -13,10 +14,10 @@ import { sendFailure } from './rest-errors';
  */
 @Catch()
 export class ApiExceptionFilter implements GqlExceptionFilter {
-  constructor(private readonly logError: (message: string, error: unknown) => void = () => undefined) {}
+  constructor(private readonly log: Pick<Logger, 'error'>) {}
 
   catch(exception: unknown, host: ArgumentsHost): unknown {
     if (host.getType<string>() !== 'http') return exception;
-    return sendFailure(host.switchToHttp().getResponse<FastifyReply>(), exception, this.logError);
+    return sendFailure(host.switchToHttp().getResponse<FastifyReply>(), exception, this.log);
   }
 }

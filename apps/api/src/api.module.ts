@@ -23,7 +23,7 @@ export class ApiModule {
       module: ApiModule,
       imports: [graphqlModule(infra, driver)],
       controllers: [HealthController, WaterfallController, FeedbackController, CostReportController],
-      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useFactory: () => new ApiExceptionFilter((message, error) => infra.log.error(message, error)) }, TenancyResolver, TraceResolver, AnalyticsResolver, StatsResolver, FeedbackResolver, CostReportResolver],
+      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useFactory: () => new ApiExceptionFilter(infra.log) }, TenancyResolver, TraceResolver, AnalyticsResolver, StatsResolver, FeedbackResolver, CostReportResolver],
     };
   }
 }

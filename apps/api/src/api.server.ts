@@ -42,7 +42,7 @@ export async function startApiServer(infra: Infrastructure, options: { driver?: 
   adapter.getInstance().addHook('onRoute', writeGraphqlAnswersAsJson);
   allowBrowserFeedback(adapter.getInstance());
   // Fastify refuses some requests before Nest sees them (a JSON body that does not parse): same shape as every other REST refusal.
-  adapter.getInstance().setErrorHandler((error, _request, reply) => sendFailure(reply, error, (message, cause) => infra.log.error(message, cause)));
+  adapter.getInstance().setErrorHandler((error, _request, reply) => sendFailure(reply, error, infra.log));
   const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(infra, options.driver), adapter, {
     logger: infra.config.logLevel === 'debug' ? ['error', 'warn', 'log', 'debug'] : ['error', 'warn'],
     abortOnError: false,

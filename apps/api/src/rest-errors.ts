@@ -1,9 +1,10 @@
 import { HttpException } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DomainError, ErrorCode } from '@spanforge/errors';
+import type { Logger } from '@spanforge/runtime';
 
 /** The HTTP status of each error code on the API's REST endpoints. */
-export const HTTP_STATUS: Record<ErrorCode, number> = {
+const HTTP_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.BAD_USER_INPUT]: 400,
   [ErrorCode.UNAUTHENTICATED]: 401,
   [ErrorCode.FORBIDDEN]: 403,
@@ -15,7 +16,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
 };
 
 /** One shape for every REST refusal: `{ "error": { "code", "message" } }`, the codes GraphQL uses. */
-export async function sendError(reply: FastifyReply, code: ErrorCode, message: string): Promise<void> {
+async function sendError(reply: FastifyReply, code: ErrorCode, message: string): Promise<void> {
   if (code === ErrorCode.UNAVAILABLE) void reply.header('retry-after', '1');
   await reply.status(HTTP_STATUS[code]).send({ error: { code, message } });
 }
@@ -23,15 +24,15 @@ export async function sendError(reply: FastifyReply, code: ErrorCode, message: s
 /**
  * Answers any failure of a REST request: a domain error with its code; what Fastify or Nest refused
  * (a body that is not JSON, one too large, an unknown route: a 4xx status) as what it is; anything
- * else as INTERNAL with a generic message, the cause to `logError` only.
+ * else as INTERNAL with a generic message, the cause to the log only.
  */
-export function sendFailure(reply: FastifyReply, failure: unknown, logError: (message: string, error: unknown) => void): Promise<void> {
+export function sendFailure(reply: FastifyReply, failure: unknown, log: Pick<Logger, 'error'>): Promise<void> {
   if (failure instanceof DomainError) return sendError(reply, failure.code, failure.message);
   const status = failure instanceof HttpException ? failure.getStatus() : (failure as { statusCode?: unknown } | undefined)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return sendError(reply, codeOfStatus(status), failure instanceof HttpException ? httpMessage(failure) : (failure as Error).message);
   }
-  logError('REST request failed', failure);
+  log.error('REST request failed', failure);
   return sendError(reply, ErrorCode.INTERNAL, 'internal error');
 }
 
@@ -42,12 +43,9 @@ function httpMessage(exception: HttpException): string {
   return Array.isArray(message) ? message.join('; ') : typeof message === 'string' ? message : exception.message;
 }
 
-/** The code of an HTTP status a framework gave a refused request (a body that is not JSON, too large, a route that does not exist). */
+/** The code of a 4xx status a framework gave a refused request (a body that is not JSON, too large, a route that does not exist). */
 function codeOfStatus(status: number): ErrorCode {
-  if (status === 401) return ErrorCode.UNAUTHENTICATED;
-  if (status === 403) return ErrorCode.FORBIDDEN;
-  if (status === 404) return ErrorCode.NOT_FOUND;
-  if (status === 429) return ErrorCode.RATE_LIMITED;
-  if (status >= 400 && status < 500) return ErrorCode.BAD_USER_INPUT;
-  return ErrorCode.INTERNAL;
+  return STATUS_CODES[status] ?? ErrorCode.BAD_USER_INPUT;
 }
+
+const STATUS_CODES: Record<number, ErrorCode> = { 401: ErrorCode.UNAUTHENTICATED, 403: ErrorCode.FORBIDDEN, 404: ErrorCode.NOT_FOUND, 429: ErrorCode.RATE_LIMITED };

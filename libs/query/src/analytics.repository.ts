@@ -1,7 +1,7 @@
 import { badInput } from '@spanforge/errors';
 import type { ScopedClickHouse } from './scoped-clickhouse';
 import { parseInstant } from './query.values';
-import { feedbackBounds, traceFilterSql, type TraceFilter } from './trace-filter';
+import { feedbackBounds, timeRange, traceFilterSql, type TraceFilter } from './trace-filter';
 
 export interface IterationLatencyRow {
   iterations: number;
@@ -26,6 +26,7 @@ const DIMENSION_SQL: Record<CostDimension, string> = {
 };
 
 const DAY_MS = 86_400_000;
+/** The same over day-keyed rows of (model, provider, span_type, service, day): cost_daily's, and trace_cost_days' cost rows. */
 const DAILY_DIMENSION_SQL: Record<Exclude<CostDimension, 'SESSION'>, string> = {
   MODEL: 'toString(model)',
   PROVIDER: 'toString(provider)',
@@ -33,8 +34,6 @@ const DAILY_DIMENSION_SQL: Record<Exclude<CostDimension, 'SESSION'>, string> = {
   SERVICE: 'toString(service)',
   DAY: 'toString(day)',
 };
-/** The same keys from trace_cost_days' cost rows (`r`), filed under their trace's start day. */
-const PART_DAY_DIMENSION_SQL: Record<Exclude<CostDimension, 'SESSION'>, string> = { ...DIMENSION_SQL, DAY: 'toString(day)' };
 
 export interface CostRowRecord {
   keys: string[];
@@ -133,22 +132,18 @@ export class AnalyticsRepository {
     if (groupBy.includes('SESSION')) return undefined;
     const { from, to, ...rest } = filter ?? {};
     if (Object.values(rest).some((v) => v !== undefined && v !== null)) return undefined;
-    const fromMs = parseInstant(from, 'filter.from');
-    const toMs = parseInstant(to, 'filter.to');
-    if (fromMs !== undefined && toMs !== undefined && fromMs >= toMs) throw badInput('filter.from must be before filter.to');
+    const { from: fromMs, to: toMs } = timeRange({ from, to });
     // [firstDayMs, endDayMs): the whole days inside the range; the rest are part days, [from, to) of one day each.
     const firstDayMs = fromMs === undefined ? undefined : Math.ceil(fromMs / DAY_MS) * DAY_MS;
     const endDayMs = toMs === undefined ? undefined : Math.floor(toMs / DAY_MS) * DAY_MS;
-    const parts: Array<[number, number]> = [];
-    let wholeDays = true;
-    if (firstDayMs !== undefined && endDayMs !== undefined && firstDayMs > endDayMs) {
-      parts.push([fromMs!, toMs!]);
-      wholeDays = false;
-    } else {
-      if (fromMs !== undefined && fromMs < firstDayMs!) parts.push([fromMs, firstDayMs!]);
-      if (toMs !== undefined && endDayMs! < toMs) parts.push([endDayMs!, toMs]);
-      if (firstDayMs !== undefined && endDayMs !== undefined && firstDayMs === endDayMs) wholeDays = false;
-    }
+    const wholeDays = firstDayMs === undefined || endDayMs === undefined || firstDayMs < endDayMs;
+    const parts: Array<[number, number]> =
+      firstDayMs !== undefined && endDayMs !== undefined && firstDayMs > endDayMs
+        ? [[fromMs!, toMs!]]
+        : [
+            ...(fromMs !== undefined && fromMs < firstDayMs! ? [[fromMs, firstDayMs!] as [number, number]] : []),
+            ...(toMs !== undefined && endDayMs! < toMs ? [[endDayMs!, toMs] as [number, number]] : []),
+          ];
     const params: Record<string, number> = {};
     const instant = (name: string) => `fromUnixTimestamp64Milli({${name}:Int64}, 'UTC')`;
     const reads: string[] = [];
@@ -158,7 +153,7 @@ export class AnalyticsRepository {
         endDayMs === undefined ? '' : ` AND day < toDate(${instant('endDayMs')})`,
       ].join('');
       Object.assign(params, firstDayMs === undefined ? {} : { firstDayMs }, endDayMs === undefined ? {} : { endDayMs });
-      reads.push(`SELECT [${groupBy.map((d) => DAILY_DIMENSION_SQL[d as Exclude<CostDimension, 'SESSION'>]).join(', ')}] AS keys, cost_usd, input_tokens, output_tokens, spans
+      reads.push(`SELECT model, provider, span_type, service, day, cost_usd, input_tokens, output_tokens, spans
        FROM cost_daily FINAL
        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${days}`);
     }
@@ -166,7 +161,8 @@ export class AnalyticsRepository {
       params[`part${i}From`] = partFrom;
       params[`part${i}To`] = partTo;
       const day = `toDate(${instant(`part${i}From`)})`;
-      reads.push(`SELECT [${groupBy.map((d) => PART_DAY_DIMENSION_SQL[d as Exclude<CostDimension, 'SESSION'>]).join(', ')}] AS keys, r.cost_usd AS cost_usd, r.input_tokens AS input_tokens, r.output_tokens AS output_tokens, r.spans AS spans
+      reads.push(`SELECT r.model AS model, r.provider AS provider, r.span_type AS span_type, r.service AS service, day,
+              r.cost_usd AS cost_usd, r.input_tokens AS input_tokens, r.output_tokens AS output_tokens, r.spans AS spans
        FROM trace_cost_days FINAL ARRAY JOIN cost_rows AS r
        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND day = ${day}
          AND trace_id IN (SELECT trace_id FROM traces WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND day = ${day}
@@ -174,7 +170,8 @@ export class AnalyticsRepository {
     });
     return this.db.rows<CostRowRecord>(
       parts.length === 0 ? 'query.cost_breakdown_daily' : wholeDays ? 'query.cost_breakdown_daily_and_part_days' : 'query.cost_breakdown_part_days',
-      `SELECT keys, sum(cost_usd) AS cost_usd, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(spans) AS span_count
+      `SELECT [${groupBy.map((d) => DAILY_DIMENSION_SQL[d as Exclude<CostDimension, 'SESSION'>]).join(', ')}] AS keys,
+              sum(cost_usd) AS cost_usd, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(spans) AS span_count
        FROM (${reads.join('\n       UNION ALL\n       ')})
        GROUP BY keys HAVING span_count > 0 ORDER BY cost_usd DESC, keys LIMIT 10000`,
       params,

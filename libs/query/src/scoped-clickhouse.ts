@@ -9,8 +9,6 @@ export interface QueryScope {
   projectId: string;
 }
 
-// Per-query ClickHouse limits: a query that would need more is refused as QUERY_TOO_EXPENSIVE.
-export { DEFAULT_QUERY_LIMITS, type QueryLimits } from '@spanforge/config';
 
 /** ClickHouse error codes that mean "this query asks too much", not "the server is broken". */
 const TOO_EXPENSIVE = new Set(['TIMEOUT_EXCEEDED', 'MEMORY_LIMIT_EXCEEDED', 'TOO_MANY_ROWS', 'TOO_MANY_BYTES', 'TOO_MANY_ROWS_OR_BYTES', 'QUERY_WAS_CANCELLED']);
@@ -32,7 +30,7 @@ export class ScopedClickHouse {
     readonly scope: QueryScope,
     limits: QueryLimits = DEFAULT_QUERY_LIMITS,
   ) {
-    this.settings = settingsFor(limits);
+    this.settings = settingsClause(limits);
   }
 
   async rows<T>(name: string, sql: string, params: Record<string, unknown> = {}): Promise<T[]> {
@@ -68,14 +66,6 @@ function settingsClause(limits: QueryLimits): string {
     // Integers beyond 2^53 arrive as strings in JSON; we read counts and sums as numbers.
     'output_format_json_quote_64bit_integers = 0',
   ].join(', ')}`;
-}
-
-/** Built once per limits object (the defaults, the API's configured ones): a scoped client is made per request. */
-const SETTINGS = new WeakMap<QueryLimits, string>();
-function settingsFor(limits: QueryLimits): string {
-  let settings = SETTINGS.get(limits);
-  if (settings === undefined) SETTINGS.set(limits, (settings = settingsClause(limits)));
-  return settings;
 }
 
 /** A ClickHouse string literal ('' doubles a quote, backslashes are escaped). */

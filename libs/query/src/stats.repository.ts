@@ -1,6 +1,6 @@
 import type { ScopedClickHouse } from './scoped-clickhouse';
 import { parseInstant } from './query.values';
-import { traceFilterSql, type TraceFilter } from './trace-filter';
+import { timeRange, traceFilterSql, type TraceFilter } from './trace-filter';
 
 export interface SpanTypeStatsRow {
   span_type: string;
@@ -36,8 +36,7 @@ export interface IngestMinuteRow {
 function spanRange(filter: Pick<TraceFilter, 'from' | 'to'> | undefined): { where: string; params: Record<string, unknown> } {
   const conditions: string[] = [];
   const params: Record<string, unknown> = {};
-  const from = parseInstant(filter?.from, 'filter.from');
-  const to = parseInstant(filter?.to, 'filter.to');
+  const { from, to } = timeRange(filter);
   if (from !== undefined) {
     params.fromMs = from;
     conditions.push("start_time >= fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC')");

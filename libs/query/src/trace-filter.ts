@@ -40,6 +40,14 @@ export interface TraceFilterSql {
   params: Record<string, unknown>;
 }
 
+/** A filter's from and to (milliseconds, either absent), refused when the range is empty. */
+export function timeRange(filter: Pick<TraceFilter, 'from' | 'to'> | undefined): { from?: number; to?: number } {
+  const from = parseInstant(filter?.from, 'filter.from');
+  const to = parseInstant(filter?.to, 'filter.to');
+  if (from !== undefined && to !== undefined && from >= to) throw badInput('filter.from must be before filter.to');
+  return { from, to };
+}
+
 /**
  * The conditions a feedback filter's min and max put on the average of `column` (for a HAVING),
  * their values bound into params as feedback_min and feedback_max.
@@ -76,9 +84,7 @@ export function traceFilterSql(filter: TraceFilter | undefined, options: { trace
   const traces: string[] = [];
   const params: Record<string, unknown> = {};
   const f = filter ?? {};
-  const from = parseInstant(f.from, 'filter.from');
-  const to = parseInstant(f.to, 'filter.to');
-  if (from !== undefined && to !== undefined && from >= to) throw badInput('filter.from must be before filter.to');
+  const { from, to } = timeRange(f);
   if (from !== undefined) {
     params.fromMs = from;
     // A trace's rollup rows sit on the days its spans start on, none before the trace's own start.

@@ -1,5 +1,4 @@
 import { parentsFirst } from './trace.repository';
-import { usd } from './query.values';
 
 const span = (span_id: string, parent_span_id: string, start_ns: string) => ({ span_id, parent_span_id, start_ns });
 
@@ -20,18 +19,5 @@ describe('parentsFirst', () => {
     expect(parentsFirst(orphans).map((s) => s.span_id)).toEqual(['b', 'a']);
     const cycle = [span('p', 'q', '7'), span('q', 'p', '7')];
     expect(parentsFirst(cycle).map((s) => s.span_id).sort()).toEqual(['p', 'q']);
-  });
-});
-
-describe('usd', () => {
-  it('drops the float noise of summed prices and keeps every real digit', () => {
-    expect(usd(0.0021449999999999998)).toBe(0.002145);
-    expect(usd(0.033745000000000004)).toBe(0.033745);
-    expect(usd(180.9527937000001)).toBe(180.9527937);
-    expect(String(usd(0.1 + 0.2))).toBe('0.3');
-    // One token of the cheapest model, and a sum beyond the scaled range, stay as they are.
-    expect(usd(1e-8)).toBe(1e-8);
-    expect(usd(123_456.7890123)).toBe(123_456.7890123);
-    expect(usd('2.5')).toBe(2.5);
   });
 });

@@ -54,6 +54,23 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Ids come from users; anything that is not a UUID cannot exist, so it is not sent to SQL. */
 export const isUuid = (id: string) => UUID.test(id);
 
+interface ProjectRow {
+  id: string;
+  tenant_id: string;
+  name: string;
+  created_at: Date;
+}
+
+const toProject = (r: ProjectRow): Project => ({ id: r.id, tenantId: r.tenant_id, name: r.name, createdAt: r.created_at });
+
+/** The ingest limit columns (bigint arrives as text). */
+interface LimitsRow {
+  s: number | null;
+  b: string | null;
+}
+
+const toLimits = (r: LimitsRow): ProjectIngestLimits => ({ spansPerSecond: r.s, bytesPerSecond: r.b == null ? null : Number(r.b) });
+
 /** What gateways allow a project that has no limits of its own: generous, a project hitting them is almost certainly misbehaving. */
 export const DEFAULT_PROJECT_INGEST_LIMITS: Readonly<{ spansPerSecond: number; bytesPerSecond: number }> = Object.freeze({ spansPerSecond: 50_000, bytesPerSecond: 64 * 1024 * 1024 });
 
@@ -107,12 +124,8 @@ export class TenancyRepository {
 
   async findProject(id: string): Promise<Project | undefined> {
     if (!isUuid(id)) return undefined;
-    const { rows } = await this.pool.query<{ id: string; tenant_id: string; name: string; created_at: Date }>(
-      'SELECT id, tenant_id, name, created_at FROM projects WHERE id = $1',
-      [id],
-    );
-    const r = rows[0];
-    return r && { id: r.id, tenantId: r.tenant_id, name: r.name, createdAt: r.created_at };
+    const { rows } = await this.pool.query<ProjectRow>('SELECT id, tenant_id, name, created_at FROM projects WHERE id = $1', [id]);
+    return rows[0] && toProject(rows[0]);
   }
 
   async projectsOf(tenantId: string): Promise<Project[]> {
@@ -125,12 +138,14 @@ export class TenancyRepository {
 
   /** Every tenant with its projects, oldest first (two reads, whatever the number of tenants). */
   async tenantsWithProjects(): Promise<Array<Tenant & { projects: Project[] }>> {
-    const tenants = await this.pool.query<{ id: string; name: string; created_at: Date }>('SELECT id, name, created_at FROM tenants ORDER BY created_at, name');
-    const projects = await this.pool.query<{ id: string; tenant_id: string; name: string; created_at: Date }>('SELECT id, tenant_id, name, created_at FROM projects ORDER BY created_at, name');
+    const [tenants, projects] = await Promise.all([
+      this.pool.query<{ id: string; name: string; created_at: Date }>('SELECT id, name, created_at FROM tenants ORDER BY created_at, name'),
+      this.pool.query<ProjectRow>('SELECT id, tenant_id, name, created_at FROM projects ORDER BY created_at, name'),
+    ]);
     const byTenant = new Map<string, Project[]>();
     for (const r of projects.rows) {
       const list = byTenant.get(r.tenant_id) ?? [];
-      list.push({ id: r.id, tenantId: r.tenant_id, name: r.name, createdAt: r.created_at });
+      list.push(toProject(r));
       byTenant.set(r.tenant_id, list);
     }
     return tenants.rows.map((t) => ({ id: t.id, name: t.name, createdAt: t.created_at, projects: byTenant.get(t.id) ?? [] }));
@@ -188,24 +203,20 @@ export class TenancyRepository {
    */
   async setIngestLimits(projectId: string, changes: Partial<ProjectIngestLimits>): Promise<ProjectIngestLimits | undefined> {
     if (!isUuid(projectId)) return undefined;
-    const { rows } = await this.pool.query<{ s: number | null; b: string | null }>(
+    const { rows } = await this.pool.query<LimitsRow>(
       `UPDATE projects SET ingest_spans_per_second = CASE WHEN $2 THEN $3::integer ELSE ingest_spans_per_second END,
                            ingest_bytes_per_second = CASE WHEN $4 THEN $5::bigint ELSE ingest_bytes_per_second END
        WHERE id = $1 RETURNING ingest_spans_per_second AS s, ingest_bytes_per_second AS b`,
       [projectId, changes.spansPerSecond !== undefined, changes.spansPerSecond ?? null, changes.bytesPerSecond !== undefined, changes.bytesPerSecond ?? null],
     );
-    const row = rows[0];
-    return row && { spansPerSecond: row.s, bytesPerSecond: row.b == null ? null : Number(row.b) };
+    return rows[0] && toLimits(rows[0]);
   }
 
-  /** A project's own ingest limits; null fields mean "the gateway's defaults". */
-  async ingestLimits(projectId: string): Promise<ProjectIngestLimits> {
-    const { rows } = await this.pool.query<{ s: number | null; b: string | null }>(
-      'SELECT ingest_spans_per_second AS s, ingest_bytes_per_second AS b FROM projects WHERE id = $1',
-      [projectId],
-    );
-    const row = rows[0];
-    return { spansPerSecond: row?.s ?? null, bytesPerSecond: row?.b == null ? null : Number(row.b) };
+  /** A project's own ingest limits (null fields: the gateway's defaults); undefined when there is no such project. */
+  async ingestLimits(projectId: string): Promise<ProjectIngestLimits | undefined> {
+    if (!isUuid(projectId)) return undefined;
+    const { rows } = await this.pool.query<LimitsRow>('SELECT ingest_spans_per_second AS s, ingest_bytes_per_second AS b FROM projects WHERE id = $1', [projectId]);
+    return rows[0] && toLimits(rows[0]);
   }
 
   /** Sets a model's prices from an instant on (the same model and instant again replaces them). */

@@ -110,8 +110,9 @@ export class TenancyService {
 
   /** A project's own ingest limits (null: the gateway's default). */
   async ingestLimits(projectId: string): Promise<ProjectIngestLimits> {
-    if (!(await this.repository.findProject(projectId))) throw notFound(`no project with id ${projectId}`);
-    return this.repository.ingestLimits(projectId);
+    const limits = await this.repository.ingestLimits(projectId);
+    if (!limits) throw notFound(`no project with id ${projectId}`);
+    return limits;
   }
 
   /**

@@ -4,15 +4,16 @@ import { requireAdmin, requireProject, type RequestContext } from '../graphql/re
 import type { PriceOverrideRow } from '@spanforge/tenancy';
 import { ApiKeyModel, CreateApiKeyInput, CreateProjectInput, CreateTenantInput, CreatedApiKeyModel, IngestLimitsInput, IngestLimitsModel, ModelPriceInput, ModelPriceModel, ProjectModel, TenantModel } from './tenancy.model';
 
+/** pg reads the double precision prices as numbers already. */
 function toModelPrice(row: PriceOverrideRow): ModelPriceModel {
   return {
     id: row.id,
     projectId: row.project_id,
     model: row.model,
-    inputPerMTok: Number(row.input_per_mtok),
-    outputPerMTok: Number(row.output_per_mtok),
-    cacheReadPerMTok: row.cache_read_per_mtok == null ? null : Number(row.cache_read_per_mtok),
-    cacheWritePerMTok: row.cache_write_per_mtok == null ? null : Number(row.cache_write_per_mtok),
+    inputPerMTok: row.input_per_mtok,
+    outputPerMTok: row.output_per_mtok,
+    cacheReadPerMTok: row.cache_read_per_mtok,
+    cacheWritePerMTok: row.cache_write_per_mtok,
     effectiveFrom: row.effective_from,
     createdAt: row.created_at,
   };

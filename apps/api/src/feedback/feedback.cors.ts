@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, onSendHookHandler } from 'fastify';
 
 const FEEDBACK_PATH = '/v1/feedback';
 
@@ -19,9 +19,15 @@ export function allowBrowserFeedback(fastify: FastifyInstance): void {
       .status(204)
       .send();
   });
-  // Runs for every answer of the API: a comparison of the matched route, nothing allocated.
-  fastify.addHook('onSend', async (request, reply, payload) => {
-    if (request.routeOptions.url === FEEDBACK_PATH && request.method === 'POST') allowOrigin(reply);
-    return payload;
+  // On the feedback route only, so no other answer of the API pays for it; route hooks also run for
+  // answers of the error handler and the exception filter, so refusals carry the header too.
+  const allowOnSend: onSendHookHandler = (_request, reply, payload, done) => {
+    allowOrigin(reply);
+    done(null, payload);
+  };
+  fastify.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (route.url !== FEEDBACK_PATH || !methods.includes('POST')) return;
+    route.onSend = [...(route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend]), allowOnSend];
   });
 }

@@ -2,13 +2,15 @@ import type { FastifyRequest } from 'fastify';
 import { DomainError, ErrorCode } from '@spanforge/errors';
 import { credentialFrom, tokensEqual, type ProjectScope } from '@spanforge/tenancy';
 import type { Infrastructure } from '@spanforge/runtime';
-import { ScopedClickHouse } from '@spanforge/query';
+import { ScopedClickHouse, type QueryScope } from '@spanforge/query';
 
 /** What a GraphQL request may do, decided once per request from its bearer token. */
 export interface RequestContext {
   bearer: string | undefined;
   infra: Infrastructure;
   scope?: Promise<ProjectScope | undefined>;
+  /** The request's scoped ClickHouse, made once (every resolver of the request shares it). */
+  db?: Promise<ScopedClickHouse>;
 }
 
 export function bearerOf(request: Pick<FastifyRequest, 'headers'>): string | undefined {
@@ -44,7 +46,13 @@ export async function requireProject(context: RequestContext): Promise<ProjectSc
   return scope;
 }
 
+/** The API's way to ClickHouse for one project: every query scoped to it, under the operator's query limits. */
+export function scopedClickHouse(infra: Pick<Infrastructure, 'clickhouse' | 'config'>, scope: QueryScope): ScopedClickHouse {
+  return new ScopedClickHouse(infra.clickhouse, scope, infra.config.queryLimits);
+}
+
 /** The request's project, as the only way resolvers reach ClickHouse: every query it runs is scoped to it. */
-export async function projectClickHouse(context: RequestContext): Promise<ScopedClickHouse> {
-  return new ScopedClickHouse(context.infra.clickhouse, await requireProject(context), context.infra.config.queryLimits);
+export function projectClickHouse(context: RequestContext): Promise<ScopedClickHouse> {
+  context.db ??= requireProject(context).then((scope) => scopedClickHouse(context.infra, scope));
+  return context.db;
 }

@@ -1,4 +1,4 @@
-import { DEFAULT_QUERY_LIMITS } from '@spanforge/query';
+import { DEFAULT_QUERY_LIMITS } from '@spanforge/config';
 import type { RequestContext } from '../graphql/request-context';
 import { MAX_TRACE_READS_PER_REQUEST, traceSpans } from './trace-analysis';
 

@@ -3,9 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { renderReportCsv, renderReportHtml, type CostReport } from '@spanforge/reports';
 import type { Infrastructure } from '@spanforge/runtime';
 import { credentialFrom } from '@spanforge/tenancy';
-import { ErrorCode } from '@spanforge/errors';
+import { notFound, unauthenticated } from '@spanforge/errors';
 import { INFRASTRUCTURE } from '../infrastructure.token';
-import { sendError } from '../rest-errors';
 
 /** `GET /v1/reports/:id.csv` and `/v1/reports/:id.html` with the project key. */
 @Controller('v1/reports')
@@ -15,11 +14,11 @@ export class CostReportController {
   @Get(':file')
   async report(@Param('file') file: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const scope = await this.infra.keys.verify(credentialFrom(request.headers.authorization, request.headers['x-api-key']));
-    if (!scope) return sendError(reply, ErrorCode.UNAUTHENTICATED, 'a valid project API key is required');
+    if (!scope) throw unauthenticated('a valid project API key is required');
     const match = /^([0-9a-f-]{36})\.(csv|html)$/i.exec(file);
-    if (!match) return sendError(reply, ErrorCode.NOT_FOUND, 'use /v1/reports/<id>.csv or /v1/reports/<id>.html');
+    if (!match) throw notFound('use /v1/reports/<id>.csv or /v1/reports/<id>.html');
     const row = await this.infra.costReports.report(scope, match[1]!);
-    if (!row) return sendError(reply, ErrorCode.NOT_FOUND, 'no such report in this project');
+    if (!row) throw notFound('no such report in this project');
     const report = { ...(row.report as CostReport), id: row.id };
     if (match[2] === 'csv') {
       await reply

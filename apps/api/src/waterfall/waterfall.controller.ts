@@ -1,13 +1,13 @@
 import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { analyseTrace } from '@spanforge/analysis';
-import { ScopedClickHouse, TraceRepository } from '@spanforge/query';
+import { TraceRepository } from '@spanforge/query';
 import { isGenAiTrace, rootSpanType } from '@spanforge/semconv';
 import type { Infrastructure } from '@spanforge/runtime';
 import { credentialFrom } from '@spanforge/tenancy';
-import { ErrorCode } from '@spanforge/errors';
+import { badInput, notFound, unauthenticated } from '@spanforge/errors';
+import { scopedClickHouse } from '../graphql/request-context';
 import { INFRASTRUCTURE } from '../infrastructure.token';
-import { sendError } from '../rest-errors';
 import { renderWaterfall, type WaterfallSpan } from './waterfall.svg';
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
@@ -20,12 +20,12 @@ export class WaterfallController {
   @Get(':traceId/waterfall.svg')
   async waterfall(@Param('traceId') traceId: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const scope = await this.infra.keys.verify(credentialFrom(request.headers.authorization, request.headers['x-api-key']));
-    if (!scope) return sendError(reply, ErrorCode.UNAUTHENTICATED, 'a valid project API key is required');
+    if (!scope) throw unauthenticated('a valid project API key is required');
     const id = traceId.toLowerCase();
-    if (!TRACE_ID.test(id)) return sendError(reply, ErrorCode.BAD_USER_INPUT, 'traceId must be 32 hex characters');
-    const traces = new TraceRepository(new ScopedClickHouse(this.infra.clickhouse, scope, this.infra.config.queryLimits));
+    if (!TRACE_ID.test(id)) throw badInput('traceId must be 32 hex characters');
+    const traces = new TraceRepository(scopedClickHouse(this.infra, scope));
     const bounds = await traces.bounds(id);
-    if (!bounds) return sendError(reply, ErrorCode.NOT_FOUND, 'no such trace in this project');
+    if (!bounds) throw notFound('no such trace in this project');
     const records = await traces.spans(id, bounds.start_time, bounds.end_time, false);
     const origin = records.reduce((min, r) => (BigInt(r.start_ns) < min ? BigInt(r.start_ns) : min), BigInt(records[0]?.start_ns ?? '0'));
     const { criticalPath } = analyseTrace(

@@ -18,7 +18,7 @@ export class ProjectLimitsCache {
     if (cached && cached.expiresAt > now) return cached.limits;
     try {
       const own = await this.repository.ingestLimits(projectId);
-      const limits = { spansPerSecond: own.spansPerSecond ?? this.defaults.spansPerSecond, bytesPerSecond: own.bytesPerSecond ?? this.defaults.bytesPerSecond };
+      const limits = { spansPerSecond: own?.spansPerSecond ?? this.defaults.spansPerSecond, bytesPerSecond: own?.bytesPerSecond ?? this.defaults.bytesPerSecond };
       this.cache.set(projectId, { limits, expiresAt: now + TTL_MS });
       return limits;
     } catch {
