@@ -187,7 +187,7 @@ function refreshCostDailySql(days: string): string {
   GROUP BY d, model, provider, span_type, service`;
 }
 
-/** Recomputes cost_daily for the given days ({days:Array(Date)}; bulk loads). */
+/** Recomputes cost_daily for the given days ({days:Array(Date)}): the worker's upkeep for the days a round touched, and bulk loads. */
 export const REFRESH_COST_DAILY_SQL = refreshCostDailySql('SELECT arrayJoin({days:Array(Date)})');
 
 /** The day each of some traces ({traceIds}) is filed under for costs: its start day in trace_figures. */

@@ -117,8 +117,8 @@ export class CostReportService {
     await this.deps.repository.recordDelivery(report.id, { delivered: result.ok, error: result.error, final: finalAttempt });
     if (!result.ok) {
       this.deps.warn?.(`cost report ${report.id} (schedule ${report.schedule_id}): delivery failed, ${finalAttempt ? 'last attempt, giving up' : 'will retry'}: ${result.error}`);
+      throw new Error(result.error);
     }
-    if (!result.ok) throw new Error(result.error);
   }
 
   /** Makes (or updates) the BullMQ job scheduler that fires this schedule. */

@@ -80,8 +80,11 @@ export class CostReportRepository {
     return rows[0]?.end ?? null;
   }
 
-  /** Inserts the report of a window unless that window already has one; returns the stored report either way. */
-  /** Stores a report under its own id, so the row, the delivered body, the CSV and the HTML all name the same report. */
+  /**
+   * Inserts the report of a window unless that window already has one; returns the stored report
+   * either way. Stored under the report's own id, so the row, the delivered body, the CSV and the
+   * HTML all name the same report.
+   */
   async insertReport(r: { tenantId: string; projectId: string; scheduleId: string | null; windowStart: Date; windowEnd: Date; report: { id: string }; deliver: boolean }): Promise<{ row: ReportRow; created: boolean }> {
     const { rows } = await this.pool.query<ReportRow>(
       `INSERT INTO cost_reports (id, tenant_id, project_id, schedule_id, window_start, window_end, report, delivery_status)

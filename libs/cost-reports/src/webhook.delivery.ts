@@ -1,5 +1,5 @@
 import { lookup } from 'node:dns/promises';
-import { ipIsPrivate, signWebhook, webhookUrlProblem } from '@spanforge/reports';
+import { PRIVATE_TARGETS_REFUSED, ipIsPrivate, signWebhook, webhookUrlProblem } from '@spanforge/reports';
 
 /** Refuses webhook URLs that are not http(s) or that point, literally or through DNS, at private addresses (SSRF). */
 export async function checkWebhookUrl(url: string, allowPrivate: boolean): Promise<string | undefined> {
@@ -8,7 +8,7 @@ export async function checkWebhookUrl(url: string, allowPrivate: boolean): Promi
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   try {
     const addresses = await lookup(host, { all: true });
-    if (addresses.some((a) => ipIsPrivate(a.address))) return `webhookUrl resolves to a private address (${host}); private webhook targets are not allowed on this server (ALLOW_PRIVATE_WEBHOOKS=true allows them, for development)`;
+    if (addresses.some((a) => ipIsPrivate(a.address))) return `webhookUrl resolves to a private address (${host}); ${PRIVATE_TARGETS_REFUSED}`;
   } catch {
     return `webhookUrl host ${host} does not resolve`;
   }

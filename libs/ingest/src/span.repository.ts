@@ -65,7 +65,7 @@ export class SpanRepository {
    * `plainRoots` says a copy typed otherwise was just written (a retried export): that copy is now
    * the stored one, and the rollup cannot tell.
    */
-  async storedTraces(project: ProjectRef, traceIds: string[], plainRoots: string[] = []): Promise<Map<string, StoredTrace>> {
+  async storedTraces(project: ProjectRef, traceIds: string[], plainRoots: string[]): Promise<Map<string, StoredTrace>> {
     if (traceIds.length === 0) return new Map();
     const result = await this.client.query({
       query: `SELECT i.trace_id AS trace_id, i.session_id AS session_id, i.has_sessionless AS has_sessionless, r.root_to_run AS root_to_run
@@ -91,11 +91,12 @@ export class SpanRepository {
   /**
    * Recomputes these traces' figures, after their spans are stored. A trace whose start moved to an
    * earlier day leaves the day it was filed under for costs. Returns the days whose daily costs
-   * change: the traces' start days, and the days they left.
+   * change: the traces' start days, and the days they left. `before` is startDays from before any
+   * refresh of these traces (read here when not given).
    */
-  async refreshTraceFigures(project: ProjectRef, traceIds: string[]): Promise<string[]> {
+  async refreshTraceFigures(project: ProjectRef, traceIds: string[], before?: Map<string, string>): Promise<string[]> {
     if (traceIds.length === 0) return [];
-    const before = await this.startDays(project, traceIds);
+    before ??= await this.startDays(project, traceIds);
     await this.client.command({ query: REFRESH_TRACE_FIGURES_SQL, query_params: { ...project, traceIds }, ...named('ingest.refresh_trace_figures') });
     const after = await this.startDays(project, traceIds);
     const vacated = [...before].filter(([traceId, day]) => after.has(traceId) && after.get(traceId) !== day);
@@ -122,7 +123,7 @@ export class SpanRepository {
   }
 
   /** The day each of these traces is filed under for costs (its start day), by trace id. */
-  private async startDays(project: ProjectRef, traceIds: string[]): Promise<Map<string, string>> {
+  async startDays(project: ProjectRef, traceIds: string[]): Promise<Map<string, string>> {
     const result = await this.client.query({ query: TRACES_START_DAYS_SQL, query_params: { ...project, traceIds }, format: 'JSONEachRow', ...named('ingest.trace_start_days') });
     return new Map((await result.json<{ trace_id: string; day: string }>()).map((r) => [r.trace_id, r.day]));
   }

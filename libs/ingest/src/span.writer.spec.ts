@@ -54,10 +54,14 @@ class RecordingRepository {
     return this.sessionless.shift() ?? { text: '', rows: 0 };
   }
 
+  async startDays(_ref: ProjectRef, _traceIds: string[]): Promise<Map<string, string>> {
+    return new Map();
+  }
+
   /** Days refreshTraceFigures reports beyond none (days the traces left): refreshCostDaily gets them. */
   previousDays: string[] = [];
 
-  async refreshTraceFigures(_ref: ProjectRef, traceIds: string[]): Promise<string[]> {
+  async refreshTraceFigures(_ref: ProjectRef, traceIds: string[], _before?: Map<string, string>): Promise<string[]> {
     await this.record(`figures ${[...traceIds].sort().join(',')}`);
     return this.previousDays;
   }
@@ -191,6 +195,28 @@ describe('SpanWriter', () => {
     expect(cSettled).toBe(false);
     repository.release('insert c0');
     await c;
+  });
+
+  it('reads where the round\'s traces were filed once, so a retry after their refresh still sees the days they left', async () => {
+    const snapshots: string[][] = [];
+    repository.startDays = async (_ref: ProjectRef, traceIds: string[]) => {
+      snapshots.push([...traceIds].sort());
+      return new Map([['A', '2026-11-12']]);
+    };
+    const befores: Array<Map<string, string> | undefined> = [];
+    repository.refreshTraceFigures = async (_ref: ProjectRef, _traceIds: string[], before?: Map<string, string>) => {
+      befores.push(before);
+      return [];
+    };
+    let failures = 1;
+    repository.refreshCostDaily = async () => {
+      if (failures-- > 0) throw new Error('clickhouse hiccup');
+    };
+    await writer.write(chunk('a1', ['A']));
+    // Refreshed twice (the first round failed after it), both times with the one snapshot taken before.
+    expect(snapshots).toEqual([['A']]);
+    expect(befores).toHaveLength(2);
+    expect(befores.every((b) => b?.get('A') === '2026-11-12')).toBe(true);
   });
 
   it('fails the writes of a round whose upkeep keeps failing, so their jobs are retried', async () => {

@@ -126,12 +126,16 @@ export class SpanWriter {
     const stop = this.upkeepSeconds.startTimer();
     const groups = groupByProject(items);
     const backfills = new Map<string, RowChunk>();
+    // Where each group's traces were filed before this round, read once: a retry after their figures
+    // were refreshed would otherwise see the new days only, and never empty the days they left.
+    const daysBefore = new Map<string, Map<string, string>>();
     await withRetries(async () => {
       backfills.clear();
       for (const [key, group] of groups) {
         const backfill = await this.rewrites(group);
         if (backfill) backfills.set(key, backfill);
-        await this.refreshFigures(group.ref, group.traces);
+        if (!daysBefore.has(key)) daysBefore.set(key, await this.repository.startDays(group.ref, [...group.traces]));
+        await this.refreshFigures(group.ref, group.traces, daysBefore.get(key)!);
       }
     });
     for (const [key, backfill] of backfills) {
@@ -170,9 +174,9 @@ export class SpanWriter {
   }
 
   /** The touched traces' and sessions' figures, and the daily costs of their days, recomputed. */
-  private async refreshFigures(ref: ProjectRef, traces: Set<string>): Promise<void> {
+  private async refreshFigures(ref: ProjectRef, traces: Set<string>, daysBefore: Map<string, string>): Promise<void> {
     const traceIds = [...traces];
-    const days = await this.repository.refreshTraceFigures(ref, traceIds);
+    const days = await this.repository.refreshTraceFigures(ref, traceIds, daysBefore);
     await this.repository.refreshSessionFigures(ref, traceIds);
     await this.repository.refreshCostDaily(ref, days);
   }

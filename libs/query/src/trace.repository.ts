@@ -89,7 +89,7 @@ export class TraceRepository {
    * its days), so the days are optional.
    */
   async spans(traceId: string, startTime: string | undefined, endTime: string | undefined, withAttributes: boolean): Promise<SpanRecord[]> {
-    const records = await this.db.rows<SpanRecord>(
+    return this.db.rows<SpanRecord>(
       'query.trace_spans',
       `SELECT span_id, parent_span_id, name, toString(span_type) AS span_type, start_time, end_time, duration_ns,
               toString(status_code) AS status_code, status_message, toString(kind) AS kind, model, input_tokens, output_tokens, cost_usd, cost_source, usage_is_aggregate, tool_name,
@@ -102,7 +102,6 @@ export class TraceRepository {
        ORDER BY start_time, span_id`,
       { traceId, ...(startTime && endTime ? { from: startTime, to: endTime } : {}) },
     );
-    return parentsFirst(records);
   }
 
   /**
@@ -169,7 +168,7 @@ export class TraceRepository {
  * The records come sorted by start; only runs of equal starts are reordered, by depth.
  */
 export function parentsFirst<T extends Pick<SpanRecord, 'span_id' | 'parent_span_id' | 'start_ns'>>(records: T[]): T[] {
-  // Built at the first tie only: most traces have none, and this runs on every span read.
+  // Built at the first tie only: most traces have none.
   let parentOf: Map<string, string> | undefined;
   const depths = new Map<string, number>();
   const depth = (spanId: string): number => {

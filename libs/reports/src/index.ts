@@ -19,6 +19,7 @@ export { renderReportHtml } from './render.html';
 export { formatUsd } from './render.format';
 export {
   DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+  PRIVATE_TARGETS_REFUSED,
   WEBHOOK_SIGNATURE_HEADER,
   WEBHOOK_TIMESTAMP_HEADER,
   signWebhook,

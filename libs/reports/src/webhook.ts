@@ -54,6 +54,9 @@ export function verifyWebhookSignature(body: string, header: string, secret: str
   return candidates.reduce((matched, candidate) => timingSafeEqual(candidate, expected) || matched, false);
 }
 
+/** Why a private webhook target is refused, and how to allow it (the DNS check in cost-reports says the same). */
+export const PRIVATE_TARGETS_REFUSED = 'private webhook targets are not allowed on this server (ALLOW_PRIVATE_WEBHOOKS=true allows them, for development)';
+
 /**
  * A problem with a webhook URL, phrased for the user, or undefined. Checks what can be checked
  * without DNS: http(s) only, no credentials, and unless `allowPrivate` no localhost names and no
@@ -78,10 +81,9 @@ export function webhookUrlProblem(url: string, allowPrivate: boolean): string | 
   if (allowPrivate) return undefined;
   // A trailing dot is the same DNS name ("localhost." is localhost).
   const host = parsed.hostname.replace(/\.+$/, '');
-  const refused = 'private webhook targets are not allowed on this server (ALLOW_PRIVATE_WEBHOOKS=true allows them, for development)';
-  if (host === 'localhost' || host.endsWith('.localhost')) return `webhook URL points at localhost (${parsed.hostname}); ${refused}`;
+  if (host === 'localhost' || host.endsWith('.localhost')) return `webhook URL points at localhost (${parsed.hostname}); ${PRIVATE_TARGETS_REFUSED}`;
   if (parseIp(host) && ipIsPrivate(host)) {
-    return `webhook URL points at ${parsed.hostname}, a loopback, private, link-local or reserved address; ${refused}`;
+    return `webhook URL points at ${parsed.hostname}, a loopback, private, link-local or reserved address; ${PRIVATE_TARGETS_REFUSED}`;
   }
   return undefined;
 }

@@ -5,4 +5,3 @@ export * from './metrics';
 export * from './readiness';
 export * from './shutdown';
 export * from './run-role';
-export * from './start-refused';

@@ -1,6 +1,6 @@
 import { Args, Context, Float, Info, Int, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import type { GraphQLResolveInfo } from 'graphql';
-import { FeedbackReadRepository, decodeCursor, encodeCursor, isoOf, pageSize } from '@spanforge/query';
+import { FeedbackReadRepository, decodeCursor, encodeCursor, isoOf, pageSize, parentsFirst } from '@spanforge/query';
 import { badInput, DomainError, ErrorCode } from '@spanforge/errors';
 import { projectClickHouse, type RequestContext } from '../graphql/request-context';
 import { CriticalPathStep, FeedbackScore, Finding, Span, SpanDetail, Trace, TraceConnection, TraceFilterInput } from './query.model';
@@ -97,7 +97,9 @@ export class TraceResolver {
 
   @ResolveField(() => [Span])
   async spans(@Parent() trace: TraceSource, @Context() context: RequestContext, @Info() info: GraphQLResolveInfo): Promise<Span[]> {
-    const records = await traceSpans(trace, context, selectedFields(info).has('attributes'));
+    // Shown in start order, a parent before the children that start with it; the analysis and the
+    // waterfall order the cached records themselves, so the copy is sorted here only.
+    const records = parentsFirst([...(await traceSpans(trace, context, selectedFields(info).has('attributes')))]);
     return records.map((r) => toSpan(r, trace));
   }
 
