@@ -32,6 +32,40 @@ describe('ClickHouse migrations (embedded chDB)', () => {
     }
   });
 
+  it("bring a directory that applied 008's first text (5d9240b) in line, instead of refusing to start", async () => {
+    await migrateClickHouse(client, dir);
+    // That directory as it was: 008 recorded with its first text, and its view writing a row for every day a trace spans.
+    await client.command({ query: 'DELETE FROM schema_migrations WHERE version >= 8' });
+    await client.insert({
+      table: 'schema_migrations',
+      // sha256 of `git show 5d9240b:infra/clickhouse/008_trace_cost_days.sql`
+      values: [{ version: 8, name: '008_trace_cost_days', checksum: '01af9055ab3888afccba83bd9657b758ffea13f6694fe391af5ef90239b783fd' }],
+      format: 'JSONEachRow',
+    });
+    await client.command({ query: 'DROP TABLE IF EXISTS trace_cost_days_mv' });
+    await client.command({
+      query: `CREATE MATERIALIZED VIEW trace_cost_days_mv TO trace_cost_days AS
+              SELECT tenant_id, project_id, toDate(start_time) + offset AS day, trace_id, if(offset = 0, cost_rows, []) AS cost_rows, computed_at
+              FROM trace_figures ARRAY JOIN range(toUInt32(least(dateDiff('day', toDate(start_time), toDate(end_time)), 366) + 1)) AS offset`,
+    });
+    const view = async () => (await (await client.query({ query: "SELECT create_table_query AS q FROM system.tables WHERE name = 'trace_cost_days_mv'", format: 'JSONEachRow' })).json<{ q: string }>())[0]!.q;
+    expect(await view()).toContain('ARRAY JOIN');
+    const result = await migrateClickHouse(client, dir);
+    expect(result.applied).toEqual(['009_trace_cost_days_view']);
+    expect(await view()).not.toContain('ARRAY JOIN');
+    expect(await migrateClickHouse(client, dir)).toEqual({ applied: [], alreadyApplied: (await readClickHouseMigrations(dir)).length });
+  });
+
+  it('refuse a migration changed after it was applied', async () => {
+    await migrateClickHouse(client, dir);
+    await client.command({ query: 'DELETE FROM schema_migrations WHERE version = 7' });
+    await client.insert({ table: 'schema_migrations', values: [{ version: 7, name: '007_cost_daily', checksum: 'f'.repeat(64) }], format: 'JSONEachRow' });
+    await expect(migrateClickHouse(client, dir)).rejects.toThrow('ClickHouse migration 007_cost_daily changed after it was applied; add a new migration instead');
+    const [seven] = (await readClickHouseMigrations(dir)).filter((m) => m.version === 7);
+    await client.command({ query: 'DELETE FROM schema_migrations WHERE version = 7' });
+    await client.insert({ table: 'schema_migrations', values: [{ version: 7, name: seven!.name, checksum: seven!.checksum }], format: 'JSONEachRow' });
+  });
+
   /** The engine's own parser checks the printed cluster form (`npm run migrations:print -- --cluster NAME`). */
   it.each([[undefined], ['analytics']])('print a form the engine parses (cluster %s)', async (cluster) => {
     const printed = splitStatements(renderMigrations(dir, cluster));
