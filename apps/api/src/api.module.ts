@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import type { Infrastructure } from '@spanforge/runtime';
+import { DeadLettersResolver } from './admin/dead-letters.resolver';
 import { TenancyResolver } from './admin/tenancy.resolver';
 import { graphqlModule, type GraphqlDriver } from './graphql/graphql.drivers';
 import { ApiExceptionFilter } from './api-exception.filter';
@@ -23,7 +24,7 @@ export class ApiModule {
       module: ApiModule,
       imports: [graphqlModule(infra, driver)],
       controllers: [HealthController, WaterfallController, FeedbackController, CostReportController],
-      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useFactory: () => new ApiExceptionFilter(infra.log) }, TenancyResolver, TraceResolver, AnalyticsResolver, StatsResolver, FeedbackResolver, CostReportResolver],
+      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useFactory: () => new ApiExceptionFilter(infra.log) }, TenancyResolver, DeadLettersResolver, TraceResolver, AnalyticsResolver, StatsResolver, FeedbackResolver, CostReportResolver],
     };
   }
 }

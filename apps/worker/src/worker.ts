@@ -1,8 +1,9 @@
-import type { Job } from 'bullmq';
+import { UnrecoverableError, type Job } from 'bullmq';
 import { Counter, Gauge } from 'prom-client';
-import { BatchingQueue, SpanRepository, SpanWriter, type AccountingRow } from '@spanforge/ingest';
+import { BatchingQueue, DeadLetterRepository, SpanRepository, SpanWriter, deadLetteredSpansCounter, type AccountingRow } from '@spanforge/ingest';
 import { INGEST_QUEUE, type IngestJob } from '@spanforge/queue';
 import type { Infrastructure } from '@spanforge/runtime';
+import { FailedJobsSweeper } from './ingest/failed-jobs.sweeper';
 import { IngestProcessor } from './ingest/ingest.processor';
 import { ProjectPricing } from './ingest/project-pricing';
 import { startCostReportWorker } from './reports/cost-report.worker';
@@ -29,9 +30,13 @@ export const INGEST_CONCURRENCY = 256;
  */
 export async function startWorkers(infra: Infrastructure): Promise<string[]> {
   const repository = new SpanRepository(infra.clickhouse);
-  const spans = new SpanWriter(repository, SPAN_BATCH, infra.metrics);
+  const log = infra.log.child('worker');
+  const deadLetters = new DeadLetterRepository(infra.clickhouse);
+  const deadLettered = deadLetteredSpansCounter(infra.metrics);
+  const spans = new SpanWriter(repository, SPAN_BATCH, { deadLetters, log, registry: infra.metrics, deadLettered });
   const accounting = new BatchingQueue<AccountingRow>((rows) => repository.insertAccounting(rows), { maxItems: 5_000, maxDelayMs: 1_000 });
-  const processor = new IngestProcessor({ spans, accounting, pricing: new ProjectPricing(infra.tenancyRepository) });
+  const processor = new IngestProcessor({ spans, accounting, pricing: new ProjectPricing(infra.tenancyRepository), deadLetters, log });
+  const sweeper = new FailedJobsSweeper({ queue: infra.queues.queue<IngestJob>(INGEST_QUEUE), deadLetters, accounting: (rows) => repository.insertAccounting(rows), deadLettered, log });
   const jobs = new Counter({ name: 'spanforge_worker_jobs_total', help: 'Ingest jobs finished by this worker, by outcome', labelNames: ['outcome'], registers: [infra.metrics] });
   const active = new Gauge({ name: 'spanforge_worker_jobs_active', help: 'Ingest jobs this worker is processing now', registers: [infra.metrics] });
   // A consumer rather than a BullMQ Worker loop: jobs stay in flight until their batch is written, and
@@ -46,16 +51,22 @@ export async function startWorkers(infra: Infrastructure): Promise<string[]> {
         return result;
       } catch (error) {
         jobs.inc({ outcome: 'failed' });
+        const attempts = job.opts.attempts ?? 1;
+        const final = error instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
+        log.warn(`ingest job ${job.id} (${job.name}) failed on attempt ${job.attemptsMade + 1} of ${attempts}${final ? ', for good: it goes to the dead letters' : ', will retry'}: ${error instanceof Error ? error.message : String(error)}`);
+        if (final) setTimeout(() => void sweeper.sweepNow(), 100).unref();
         throw error;
       } finally {
         active.dec();
       }
     },
     // A crashed worker's jobs return to the queue once their 10 s lock lapses (renewed every 5 s while alive).
-    { concurrency: INGEST_CONCURRENCY, lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 5 },
+    { concurrency: INGEST_CONCURRENCY, lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 5, onError: (message, error) => log.error(`ingest queue: ${message}`, error) },
   );
+  sweeper.start();
   await startCostReportWorker(infra);
   infra.shutdown.add('flush', 'span and accounting writers', async () => {
+    await sweeper.stop();
     await Promise.all([spans.close(), accounting.close()]);
   });
   return [`Workers    ${INGEST_CONCURRENCY} ingest jobs at a time from ${infra.services.queue}`];

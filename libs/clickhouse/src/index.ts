@@ -2,3 +2,4 @@ export * from './clickhouse.client';
 export * from './cluster-ddl';
 export * from './migrator';
 export * from './trace-figures.sql';
+export * from './clickhouse-errors';

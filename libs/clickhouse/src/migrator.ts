@@ -23,11 +23,20 @@ export async function readClickHouseMigrations(dir: string): Promise<ClickHouseM
     migrations.push({
       version,
       name: file.replace(/\.sql$/, ''),
-      statements: splitStatements(text).map((s) => s.sql),
+      statements: splitStatements(text).map((s) => executable(s.sql)),
       checksum: createHash('sha256').update(text).digest('hex'),
     });
   }
   return migrations;
+}
+
+/**
+ * A migration statement as it is run. A back-fill (INSERT … SELECT over a whole table) may write
+ * into more than the 100 partitions one insert may touch by default: a project with spans from
+ * many months would otherwise stop every later start at that migration.
+ */
+function executable(sql: string): string {
+  return /^\s*INSERT\b/i.test(sql.replace(/^\s*(--[^\n]*\n\s*)*/, '')) && !/\bSETTINGS\b/i.test(sql) ? `${sql}\nSETTINGS max_partitions_per_insert_block = 0` : sql;
 }
 
 /**

@@ -71,6 +71,13 @@ export interface TraceFiguresRow {
 }
 
 /**
+ * For the upkeep's INSERT … SELECT into tables partitioned by month (trace_cost_days, cost_daily):
+ * a round may cover traces of more than 100 months (one export may carry spans from any time in
+ * the accepted range), and it writes a few rows per trace, not a part explosion.
+ */
+const ANY_PARTITIONS = '\n  SETTINGS max_partitions_per_insert_block = 0';
+
+/**
  * Recomputes trace_figures rows (005_trace_and_session_figures.sql): the figures from the rollup,
  * and the per-(model, provider, type, service) cost rows from the traces' spans (each span once).
  * `spanFilter` restricts the spans read to the same traces as `rowFilter` (by day and id).
@@ -91,7 +98,7 @@ function refreshTraceFiguresSql(rowFilter: string, spanFilter: string, outerFilt
       FROM spans FINAL
       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND usage_is_aggregate = 0${spanFilter}
       GROUP BY trace_id, model, provider, span_type, service)
-    GROUP BY trace_id) AS c ON c.trace_id = f.trace_id${outerFilter}`;
+    GROUP BY trace_id) AS c ON c.trace_id = f.trace_id${outerFilter}${ANY_PARTITIONS}`;
 }
 
 /** Recomputes the figures of every trace that starts on one day (bulk loads; a trace may run into the next day). */
@@ -184,7 +191,7 @@ function refreshCostDailySql(days: string): string {
     SELECT day, toString(model), toString(provider), toString(span_type), toString(service), toFloat64(0), toUInt64(0), toUInt64(0), toUInt64(0)
     FROM cost_daily FINAL
     WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND day IN (${days}))
-  GROUP BY d, model, provider, span_type, service`;
+  GROUP BY d, model, provider, span_type, service${ANY_PARTITIONS}`;
 }
 
 /** Recomputes cost_daily for the given days ({days:Array(Date)}): the worker's upkeep for the days a round touched, and bulk loads. */
@@ -202,4 +209,4 @@ export const TRACES_START_DAYS_SQL = `
 export const VACATE_TRACE_COST_DAYS_SQL = `
   INSERT INTO trace_cost_days (tenant_id, project_id, day, trace_id, cost_rows, computed_at)
   SELECT {tenantId:String}, {projectId:String}, p.2, p.1, [], now64(6)
-  FROM (SELECT arrayJoin(arrayZip({vacatedTraces:Array(String)}, {vacatedDays:Array(Date)})) AS p)`;
+  FROM (SELECT arrayJoin(arrayZip({vacatedTraces:Array(String)}, {vacatedDays:Array(Date)})) AS p)${ANY_PARTITIONS}`;

@@ -3,17 +3,32 @@ import { PriceTable, priceSpan, type PriceOverride } from '@spanforge/pricing';
 import { unpackExportBody, type ExportJob } from '@spanforge/queue';
 import { isUpgradableRoot, normalizeSpan, type NormalizedSpan } from '@spanforge/semconv';
 import type { AccountingRow } from './span.repository';
-import { toSpanRow, type SpanPrice, type SpanRow } from './span.row';
+import { conformRow, serialiseRow } from './span.columns';
+import { partitionMonth, toSpanRow, type SpanPrice, type SpanRow } from './span.row';
+
+/** The rows of one chunk that start in one month (one partition of the spans table). */
+export interface ChunkPart {
+  /** toYYYYMM of the rows' start time. */
+  month: number;
+  /** JSONEachRow lines, each ending in '\n'. */
+  text: string;
+  rows: number;
+}
 
 /**
- * The rows of one export, already serialised as JSONEachRow lines: everything CPU-bound between a
- * queue job and the ClickHouse insert, so it can run on a worker thread.
+ * The rows of one export, already serialised as JSONEachRow lines and grouped by partition (an
+ * insert may touch only so many partitions): everything CPU-bound between a queue job and the
+ * ClickHouse insert.
  */
 export interface RowChunk {
   tenantId: string;
   projectId: string;
-  /** JSONEachRow lines, each ending in '\n'; emptied by the writer once inserted. */
-  text: string;
+  /** The export's id ('' for rows the upkeep writes again): dead letters and their accounting name it. */
+  exportId: string;
+  /** Start of the minute the gateway took the export, seconds since the epoch (accounting's minute). */
+  minute: number;
+  /** By month; emptied by the writer once inserted. */
+  parts: ChunkPart[];
   rows: number;
   /** The export's trace ids, each once. */
   traces: string[];
@@ -24,6 +39,8 @@ export interface RowChunk {
    */
   plainRoots: string[];
   accounting: AccountingRow[];
+  /** Columns conformRow had to change, with the rows it changed (a bug to look at; the rows are stored). */
+  conversions: Map<string, number>;
 }
 
 /** The export cannot be decoded: retrying will not help (the job is poison). */
@@ -63,6 +80,7 @@ export function exportRows(job: ExportJob, overrides: PriceOverride[]): RowChunk
   }
   const table = priceTableFor(overrides);
   const rows: SpanRow[] = [];
+  const starts: bigint[] = [];
   let dropped = 0;
   for (const span of result.spans) {
     const normalized = normalizeSpan(span);
@@ -71,17 +89,36 @@ export function exportRows(job: ExportJob, overrides: PriceOverride[]): RowChunk
       continue;
     }
     rows.push(toSpanRow(job.tenantId, job.projectId, span, normalized, priceOf(normalized, span.startTimeUnixNano, table)));
+    starts.push(span.startTimeUnixNano);
   }
   shareSessions(rows);
-  let text = '';
+  const parts = new Map<number, ChunkPart>();
   const traces = new Set<string>();
   const plainRoots: string[] = [];
-  for (const row of rows) {
-    text += `${JSON.stringify(row)}\n`;
+  const conversions = new Map<string, number>();
+  for (let index = 0; index < rows.length; index++) {
+    const row = rows[index];
+    for (const column of conformRow(row)) conversions.set(column, (conversions.get(column) ?? 0) + 1);
+    const month = partitionMonth(starts[index]);
+    let part = parts.get(month);
+    if (!part) parts.set(month, (part = { month, text: '', rows: 0 }));
+    part.text += `${serialiseRow(row)}\n`;
+    part.rows++;
     traces.add(row.trace_id);
     if (row.parent_span_id === '' && isUpgradableRoot(row.span_type)) plainRoots.push(row.trace_id);
   }
-  return { tenantId: job.tenantId, projectId: job.projectId, text, rows: rows.length, traces: [...traces], plainRoots, accounting: accountingRows(job, result, dropped) };
+  return {
+    tenantId: job.tenantId,
+    projectId: job.projectId,
+    exportId: job.exportId,
+    minute: accountingMinute(job),
+    parts: [...parts.values()],
+    rows: rows.length,
+    traces: [...traces],
+    plainRoots,
+    accounting: accountingRows(job, result, dropped),
+    conversions,
+  };
 }
 
 /** Within one export, every span of a trace gets the session some span of that trace names. */
@@ -92,9 +129,14 @@ function shareSessions(rows: SpanRow[]): void {
   for (const row of rows) if (row.session_id === '') row.session_id = sessions.get(row.trace_id) ?? '';
 }
 
+/** Start of the minute the gateway took the export, in seconds: the minute its accounting rows count in. */
+function accountingMinute(job: ExportJob): number {
+  return Math.floor(job.receivedAt / 60_000) * 60;
+}
+
 /** received / accepted / rejected-by-reason for one export, keyed by its id so a retry rewrites them. */
 function accountingRows(job: ExportJob, result: DecodeResult, dropped: number): AccountingRow[] {
-  const base = { tenant_id: job.tenantId, project_id: job.projectId, minute: Math.floor(job.receivedAt / 60_000) * 60, batch_id: job.exportId };
+  const base = { tenant_id: job.tenantId, project_id: job.projectId, minute: accountingMinute(job), batch_id: job.exportId };
   const rows: AccountingRow[] = [
     { ...base, outcome: 'received', reason: '', requests: 1, spans: result.received, bytes: job.bytes },
     { ...base, outcome: 'accepted', reason: '', requests: 1, spans: result.spans.length - dropped, bytes: 0 },

@@ -1,4 +1,6 @@
 export * from './batching.queue';
+export * from './dead-letter.repository';
+export * from './span.columns';
 export * from './export-rows';
 export * from './span.repository';
 export * from './span.row';

@@ -70,11 +70,23 @@ export interface SpanPrice {
 
 const NS_PER_S = 1_000_000_000n;
 
-/** Nanoseconds since the epoch as `seconds.nanoseconds`, which DateTime64(9) parses exactly. */
+/**
+ * Nanoseconds since the epoch as `seconds.nanoseconds`, which DateTime64(9) parses exactly. The
+ * seconds are padded to ten digits: with fewer than nine, ClickHouse reads the digits as a date
+ * (YYYYMMDD…) and refuses the row — every time before 1973-03-03 did.
+ */
 export function nanosToDateTime64(nanos: bigint): string {
   const seconds = nanos / NS_PER_S;
   const fraction = nanos % NS_PER_S;
-  return `${seconds}.${fraction.toString().padStart(9, '0')}`;
+  return `${seconds.toString().padStart(10, '0')}.${fraction.toString().padStart(9, '0')}`;
+}
+
+const NS_PER_MS = 1_000_000n;
+
+/** The spans table's partition of a start time (toYYYYMM), e.g. 202612. */
+export function partitionMonth(startTimeUnixNano: bigint): number {
+  const date = new Date(Number(startTimeUnixNano / NS_PER_MS));
+  return date.getUTCFullYear() * 100 + date.getUTCMonth() + 1;
 }
 
 /** Strings stay as they are; other values are stored as JSON and their keys listed (see 002_spans.sql). */

@@ -1,6 +1,7 @@
+import type { DeadLetter } from './dead-letter.repository';
 import type { RowChunk } from './export-rows';
-import type { ProjectRef, SpanRepository, StoredTrace } from './span.repository';
-import { SpanWriter } from './span.writer';
+import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace } from './span.repository';
+import { MAX_MONTHS_PER_INSERT, SpanWriter, insertsOf } from './span.writer';
 
 /**
  * The writer's ordering rules, against a recording stand-in for the repository (the SQL itself is
@@ -74,8 +75,10 @@ class RecordingRepository {
 }
 
 function chunk(line: string, traces: string[], plainRoots: string[] = []): RowChunk {
-  return { tenantId: 't', projectId: 'p', text: `${line}\n`, rows: 1, traces, plainRoots, accounting: [] };
+  return { tenantId: 't', projectId: 'p', exportId: `export-${line}`, minute: 0, parts: [{ month: 202612, text: `${line}\n`, rows: 1 }], rows: 1, traces, plainRoots, accounting: [], conversions: new Map() };
 }
+
+const sinks = { deadLetters: { add: async () => undefined }, log: { warn: () => undefined, error: () => undefined } };
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 30));
 
@@ -85,7 +88,7 @@ describe('SpanWriter', () => {
 
   beforeEach(() => {
     repository = new RecordingRepository();
-    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 5 });
+    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 5 }, sinks);
   });
 
   afterEach(() => writer.close());
@@ -130,7 +133,7 @@ describe('SpanWriter', () => {
     repository.sessionless = [{ text: 'a0-with-session\n', rows: 1 }];
     repository.hold('insert a0');
     await writer.close();
-    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 100 });
+    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 100 }, sinks);
     let settled = false;
     const first = writer.write(chunk('a1', ['A'])).then(() => (settled = true));
     await new Promise((resolve) => setTimeout(resolve, 150));
@@ -152,7 +155,7 @@ describe('SpanWriter', () => {
     repository.stored.set('C', { sessionId: 's3', hasSessionless: false, rootToRun: false });
     repository.sessionless = [{ text: 'a0\nb-root-as-run\n', rows: 2 }];
     await writer.close();
-    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 });
+    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 }, sinks);
     await Promise.all([writer.write(chunk('a1', ['A'])), writer.write(chunk('b1', ['B'])), writer.write(chunk('c1', ['C']))]);
     // A gets its session, B's root becomes RUN; C has nothing to fix. The back-filled traces are not looked at again.
     expect(repository.rewriteRequests).toEqual([{ sessions: ['A'], rootsToRun: ['B'] }]);
@@ -166,7 +169,7 @@ describe('SpanWriter', () => {
     repository.stored.set('B', { sessionId: '', hasSessionless: false, rootToRun: true });
     repository.sessionless = [{ text: 'b-root-as-run\n', rows: 1 }];
     await writer.close();
-    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 });
+    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 }, sinks);
     await Promise.all([writer.write(chunk('a1', ['A'])), writer.write(chunk('b-root', ['B'], ['B'])), writer.write(chunk('c-root', ['C'], ['C']))]);
     // One round for the three inserts, then the back-fill's round, which wrote no root plain.
     expect(repository.plainRootRequests).toEqual([['B', 'C'], []]);
@@ -180,7 +183,7 @@ describe('SpanWriter', () => {
     repository.sessionless = [{ text: 'a0\n', rows: 1 }, { text: 'c0\n', rows: 1 }];
     repository.hold('insert c0');
     await writer.close();
-    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 100 });
+    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 100 }, sinks);
     const a = writer.write(chunk('a1', ['A']));
     // A's insert goes out after 100 ms and its round right after; its back-fill then waits up to 100 ms for company.
     await new Promise((resolve) => setTimeout(resolve, 150));
@@ -232,5 +235,70 @@ describe('SpanWriter', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+});
+
+/** ClickHouse's refusal of an insert's content (what @clickhouse/client throws: a numeric code). */
+class Refusal extends Error {
+  readonly code = '27';
+}
+
+describe('SpanWriter when ClickHouse refuses rows', () => {
+  let repository: RecordingRepository;
+  let letters: DeadLetter[];
+  let accounting: AccountingRow[];
+  let warnings: string[];
+  let writer: SpanWriter;
+
+  beforeEach(() => {
+    repository = new RecordingRepository();
+    letters = [];
+    accounting = [];
+    warnings = [];
+    // This store refuses any insert holding a line that starts with "bad".
+    repository.insertSpanLines = async (texts: string[]) => {
+      const lines = texts.join('').trim().split('\n');
+      if (lines.some((line) => line.startsWith('bad'))) throw new Refusal('Cannot parse input');
+      repository.log.push(`insert ${lines.join(',')}`);
+    };
+    (repository as unknown as { insertAccounting: (rows: AccountingRow[]) => Promise<void> }).insertAccounting = async (rows) => {
+      accounting.push(...rows);
+    };
+    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 }, {
+      deadLetters: { add: async (added) => void letters.push(...added) },
+      log: { warn: (message) => warnings.push(message), error: () => undefined },
+    });
+  });
+  afterEach(() => writer.close());
+
+  function exportChunk(exportId: string, lines: string[], projectId = 'p'): RowChunk {
+    return { tenantId: 't', projectId, exportId, minute: 60, parts: [{ month: 202612, text: lines.map((l) => `${l}\n`).join(''), rows: lines.length }], rows: lines.length, traces: [exportId], plainRoots: [], accounting: [], conversions: new Map() };
+  }
+
+  it('stores every row of the batch but the refused one, which goes to the dead letters with its export and reason', async () => {
+    await Promise.all([writer.write(exportChunk('e1', ['a1', 'bad1', 'a2'])), writer.write(exportChunk('e2', ['b1', 'b2', 'b3'], 'other'))]);
+
+    const inserted = repository.log.filter((entry) => entry.startsWith('insert ')).flatMap((entry) => entry.slice(7).split(','));
+    expect(inserted.sort()).toEqual(['a1', 'a2', 'b1', 'b2', 'b3']);
+    expect(letters.map((l) => ({ payload: l.payload, exportId: l.exportId, projectId: l.projectId, kind: l.kind, reason: l.reason, error: l.error }))).toEqual([
+      { payload: 'bad1', exportId: 'e1', projectId: 'p', kind: 'span_row', reason: 'store_refused', error: 'Cannot parse input' },
+    ]);
+    expect(accounting).toEqual([{ tenant_id: 't', project_id: 'p', minute: 60, outcome: 'dead_lettered', reason: 'store_refused', batch_id: 'e1', requests: 0, spans: 1, bytes: 0 }]);
+    expect(warnings).toEqual([expect.stringContaining('1 span(s) of export e1 refused by ClickHouse and dead-lettered: Cannot parse input')]);
+  });
+
+  it('fails a batch that holds nothing ClickHouse takes (a bad row cannot be told from a store refusing all): the job retries', async () => {
+    await expect(writer.write(exportChunk('e1', ['bad1', 'bad2']))).rejects.toThrow('Cannot parse input');
+    expect(letters).toEqual([]);
+  });
+
+  it('splits a batch whose rows start in more months than one insert takes', () => {
+    const chunks = [0, 1].map((half) => ({
+      ...exportChunk(`e${half}`, []),
+      parts: Array.from({ length: 80 }, (_, i) => ({ month: 190001 + half * 80 + i, text: `r${half}-${i}\n`, rows: 1 })),
+    }));
+    const inserts = insertsOf(chunks);
+    expect(inserts.map((pieces) => new Set(pieces.map((p) => p.text)).size)).toEqual([MAX_MONTHS_PER_INSERT, 160 - MAX_MONTHS_PER_INSERT]);
+    expect(insertsOf([exportChunk('small', ['x'])])).toHaveLength(1);
   });
 });

@@ -1,11 +1,53 @@
 import type { Registry } from 'prom-client';
-import { Histogram } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
+import { isTransientClickHouseError } from '@spanforge/clickhouse';
 import { BatchingQueue, type BatchingOptions } from './batching.queue';
-import type { RowChunk } from './export-rows';
-import type { ProjectRef, SpanRepository } from './span.repository';
+import { newDeadLetterId, type DeadLetter } from './dead-letter.repository';
+import type { ChunkPart, RowChunk } from './export-rows';
+import type { AccountingRow, ProjectRef, SpanRepository } from './span.repository';
+import { partitionMonth } from './span.row';
 
-/** Transient ClickHouse failures are retried this often inside one flush before the jobs fail (and BullMQ retries them). */
+/**
+ * Transient ClickHouse failures (isTransientClickHouseError) are retried this often inside one
+ * flush before the jobs fail (and the queue retries them). A refusal of the rows is not retried.
+ */
 const RETRY_DELAYS_MS = [200, 1_000, 3_000];
+
+/** Partitions (months) one insert may touch: ClickHouse refuses more than 100 by default (max_partitions_per_insert_block). */
+export const MAX_MONTHS_PER_INSERT = 100;
+
+/**
+ * Inserts one isolation may make to find the rows ClickHouse refuses (halving the batch each
+ * time). Past it, a refused block of one export is dead-lettered whole: every row is kept for a
+ * replay, and a batch of thousands of bad rows cannot hold the writer for minutes.
+ */
+export const MAX_ISOLATION_INSERTS = 64;
+
+/** Where the writer reports: Logger (libs/runtime) fits. */
+export interface WriterLog {
+  warn(message: string): void;
+  error(message: string, error?: unknown): void;
+}
+
+/** What the writer needs besides its repository. */
+export interface SpanWriterSinks {
+  /** Keeps rows ClickHouse refused (DeadLetterRepository.add). */
+  deadLetters: { add(letters: DeadLetter[]): Promise<void> };
+  log: WriterLog;
+  registry?: Registry;
+  /** deadLetteredSpansCounter of the process (the failed-jobs sweeper counts into it too). */
+  deadLettered?: Counter;
+}
+
+/** `spanforge_dead_lettered_spans_total{reason}`: one per process and registry. */
+export function deadLetteredSpansCounter(registry?: Registry): Counter {
+  return new Counter({
+    name: 'spanforge_dead_lettered_spans_total',
+    help: 'Spans kept in dead_letters instead of stored, by reason (store_refused: ClickHouse refused the row; retries_exhausted, stalled, poison_export: the whole export)',
+    labelNames: ['reason'],
+    registers: registry ? [registry] : [],
+  });
+}
 
 /**
  * Upkeep rounds: all traces whose spans were inserted since the last round, at most this many.
@@ -23,6 +65,8 @@ interface UpkeepItem {
   backfill: boolean;
   /** Set by the round: settles when the back-fill this item's traces called for is stored and its figures refreshed. */
   followUp?: Promise<void>;
+  /** Set by the round when this item's project's upkeep failed. */
+  failure?: unknown;
 }
 
 /**
@@ -52,17 +96,18 @@ export class SpanWriter {
   private readonly batchRows: Histogram;
   private readonly insertSeconds: Histogram;
   private readonly upkeepSeconds: Histogram;
+  private readonly deadLettered: Counter;
   /** Chunks between `write` and their settling. */
   private writing = 0;
 
   constructor(
     private readonly repository: SpanRepository,
     options: BatchingOptions,
-    registry?: Registry,
+    private readonly sinks: SpanWriterSinks,
   ) {
     this.inserts = new BatchingQueue((chunks) => this.insert(chunks), options, (chunk) => chunk.rows);
     this.upkeep = new BatchingQueue((items) => this.keepUp(items), UPKEEP_BATCH, (item) => item.traces.length);
-    const registers = registry ? [registry] : [];
+    const registers = sinks.registry ? [sinks.registry] : [];
     this.batchRows = new Histogram({
       name: 'spanforge_worker_batch_rows',
       help: 'Span rows per ClickHouse insert',
@@ -81,6 +126,7 @@ export class SpanWriter {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     });
+    this.deadLettered = sinks.deadLettered ?? deadLetteredSpansCounter();
   }
 
   /**
@@ -106,9 +152,10 @@ export class SpanWriter {
     this.writing++;
     try {
       await this.inserts.add([chunk], { lazy: backfill });
-      chunk.text = '';
+      chunk.parts = [];
       const item: UpkeepItem = { ref: { tenantId: chunk.tenantId, projectId: chunk.projectId }, traces: chunk.traces, plainRoots: chunk.plainRoots, backfill };
       await this.upkeep.add([item]);
+      if (item.failure !== undefined) throw item.failure;
       await item.followUp;
     } finally {
       this.writing--;
@@ -118,8 +165,88 @@ export class SpanWriter {
   private async insert(chunks: RowChunk[]): Promise<void> {
     const stop = this.insertSeconds.startTimer();
     this.batchRows.observe(chunks.reduce((n, c) => n + c.rows, 0));
-    await withRetries(() => this.repository.insertSpanLines(chunks.map((c) => c.text)));
+    for (const pieces of insertsOf(chunks)) await this.insertOrIsolate(pieces);
     stop();
+  }
+
+  /**
+   * One insert. When ClickHouse refuses it for its content (not for its own state), the rows it
+   * refuses are found by halving, every other row is stored, and the refused ones go to the
+   * dead letters: one tenant's bad row never takes another's rows with it, nor holds them back.
+   */
+  private async insertOrIsolate(pieces: Piece[]): Promise<void> {
+    try {
+      await withRetries(() => this.repository.insertSpanLines(pieces.map((p) => p.text)));
+      return;
+    } catch (error) {
+      if (isTransientClickHouseError(error)) throw error;
+      const refused = await this.isolate(pieces.flatMap(linesOf), error);
+      await this.deadLetter(refused);
+    }
+  }
+
+  /**
+   * Inserts what ClickHouse takes of these lines (the whole was refused) and answers the lines it
+   * refuses. If it takes none, a bad row cannot be told from a store refusing everything: the
+   * error is thrown, the jobs retry, and an export whose retries run out is dead-lettered whole.
+   */
+  private async isolate(lines: Line[], refusal: unknown): Promise<Refused[]> {
+    const refused: Refused[] = [];
+    let stored = 0;
+    let budget = MAX_ISOLATION_INSERTS;
+    const attempt = async (block: Line[]): Promise<void> => {
+      try {
+        budget--;
+        await withRetries(() => this.repository.insertSpanLines(block.map((line) => line.text)));
+        stored += block.length;
+      } catch (error) {
+        if (isTransientClickHouseError(error)) throw error;
+        if (block.length === 1 || budget <= 0) {
+          for (const line of block) refused.push({ line, error });
+          return;
+        }
+        await halves(block);
+      }
+    };
+    const halves = async (block: Line[]) => {
+      const middle = block.length >> 1;
+      await attempt(block.slice(0, middle));
+      await attempt(block.slice(middle));
+    };
+    if (lines.length > 1) await halves(lines);
+    if (stored === 0) throw refusal;
+    return refused;
+  }
+
+  /** Keeps refused rows in dead_letters, counts them in each export's accounting, and says so. */
+  private async deadLetter(refused: Refused[]): Promise<void> {
+    if (refused.length === 0) return;
+    const now = Date.now();
+    const letters: DeadLetter[] = refused.map(({ line, error }) => ({
+      tenantId: line.chunk.tenantId,
+      projectId: line.chunk.projectId,
+      id: newDeadLetterId(),
+      kind: 'span_row',
+      reason: 'store_refused',
+      error: describeError(error),
+      exportId: line.chunk.exportId,
+      spans: 1,
+      payload: line.text.trimEnd(),
+      deadLetteredAt: now,
+      replayedAt: null,
+    }));
+    await this.sinks.deadLetters.add(letters);
+    const byExport = new Map<RowChunk, number>();
+    for (const { line } of refused) byExport.set(line.chunk, (byExport.get(line.chunk) ?? 0) + 1);
+    const accounting: AccountingRow[] = [];
+    for (const [chunk, spans] of byExport) {
+      // Rows the upkeep writes again (no export) were counted when first stored.
+      if (chunk.exportId === '') continue;
+      accounting.push({ tenant_id: chunk.tenantId, project_id: chunk.projectId, minute: chunk.minute, outcome: 'dead_lettered', reason: 'store_refused', batch_id: chunk.exportId, requests: 0, spans, bytes: 0 });
+      this.sinks.log.warn(`project ${chunk.projectId}: ${spans} span(s) of export ${chunk.exportId || '(upkeep rewrite)'} refused by ClickHouse and dead-lettered: ${describeError(refused.find((r) => r.line.chunk === chunk)!.error)}`);
+    }
+    if (accounting.length > 0) await this.repository.insertAccounting(accounting);
+    this.deadLettered.inc({ reason: 'store_refused' }, refused.length);
   }
 
   private async keepUp(items: UpkeepItem[]): Promise<void> {
@@ -129,15 +256,22 @@ export class SpanWriter {
     // Where each group's traces were filed before this round, read once: a retry after their figures
     // were refreshed would otherwise see the new days only, and never empty the days they left.
     const daysBefore = new Map<string, Map<string, string>>();
-    await withRetries(async () => {
-      backfills.clear();
-      for (const [key, group] of groups) {
-        const backfill = await this.rewrites(group);
-        if (backfill) backfills.set(key, backfill);
-        if (!daysBefore.has(key)) daysBefore.set(key, await this.repository.startDays(group.ref, [...group.traces]));
-        await this.refreshFigures(group.ref, group.traces, daysBefore.get(key)!);
+    // Each project's upkeep on its own: one that fails fails only the jobs of its own inserts (they
+    // retry), never another project's.
+    for (const [key, group] of groups) {
+      try {
+        await withRetries(async () => {
+          backfills.delete(key);
+          const backfill = await this.rewrites(group);
+          if (backfill) backfills.set(key, backfill);
+          if (!daysBefore.has(key)) daysBefore.set(key, await this.repository.startDays(group.ref, [...group.traces]));
+          await this.refreshFigures(group.ref, group.traces, daysBefore.get(key)!);
+        });
+      } catch (error) {
+        this.sinks.log.error(`project ${group.ref.projectId}: upkeep of ${group.traces.size} trace(s) failed; their exports will be retried`, error);
+        for (const item of group.items) item.failure = error;
       }
-    });
+    }
     for (const [key, backfill] of backfills) {
       const stored = this.writeChunk(backfill, true);
       // Only the exports of the back-filled traces wait for it. A back-fill item never does: its
@@ -170,7 +304,18 @@ export class SpanWriter {
     if (sessions.size === 0 && rootsToRun.size === 0) return undefined;
     const { text, rows } = await this.repository.rewrittenSpanLines(ref, sessions, rootsToRun);
     if (rows === 0) return undefined;
-    return { tenantId: ref.tenantId, projectId: ref.projectId, text, rows, traces: [...new Set([...sessions.keys(), ...rootsToRun])], plainRoots: [], accounting: [] };
+    return {
+      tenantId: ref.tenantId,
+      projectId: ref.projectId,
+      exportId: '',
+      minute: 0,
+      parts: partsOfStoredLines(text),
+      rows,
+      traces: [...new Set([...sessions.keys(), ...rootsToRun])],
+      plainRoots: [],
+      accounting: [],
+      conversions: new Map(),
+    };
   }
 
   /** The touched traces' and sessions' figures, and the daily costs of their days, recomputed. */
@@ -209,12 +354,93 @@ function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
   return groups;
 }
 
+/** Text of one chunk's rows going into one insert. */
+interface Piece {
+  chunk: RowChunk;
+  text: string;
+}
+
+interface Line {
+  chunk: RowChunk;
+  /** One JSONEachRow line with its '\n'. */
+  text: string;
+}
+
+interface Refused {
+  line: Line;
+  error: unknown;
+}
+
+/**
+ * The inserts a batch makes: one, unless its rows start in more months than one insert may touch;
+ * then the months are split over several inserts (rows of one export may land in different ones,
+ * which is harmless: a retry writes the same rows again, and copies collapse).
+ */
+export function insertsOf(chunks: RowChunk[]): Piece[][] {
+  const months = new Set<number>();
+  for (const chunk of chunks) for (const part of chunk.parts) months.add(part.month);
+  if (months.size <= MAX_MONTHS_PER_INSERT) return [chunks.flatMap((chunk) => chunk.parts.map((part) => ({ chunk, text: part.text })))];
+  const byMonth = new Map<number, Piece[]>();
+  for (const chunk of chunks) {
+    for (const part of chunk.parts) {
+      const pieces = byMonth.get(part.month) ?? [];
+      pieces.push({ chunk, text: part.text });
+      byMonth.set(part.month, pieces);
+    }
+  }
+  const inserts: Piece[][] = [];
+  const sorted = [...byMonth.keys()].sort((a, b) => a - b);
+  for (let start = 0; start < sorted.length; start += MAX_MONTHS_PER_INSERT) {
+    inserts.push(sorted.slice(start, start + MAX_MONTHS_PER_INSERT).flatMap((month) => byMonth.get(month)!));
+  }
+  return inserts;
+}
+
+function linesOf(piece: Piece): Line[] {
+  const lines: Line[] = [];
+  for (let start = 0; start < piece.text.length; ) {
+    let end = piece.text.indexOf('\n', start);
+    if (end === -1) end = piece.text.length - 1;
+    lines.push({ chunk: piece.chunk, text: piece.text.slice(start, end + 1) });
+    start = end + 1;
+  }
+  return lines;
+}
+
+/** start_time as ClickHouse writes it (`YYYY-MM-DD hh:mm:ss…`) or as the row builder does (`seconds.nanoseconds`). */
+const STORED_START = /"start_time":"(?:(\d{4})-(\d{2})|(\d{10})\.)/;
+
+function monthOfLine(line: string): number {
+  const match = STORED_START.exec(line);
+  if (!match) return 0;
+  if (match[3] !== undefined) return partitionMonth(BigInt(match[3]) * 1_000_000_000n);
+  return Number(match[1]) * 100 + Number(match[2]);
+}
+
+/** JSONEachRow lines of `spans` (read back, or dead-lettered), grouped by their start month. */
+export function partsOfStoredLines(text: string): ChunkPart[] {
+  const parts = new Map<number, ChunkPart>();
+  for (const { text: line } of linesOf({ chunk: undefined as unknown as RowChunk, text })) {
+    const month = monthOfLine(line);
+    let part = parts.get(month);
+    if (!part) parts.set(month, (part = { month, text: '', rows: 0 }));
+    part.text += line;
+    part.rows++;
+  }
+  return [...parts.values()];
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Retries transient failures only; a refusal fails at once. */
 async function withRetries(work: () => Promise<void>): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await work();
     } catch (error) {
-      if (attempt >= RETRY_DELAYS_MS.length) throw error;
+      if (attempt >= RETRY_DELAYS_MS.length || !isTransientClickHouseError(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]));
     }
   }

@@ -13,6 +13,7 @@ import {
 } from './json-value.decoder';
 import { Attributes, DEFAULT_DECODE_LIMITS, DecodeLimits, DecodeResult, DecodedSpan, OtlpDecodeError, OtlpResource, OtlpScope, SpanEvent, SpanLink, StatusCode } from './otlp.model';
 import { otherSignalError } from './signal.sniffer';
+import { wellFormed } from './store-domain';
 import { spanKindOfJson, statusCodeOfJson } from './span-enum.codec';
 import { admitSpan, emptyDecodeResult, isValidLink, markTruncated } from './span.validation';
 
@@ -44,13 +45,19 @@ function parseJson(text: string): unknown {
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   // An empty body is an empty request, as it is in protobuf (spec §1.4: empty requests succeed).
   if (text.trim() === '') return {};
+  let parsed: unknown;
   try {
     // The reviver costs ~2x, so only bodies that need it pay: exporters send int64 as strings.
-    return LONG_INTEGER_LITERAL.test(text) ? JSON.parse(text, keepLongIntegers) : JSON.parse(text);
+    parsed = LONG_INTEGER_LITERAL.test(text) ? JSON.parse(text, keepLongIntegers) : JSON.parse(text);
   } catch (error) {
     throw new OtlpDecodeError(`the body is not valid JSON: ${(error as Error).message}`);
   }
+  // Lone surrogates become U+FFFD, as the protobuf decoder gives for the same broken text in UTF-8.
+  // Only a \uD800–\uDFFF escape can make one (the text itself came from UTF-8 bytes).
+  return SURROGATE_ESCAPE.test(text) ? wellFormed(parsed) : parsed;
 }
+
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
 /** Keeps the exact digits of integers past 2^53 as strings (reviver source text, ES2025); int64 readers take strings. */
 function keepLongIntegers(_key: string, value: unknown, context?: { source?: string }): unknown {

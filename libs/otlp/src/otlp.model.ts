@@ -99,7 +99,9 @@ export type RejectReason =
   | 'invalid_span_id'
   | 'invalid_parent_span_id'
   | 'end_before_start'
-  | 'missing_timestamps';
+  | 'missing_timestamps'
+  /** A start or end time outside what the store holds (store-domain.ts TIME_DOMAIN). */
+  | 'timestamp_out_of_range';
 
 export interface DecodeLimits {
   maxAttributesPerSpan: number;

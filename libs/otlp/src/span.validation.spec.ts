@@ -3,6 +3,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { decodeJsonExport } from './json.decoder';
 import { DEFAULT_DECODE_LIMITS, DecodeLimits, DecodeResult, RejectReason } from './otlp.model';
 import { decodeProtobufExport } from './protobuf.decoder';
+import { TIME_DOMAIN } from './store-domain';
 import { event, link, nextId, readableSpan, toJson, toProtobuf } from './testing/otel-span.fixture';
 
 type Decode = (spans: ReadableSpan[], limits?: DecodeLimits) => DecodeResult;
@@ -36,6 +37,11 @@ describe.each(DECODERS)('span validation (%s)', (_format, decode) => {
       ['end_before_start', readableSpan({ startTime: [1_700_000_010, 0], endTime: [1_700_000_009, 999_999_999] })],
       ['valid', readableSpan({ startTime: [1_700_000_010, 0], endTime: [1_700_000_010, 0] })],
       ['end_before_start', readableSpan({ startTime: [1_700_000_010, 0], endTime: [1_700_000_009, 0] })],
+      // The store's time range: from the epoch (1 ns after it is a time) to the last day a ClickHouse Date holds.
+      ['valid', readableSpan({ startTime: [0, 1], endTime: [1, 0] })],
+      ['valid', readableSpan({ startTime: [Number(TIME_DOMAIN.maxNanos / 1_000_000_000n), 0], endTime: [Number(TIME_DOMAIN.maxNanos / 1_000_000_000n), 999_999_999] })],
+      ['timestamp_out_of_range', readableSpan({ startTime: [1_700_000_000, 0], endTime: [Number(TIME_DOMAIN.maxNanos / 1_000_000_000n) + 1, 0] })],
+      ['timestamp_out_of_range', readableSpan({ startTime: [9_214_646_400, 0], endTime: [9_214_646_401, 0] })],
     ];
     const selfParented = nextId(8);
     cases.push(['invalid_parent_span_id', readableSpan(withIds(nextId(16), selfParented, selfParented))]);
@@ -49,6 +55,20 @@ describe.each(DECODERS)('span validation (%s)', (_format, decode) => {
     expect(result.rejected).toBe(cases.length - valid.length);
     expect(result.rejectReasons).toStrictEqual(expectedReasons);
     expect(result.spans.map((span) => span.spanId)).toEqual(valid);
+  });
+
+  it('gives an event with an unset or unstorable time its span\'s start', () => {
+    const start: [number, number] = [1_700_000_000, 5];
+    const events = [event({ name: 'unset', time: [0, 0] }), event({ name: 'far', time: [9_999_999_999, 0] }), event({ name: 'kept', time: [1_700_000_000, 500] })];
+
+    const [span] = decode([readableSpan({ startTime: start, endTime: [1_700_000_001, 0], events })]).spans;
+
+    const startNanos = BigInt(start[0]) * 1_000_000_000n + BigInt(start[1]);
+    expect(span.events.map((e) => [e.name, e.timeUnixNano])).toEqual([
+      ['unset', startNanos],
+      ['far', startNanos],
+      ['kept', 1_700_000_000n * 1_000_000_000n + 500n],
+    ]);
   });
 
   it('reads an all-zero parent span id as a root span', () => {

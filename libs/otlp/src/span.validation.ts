@@ -1,5 +1,6 @@
 import { ZERO_SPAN_ID, ZERO_TRACE_ID } from './binary-text.codec';
 import { DecodeResult, DecodedSpan, RejectReason, SpanLink } from './otlp.model';
+import { isStorableTime } from './store-domain';
 
 /*
  * Span rules (spec §1.6, shared by both decoders; ids arrive as lowercase hex of whatever bytes were sent):
@@ -9,8 +10,10 @@ import { DecodeResult, DecodedSpan, RejectReason, SpanLink } from './otlp.model'
  *   drop whole traces for a harmless encoding choice. A span that names itself as its parent is
  *   rejected (invalid_parent_span_id): the cycle would break every tree walk downstream.
  * - start and end present (proto3 writes 0 for absent; JSON values that do not parse count as
- *   absent), and end >= start.
- * The first failed rule is the span's reason. An all-zero parent is rewritten to '' here.
+ *   absent), both inside the store's time range (TIME_DOMAIN), and end >= start.
+ * The first failed rule is the span's reason. An all-zero parent is rewritten to '' here, and an
+ * event whose time is unset or outside the time range takes its span's start time (the event, an
+ * exception's message often, is worth more than its clock).
  */
 export function rejectReasonOf(span: DecodedSpan): RejectReason | undefined {
   if (span.traceId.length !== 32 || span.traceId === ZERO_TRACE_ID) return 'invalid_trace_id';
@@ -18,7 +21,11 @@ export function rejectReasonOf(span: DecodedSpan): RejectReason | undefined {
   if (span.parentSpanId === ZERO_SPAN_ID) span.parentSpanId = '';
   else if (span.parentSpanId !== '' && (span.parentSpanId.length !== 16 || span.parentSpanId === span.spanId)) return 'invalid_parent_span_id';
   if (span.startTimeUnixNano === 0n || span.endTimeUnixNano === 0n) return 'missing_timestamps';
+  if (!isStorableTime(span.startTimeUnixNano) || !isStorableTime(span.endTimeUnixNano)) return 'timestamp_out_of_range';
   if (span.endTimeUnixNano < span.startTimeUnixNano) return 'end_before_start';
+  for (const event of span.events) {
+    if (event.timeUnixNano === 0n || !isStorableTime(event.timeUnixNano)) event.timeUnixNano = span.startTimeUnixNano;
+  }
   return undefined;
 }
 

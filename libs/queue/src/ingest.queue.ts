@@ -11,6 +11,8 @@ export const IngestJobName = {
   Export: 'otlp-export',
   /** Counters the gateway kept for requests that never became an export job (rate-limited, refused). */
   Accounting: 'accounting',
+  /** An operator's replay of a project's dead letters (after a fix): the worker writes them again. */
+  ReplayDeadLetters: 'replay-dead-letters',
 } as const;
 
 /**
@@ -59,16 +61,26 @@ export interface AccountingJob {
   entries: AccountingEntry[];
 }
 
-export type IngestJob = ExportJob | AccountingJob;
+export interface ReplayDeadLettersJob {
+  v: 1;
+  tenantId: string;
+  projectId: string;
+  /** The dead letters to replay; absent: every one of the project not replayed yet. */
+  ids?: string[];
+}
+
+export type IngestJob = ExportJob | AccountingJob | ReplayDeadLettersJob;
 
 /**
- * Job options in one place. Transient failures (ClickHouse down) retry with exponential backoff
- * for about half an hour in all (500 ms doubling, 12 tries); poison input is failed at once with UnrecoverableError. Finished
- * jobs are kept only in bounded numbers.
+ * Job options in one place. Transient failures (ClickHouse down) retry with exponential backoff:
+ * 12 tries, 500 ms doubling, about 34 minutes in all. Poison input fails at once with
+ * UnrecoverableError. A job that fails for good is never removed by the queue: the worker moves it
+ * to the dead letters (apps/worker/src/ingest/failed-jobs.sweeper.ts). Completed jobs are kept
+ * only in bounded numbers.
  */
 export const INGEST_JOB_OPTIONS: JobsOptions = {
   attempts: 12,
   backoff: { type: 'exponential', delay: 500 },
   removeOnComplete: { count: 1_000 },
-  removeOnFail: { count: 10_000 },
+  removeOnFail: false,
 };

@@ -14,6 +14,8 @@ export interface JobConsumerOptions {
   stalledInterval: number;
   /** Stalls a job may take before it fails for good. */
   maxStalledCount: number;
+  /** Told of what the consumer cannot do itself (a lost lock, a queue it cannot reach); the consumer carries on. */
+  onError?: (message: string, error: unknown) => void;
 }
 
 /**
@@ -42,7 +44,7 @@ export class JobConsumer<T> {
     private readonly processor: JobProcessor<T>,
     private readonly options: JobConsumerOptions,
   ) {
-    void worker.startStalledCheckTimer().catch(() => undefined);
+    void worker.startStalledCheckTimer().catch((error: unknown) => this.options.onError?.('the stalled-job check stopped', error));
     this.lockTimer = setInterval(() => this.renewLocks(), Math.max(100, options.lockDuration / 2));
     this.lockTimer.unref();
     this.loop = this.fetchLoop();
@@ -78,9 +80,12 @@ export class JobConsumer<T> {
       let job: Job<T> | undefined;
       try {
         job = await this.worker.getNextJob(token, { block: true });
-      } catch {
+      } catch (error) {
         // The connection is down: the next attempt waits a moment (BullMQ reconnects by itself).
-        if (this.running) await delay(1_000);
+        if (this.running) {
+          this.options.onError?.('fetching the next job failed; trying again in 1 s', error);
+          await delay(1_000);
+        }
         continue;
       }
       // A job taken while closing is still run: it is ours until its lock lapses.
@@ -105,8 +110,9 @@ export class JobConsumer<T> {
         return;
       }
       await job.moveToCompleted(result, token, false);
-    } catch {
-      // Finishing the job failed (connection lost, lock lapsed): the stalled checker returns it to the queue.
+    } catch (error) {
+      // The stalled-job check returns it to the queue (at-least-once): its rows may be written twice, which changes no figure.
+      this.options.onError?.(`job ${job.id} ran, but finishing it in the queue failed (lock lost or connection down); it will run again`, error);
     } finally {
       this.active.delete(token);
       this.wake();
@@ -127,7 +133,9 @@ export class JobConsumer<T> {
     if (this.active.size === 0) return;
     const running = [...this.active];
     // One call for all running jobs. A lock that cannot be renewed lapses; the job then returns to the queue (at-least-once).
-    this.worker.extendJobLocks(running.map(([, job]) => job.id!), running.map(([token]) => token), this.options.lockDuration).catch(() => undefined);
+    this.worker
+      .extendJobLocks(running.map(([, job]) => job.id!), running.map(([token]) => token), this.options.lockDuration)
+      .catch((error: unknown) => this.options.onError?.(`renewing the locks of ${running.length} running job(s) failed; a lapsed one returns to the queue`, error));
   }
 
 }

@@ -1,4 +1,4 @@
-import type { AttributeValue, Attributes } from '@spanforge/otlp';
+import { tokenCount, type AttributeValue, type Attributes } from '@spanforge/otlp';
 
 /**
  * Typed reads of decoded attribute values. Emitters disagree on types: Logfire sends ints above
@@ -37,10 +37,18 @@ export function toNumber(value: AttributeValue | undefined): number | undefined 
   return undefined;
 }
 
-/** A token count: a finite, non-negative number. Negative counts are emitter bugs and are ignored. */
+/**
+ * A token count, as the store keeps it (tokenCount): fractional counts rounded; negative counts
+ * (emitter bugs) and counts past MAX_TOKEN_COUNT are ignored.
+ */
 export function readCount(attributes: Attributes, key: string): number | undefined {
-  const value = toNumber(attributes[key]);
-  return value !== undefined && value >= 0 ? value : undefined;
+  return toCount(attributes[key]);
+}
+
+/** A token count from a number or a numeric string (readCount's rule, for values found inside JSON objects too). */
+export function toCount(value: unknown): number | undefined {
+  const n = typeof value === 'number' || typeof value === 'string' ? toNumber(value) : undefined;
+  return n === undefined ? undefined : tokenCount(n);
 }
 
 /** The first count found among keys, in order (current name first, deprecated names after). */

@@ -1,4 +1,4 @@
-import type { Attributes } from '@spanforge/otlp';
+import { MAX_SPAN_COST_USD, type Attributes } from '@spanforge/otlp';
 import { readJsonObject, readNumber, toNumber } from './attribute-read';
 
 /**
@@ -37,8 +37,8 @@ function openInferenceCost(a: Attributes): number | undefined {
   return prompt === undefined && completion === undefined ? undefined : (prompt ?? 0) + (completion ?? 0);
 }
 
-/** The cost the span states, or undefined. Negative values are emitter bugs and are ignored. */
+/** The cost the span states, or undefined. Negative values and values past MAX_SPAN_COST_USD are emitter bugs and are ignored. */
 export function readExplicitCost(a: Attributes): number | undefined {
   const cost = langfuseCost(a) ?? openInferenceCost(a) ?? readNumber(a, 'gen_ai.usage.cost') ?? readNumber(a, 'operation.cost');
-  return cost !== undefined && cost >= 0 ? cost : undefined;
+  return cost !== undefined && cost >= 0 && cost <= MAX_SPAN_COST_USD ? cost : undefined;
 }

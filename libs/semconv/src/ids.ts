@@ -1,4 +1,4 @@
-import type { Attributes, DecodedSpan } from '@spanforge/otlp';
+import { INT32_MAX, type Attributes, type DecodedSpan } from '@spanforge/otlp';
 import { firstString } from './attribute-read';
 
 /** CONTRACT §4 session id names first, then the SDK-specific ones (Langfuse S9 extractSessionId, Vercel telemetry metadata, Traceloop AssociationProperty.SESSION_ID, S7). */
@@ -32,12 +32,12 @@ export function readIds(span: DecodedSpan): SpanIds {
   return { sessionId: spanOrResource(span, SESSION_KEYS), userId: spanOrResource(span, USER_KEYS), runId: spanOrResource(span, RUN_KEYS) };
 }
 
-/** Integer iterations stated on the span (CONTRACT §4: agent.iterations or gen_ai.agent.iterations). */
+/** Whole iterations stated on the span (agent.iterations or gen_ai.agent.iterations), up to the stored Int32's limit. */
 export function readIterations(a: Attributes): number | undefined {
   for (const key of ['agent.iterations', 'gen_ai.agent.iterations']) {
     const raw = a[key];
     const value = typeof raw === 'string' && raw !== '' ? Number(raw) : raw;
-    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= INT32_MAX) return value;
   }
   return undefined;
 }

@@ -1,5 +1,5 @@
 import type { Attributes } from '@spanforge/otlp';
-import { readJsonObject } from './attribute-read';
+import { readJsonObject, toCount as count } from './attribute-read';
 import { fromInclusive, type UsageReading } from './usage-buckets';
 
 /**
@@ -12,10 +12,6 @@ import { fromInclusive, type UsageReading } from './usage-buckets';
  * (prompt_tokens includes cached_tokens, completion_tokens includes reasoning_tokens).
  */
 
-function count(value: unknown): number | undefined {
-  const n = typeof value === 'string' && value !== '' ? Number(value) : value;
-  return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? n : undefined;
-}
 
 function nested(details: Record<string, unknown>, key: string, inner: string): number | undefined {
   const value = details[key];

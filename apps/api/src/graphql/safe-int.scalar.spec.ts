@@ -9,7 +9,14 @@ describe('SafeInt scalar', () => {
     expect(SafeIntScalar.serialize('4294967296')).toBe(4_294_967_296);
   });
 
-  it.each([['a fraction', 1.5], ['past 2^53', 2 ** 53], ['text', '12 tokens'], ['nothing', null]])('refuses to write %s', (_what, value) => {
+  it('saturates whole numbers past 2^53 − 1 instead of failing the answer', () => {
+    expect(SafeIntScalar.serialize(2 ** 53)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(SafeIntScalar.serialize('9007199254741556')).toBe(Number.MAX_SAFE_INTEGER);
+    expect(SafeIntScalar.serialize('18446744073709551615')).toBe(Number.MAX_SAFE_INTEGER);
+    expect(SafeIntScalar.serialize(-(2 ** 60))).toBe(-Number.MAX_SAFE_INTEGER);
+  });
+
+  it.each([['a fraction', 1.5], ['text', '12 tokens'], ['nothing', null]])('refuses to write %s', (_what, value) => {
     expect(() => SafeIntScalar.serialize(value)).toThrow(/SafeInt cannot represent/);
   });
 

@@ -1,31 +1,53 @@
 import { UnrecoverableError, type Job } from 'bullmq';
-import { IngestJobName, type AccountingJob, type ExportJob, type IngestJob } from '@spanforge/queue';
-import { PoisonExportError, exportRows, type AccountingRow, type BatchingQueue, type SpanWriter } from '@spanforge/ingest';
+import { IngestJobName, type AccountingJob, type ExportJob, type IngestJob, type ReplayDeadLettersJob } from '@spanforge/queue';
+import {
+  PoisonExportError,
+  exportRows,
+  partsOfStoredLines,
+  type AccountingRow,
+  type BatchingQueue,
+  type DeadLetter,
+  type DeadLetterRepository,
+  type SpanWriter,
+  type WriterLog,
+} from '@spanforge/ingest';
 import type { ProjectPricing } from './project-pricing';
 
 export interface IngestProcessorDeps {
   spans: SpanWriter;
   accounting: BatchingQueue<AccountingRow>;
   pricing: ProjectPricing;
+  deadLetters: DeadLetterRepository;
+  log: WriterLog;
 }
+
+/** Dead letters replayed per replay job (a replay of more takes several jobs' worth of calls). */
+const REPLAY_BATCH = 10_000;
 
 /**
  * One queue job → rows. An export is decoded again (the gateway validated it), each span
- * normalised and priced, and the job resolves only when its rows are stored, so BullMQ
+ * normalised and priced, and the job resolves only when its rows are stored, so the queue
  * acknowledges nothing that could still be lost. Input that cannot be decoded is poison: retrying
- * cannot help, so it goes to the failed set at once with the reason.
+ * cannot help, so it fails at once with the reason (and goes to the dead letters).
  */
 export class IngestProcessor {
   constructor(private readonly deps: IngestProcessorDeps) {}
 
   async process(job: Job<IngestJob>): Promise<{ stored: number }> {
-    if (job.name === IngestJobName.Accounting) {
-      const data = job.data as AccountingJob;
-      await this.deps.accounting.add(data.entries.map((e) => ({ tenant_id: e.tenantId, project_id: e.projectId, minute: Math.floor(e.minute / 1000), outcome: e.outcome, reason: e.reason, batch_id: data.batchId, requests: e.requests, spans: e.spans, bytes: e.bytes })));
-      return { stored: 0 };
+    switch (job.name) {
+      case IngestJobName.Export:
+        return { stored: await this.storeExport(job.data as ExportJob) };
+      case IngestJobName.Accounting:
+        await this.storeAccounting(job.data as AccountingJob);
+        return { stored: 0 };
+      case IngestJobName.ReplayDeadLetters:
+        return { stored: await this.replay(job.data as ReplayDeadLettersJob) };
+      default:
+        throw new UnrecoverableError(`unknown ingest job name "${job.name}"`);
     }
-    if (job.name !== IngestJobName.Export) throw new UnrecoverableError(`unknown ingest job name "${job.name}"`);
-    const data = job.data as ExportJob;
+  }
+
+  private async storeExport(data: ExportJob): Promise<number> {
     const overrides = await this.deps.pricing.overridesFor(data.projectId);
     let chunk;
     try {
@@ -35,7 +57,56 @@ export class IngestProcessor {
       if (error instanceof PoisonExportError) throw new UnrecoverableError(error.message);
       throw error;
     }
+    for (const [column, rows] of chunk.conversions) {
+      this.deps.log.warn(`project ${data.projectId}: export ${data.exportId}: ${rows} row(s) had ${column} outside its column's domain and were stored with it converted (a normaliser bug)`);
+    }
     await Promise.all([this.deps.spans.write(chunk), this.deps.accounting.add(chunk.accounting)]);
-    return { stored: chunk.rows };
+    return chunk.rows;
   }
+
+  private async storeAccounting(data: AccountingJob): Promise<void> {
+    await this.deps.accounting.add(
+      data.entries.map((e) => ({ tenant_id: e.tenantId, project_id: e.projectId, minute: Math.floor(e.minute / 1000), outcome: e.outcome, reason: e.reason, batch_id: data.batchId, requests: e.requests, spans: e.spans, bytes: e.bytes })),
+    );
+  }
+
+  /**
+   * Writes a project's dead letters again through the same path as new data: a span row is
+   * inserted as it was built (a refusal dead-letters it anew), a job runs again as a new job would.
+   * Each is marked replayed once written; a crash before that replays it again, which copies collapse.
+   */
+  private async replay(data: ReplayDeadLettersJob): Promise<number> {
+    const project = { tenantId: data.tenantId, projectId: data.projectId };
+    const letters = await this.deps.deadLetters.pending(project, data.ids, REPLAY_BATCH);
+    const rows = letters.filter((letter) => letter.kind === 'span_row');
+    let stored = 0;
+    if (rows.length > 0) {
+      const text = rows.map((letter) => `${letter.payload}\n`).join('');
+      await this.deps.spans.write({
+        ...project,
+        exportId: '',
+        minute: 0,
+        parts: partsOfStoredLines(text),
+        rows: rows.length,
+        traces: [...new Set(rows.map(traceIdOf))],
+        plainRoots: [],
+        accounting: [],
+        conversions: new Map(),
+      });
+      stored += rows.length;
+    }
+    for (const letter of letters) {
+      if (letter.kind === 'span_row') continue;
+      const job = JSON.parse(letter.payload) as { name: string; data: ExportJob | AccountingJob };
+      if (job.name === IngestJobName.Export) stored += await this.storeExport(job.data as ExportJob);
+      else await this.storeAccounting(job.data as AccountingJob);
+    }
+    await this.deps.deadLetters.markReplayed(letters, Date.now());
+    this.deps.log.warn(`project ${data.projectId}: ${letters.length} dead letter(s) replayed (${stored} span(s) written again)`);
+    return stored;
+  }
+}
+
+function traceIdOf(letter: DeadLetter): string {
+  return (JSON.parse(letter.payload) as { trace_id: string }).trace_id;
 }

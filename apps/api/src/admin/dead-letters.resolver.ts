@@ -1,0 +1,68 @@
+import { Args, Context, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
+import { badInput, notFound } from '@spanforge/errors';
+import { DeadLetterRepository } from '@spanforge/ingest';
+import { INGEST_JOB_OPTIONS, INGEST_QUEUE, IngestJobName, type IngestJob, type ReplayDeadLettersJob } from '@spanforge/queue';
+import { requireAdmin, type RequestContext } from '../graphql/request-context';
+
+@ObjectType('DeadLetter', {
+  description: 'Something the ingest pipeline could not store, kept instead of dropped: a span row ClickHouse refused, or an export whose retries ran out. Replay it with replayDeadLetters once the cause is fixed.',
+})
+export class DeadLetterModel {
+  @Field(() => ID) id!: string;
+  @Field(() => ID) projectId!: string;
+  @Field({ description: 'span_row (one span as the worker built it), export_job (a whole export as received) or accounting_job (the gateway counters).' }) kind!: string;
+  @Field({ description: 'store_refused, retries_exhausted, stalled or poison_export.' }) reason!: string;
+  @Field({ description: 'What the store or the worker said.' }) error!: string;
+  @Field({ description: "The export's id ('' for rows the worker wrote again itself)." }) exportId!: string;
+  @Field(() => Int) spans!: number;
+  @Field(() => Date) deadLetteredAt!: Date;
+  @Field(() => Date, { nullable: true }) replayedAt!: Date | null;
+}
+
+@ObjectType('DeadLetterReplay')
+export class DeadLetterReplayModel {
+  @Field(() => Int, { description: 'Dead letters the replay will write again (the worker does it shortly; they show replayedAt when done).' }) pending!: number;
+}
+
+/** Most dead letters listed or replayed by one call. */
+const MAX_DEAD_LETTERS = 10_000;
+
+/** Operators' view of what ingest could not store, and the replay after a fix (admin token). */
+@Resolver()
+export class DeadLettersResolver {
+  @Query(() => [DeadLetterModel], { description: "A project's dead letters, newest first (admin token)." })
+  async deadLetters(
+    @Args('projectId', { type: () => ID }) projectId: string,
+    @Args('first', { type: () => Int, defaultValue: 100 }) first: number,
+    @Args('includeReplayed', { defaultValue: false }) includeReplayed: boolean,
+    @Context() context: RequestContext,
+  ): Promise<DeadLetterModel[]> {
+    await requireAdmin(context);
+    if (first < 1 || first > MAX_DEAD_LETTERS) throw badInput(`first must be from 1 to ${MAX_DEAD_LETTERS}`);
+    const project = await this.project(projectId, context);
+    const letters = await new DeadLetterRepository(context.infra.clickhouse).list(project, { first, includeReplayed });
+    return letters.map((letter) => ({ ...letter, deadLetteredAt: new Date(letter.deadLetteredAt), replayedAt: letter.replayedAt === null ? null : new Date(letter.replayedAt) }));
+  }
+
+  @Mutation(() => DeadLetterReplayModel, { description: "Writes a project's dead letters again through the ingest pipeline (all not yet replayed, or the given ids); admin token." })
+  async replayDeadLetters(
+    @Args('projectId', { type: () => ID }) projectId: string,
+    @Args('ids', { type: () => [ID], nullable: true }) ids: string[] | undefined,
+    @Context() context: RequestContext,
+  ): Promise<DeadLetterReplayModel> {
+    await requireAdmin(context);
+    if (ids && (ids.length === 0 || ids.length > MAX_DEAD_LETTERS)) throw badInput(`ids must name from 1 to ${MAX_DEAD_LETTERS} dead letters, or be left out for all`);
+    const project = await this.project(projectId, context);
+    const pending = await new DeadLetterRepository(context.infra.clickhouse).pending(project, ids ?? undefined, MAX_DEAD_LETTERS);
+    if (pending.length === 0) return { pending: 0 };
+    const job: ReplayDeadLettersJob = { v: 1, ...project, ids: pending.map((letter) => letter.id) };
+    await context.infra.queues.queue<IngestJob>(INGEST_QUEUE).add(IngestJobName.ReplayDeadLetters, job, INGEST_JOB_OPTIONS);
+    return { pending: pending.length };
+  }
+
+  private async project(projectId: string, context: RequestContext): Promise<{ tenantId: string; projectId: string }> {
+    const project = await context.infra.tenancy.findProject(projectId);
+    if (!project) throw notFound(`no project ${projectId}`);
+    return { tenantId: project.tenantId, projectId: project.id };
+  }
+}

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import type { ClickHouseClient } from '@spanforge/clickhouse';
+import type { ProjectRef } from './span.repository';
+
+export type DeadLetterKind = 'span_row' | 'export_job' | 'accounting_job';
+
+/** What the pipeline could not store, kept with why (infra/clickhouse/010_dead_letters.sql). */
+export interface DeadLetter {
+  tenantId: string;
+  projectId: string;
+  id: string;
+  kind: DeadLetterKind;
+  /** A short code: `store_refused`, `retries_exhausted`, `poison_export`, `stalled`. */
+  reason: string;
+  /** The error as the store or the worker said it. */
+  error: string;
+  exportId: string;
+  spans: number;
+  /** A `spans` JSONEachRow line (span_row), or the queue job as JSON `{ name, data }` (export_job, accounting_job). */
+  payload: string;
+  /** Milliseconds since the epoch. */
+  deadLetteredAt: number;
+  replayedAt: number | null;
+}
+
+interface DeadLetterRow {
+  tenant_id: string;
+  project_id: string;
+  id: string;
+  kind: DeadLetterKind;
+  reason: string;
+  error: string;
+  export_id: string;
+  spans: number;
+  payload: string;
+  dead_lettered_at: string;
+  replayed_at: string | null;
+}
+
+/** Errors are kept to this many characters (a ClickHouse message quotes the input it choked on). */
+const MAX_ERROR_LENGTH = 4_000;
+
+const named = (name: string) => ({ query_id: `${name}:${randomUUID()}`, clickhouse_settings: { log_comment: name } });
+
+/** `YYYY-MM-DD hh:mm:ss.mmm` (UTC), how DateTime64(3) reads and writes in JSON. */
+function timeText(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+}
+
+function msOf(text: string): number {
+  return Date.parse(`${text.replace(' ', 'T')}Z`);
+}
+
+export function newDeadLetterId(): string {
+  return randomUUID();
+}
+
+/** All SQL of the dead-letter store; every read is bound to one tenant and project. */
+export class DeadLetterRepository {
+  constructor(private readonly client: ClickHouseClient) {}
+
+  async add(letters: DeadLetter[]): Promise<void> {
+    if (letters.length === 0) return;
+    await this.client.insert({ table: 'dead_letters', values: letters.map(toRow), format: 'JSONEachRow', ...named('ingest.insert_dead_letters') });
+  }
+
+  /** A project's dead letters, newest first, without their payloads. */
+  async list(project: ProjectRef, options: { first: number; includeReplayed: boolean }): Promise<Array<Omit<DeadLetter, 'payload'>>> {
+    const result = await this.client.query({
+      query: `SELECT tenant_id, project_id, id, kind, reason, error, export_id, spans, '' AS payload,
+                     toString(dead_lettered_at) AS dead_lettered_at, if(isNull(replayed_at), NULL, toString(replayed_at)) AS replayed_at
+              FROM dead_letters FINAL
+              WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+                AND ({includeReplayed:UInt8} = 1 OR isNull(replayed_at))
+              ORDER BY dead_lettered_at DESC, id
+              LIMIT {first:UInt32}`,
+      query_params: { ...project, first: options.first, includeReplayed: options.includeReplayed ? 1 : 0 },
+      format: 'JSONEachRow',
+      ...named('ingest.list_dead_letters'),
+    });
+    return (await result.json<DeadLetterRow>()).map(fromRow);
+  }
+
+  /** The given dead letters of a project that are not replayed yet, with their payloads; all of them when `ids` is undefined. */
+  async pending(project: ProjectRef, ids: string[] | undefined, limit: number): Promise<DeadLetter[]> {
+    const result = await this.client.query({
+      query: `SELECT tenant_id, project_id, id, kind, reason, error, export_id, spans, payload,
+                     toString(dead_lettered_at) AS dead_lettered_at, NULL AS replayed_at
+              FROM dead_letters FINAL
+              WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND isNull(replayed_at)
+                AND ({all:UInt8} = 1 OR id IN {ids:Array(String)})
+              ORDER BY dead_lettered_at, id
+              LIMIT {limit:UInt32}`,
+      query_params: { ...project, ids: ids ?? [], all: ids === undefined ? 1 : 0, limit },
+      format: 'JSONEachRow',
+      ...named('ingest.pending_dead_letters'),
+    });
+    return (await result.json<DeadLetterRow>()).map(fromRow);
+  }
+
+  /** Marks them replayed (a newer version of each row; the payload stays for the record). */
+  async markReplayed(letters: DeadLetter[], at: number): Promise<void> {
+    await this.add(letters.map((letter) => ({ ...letter, replayedAt: at })));
+  }
+}
+
+function toRow(letter: DeadLetter): DeadLetterRow {
+  return {
+    tenant_id: letter.tenantId,
+    project_id: letter.projectId,
+    id: letter.id,
+    kind: letter.kind,
+    reason: letter.reason,
+    error: letter.error.slice(0, MAX_ERROR_LENGTH).toWellFormed(),
+    export_id: letter.exportId,
+    spans: letter.spans,
+    payload: letter.payload.toWellFormed(),
+    dead_lettered_at: timeText(letter.deadLetteredAt),
+    replayed_at: letter.replayedAt === null ? null : timeText(letter.replayedAt),
+  };
+}
+
+function fromRow(row: DeadLetterRow): DeadLetter {
+  return {
+    tenantId: row.tenant_id,
+    projectId: row.project_id,
+    id: row.id,
+    kind: row.kind,
+    reason: row.reason,
+    error: row.error,
+    exportId: row.export_id,
+    spans: Number(row.spans),
+    payload: row.payload,
+    deadLetteredAt: msOf(row.dead_lettered_at),
+    replayedAt: row.replayed_at === null ? null : msOf(row.replayed_at),
+  };
+}
