@@ -6,10 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { startGateway } from '@spanforge/gateway-app';
 import { SPAN_BATCH, startWorkers } from '@spanforge/worker-app';
-import { decodeProtobufExport } from '@spanforge/otlp';
+import { decodeProtobufExport, rejectReasonOf } from '@spanforge/otlp';
 import { normalizeSpan } from '@spanforge/semconv';
 import { PriceTable, priceSpan } from '@spanforge/pricing';
-import { SpanRepository, toSpanRow, type SpanRow } from '@spanforge/ingest';
+import { SpanRepository, conformRow, serialiseRow, toSpanRow, type SpanRow } from '@spanforge/ingest';
 import type { Infrastructure } from '@spanforge/runtime';
 import { buildCorpus, type Corpus } from './corpus';
 import { cpuSince, cpuSnapshot } from './cpu';
@@ -44,6 +44,8 @@ async function main(): Promise<void> {
     // The floor is measured before and after the end-to-end run, each time on a quiet engine
     // (no background merges), and averaged: merges left by one phase would otherwise tax the next.
     const rows = await floorRows(infra, corpus);
+    const validation = measureValidation(corpus, rows);
+    progress(`store-domain checks: ${validation.spanCheckUs.toFixed(3)} µs/span before the 200, ${validation.rowCheckUs.toFixed(3)} µs/row in the row builder, serialisation ${validation.serialiseUs.toFixed(3)} µs/row against ${validation.stringifyUs.toFixed(3)} with JSON.stringify alone`);
     await quiet(infra.clickhouse);
     let cpu = cpuSnapshot();
     const floorBefore = await measureFloor(infra, rows);
@@ -79,6 +81,11 @@ async function main(): Promise<void> {
         batch: SPAN_BATCH,
         cpuSeconds: { floor: floorCpu, endToEnd: e2eCpu },
         queueHop,
+        validation: {
+          ...validation,
+          // What the checks add to one span's cost end to end (the pipeline spends 1e6 / e2eSpansPerSec µs a span).
+          shareOfEndToEnd: Number(((validation.spanCheckUs * 2 + validation.rowCheckUs + Math.max(0, validation.serialiseUs - validation.stringifyUs)) / (1e6 / e2e.spansPerSec)).toFixed(4)),
+        },
       },
       dataset: { spans: corpus.spanCount, traces: corpus.traceCount, requests: corpus.requests.length },
     };
@@ -96,6 +103,38 @@ function measureDecode(corpus: Corpus): number {
   const started = performance.now();
   for (let r = 0; r < rounds; r++) for (const request of corpus.requests) spans += decodeProtobufExport(request).spans.length;
   return spans / ((performance.now() - started) / 1000);
+}
+
+/**
+ * The cost of checking values against what the store holds, per span, on the corpus: the span rules
+ * the gateway and the worker's decoder apply (rejectReasonOf), the row builder's last guard
+ * (conformRow), and its serialisation (serialiseRow: JSON.stringify plus a scan for lone surrogates).
+ */
+function measureValidation(corpus: Corpus, rows: SpanRow[]): { spanCheckUs: number; rowCheckUs: number; serialiseUs: number; stringifyUs: number } {
+  const spans = corpus.requests.flatMap((request) => decodeProtobufExport(request).spans);
+  const perItem = (count: number, work: () => void) => {
+    work(); // warm up
+    const rounds = 5;
+    const started = performance.now();
+    for (let r = 0; r < rounds; r++) work();
+    return ((performance.now() - started) * 1000) / (rounds * count);
+  };
+  let sink = 0;
+  const spanCheckUs = perItem(spans.length, () => {
+    for (const span of spans) sink += rejectReasonOf(span) === undefined ? 1 : 0;
+  });
+  const rowCheckUs = perItem(rows.length, () => {
+    for (const row of rows) sink += conformRow(row).length;
+  });
+  const serialiseUs = perItem(rows.length, () => {
+    for (const row of rows) sink += serialiseRow(row).length;
+  });
+  const stringifyUs = perItem(rows.length, () => {
+    for (const row of rows) sink += JSON.stringify(row).length;
+  });
+  if (sink < 0) progress('unreachable');
+  const round = (n: number) => Number(n.toFixed(3));
+  return { spanCheckUs: round(spanCheckUs), rowCheckUs: round(rowCheckUs), serialiseUs: round(serialiseUs), stringifyUs: round(stringifyUs) };
 }
 
 async function newProject(infra: Infrastructure, name: string) {

@@ -276,4 +276,7 @@ export class IngestMinute {
   @Field(() => Int) rateLimited!: number;
   @Field(() => Int, { description: 'Spans of exports refused whole (undecodable, queue full or unavailable).' }) refused!: number;
   @Field(() => [RejectedCount]) rejectedByReason!: RejectedCount[];
+  @Field(() => Int, { description: 'Spans accepted, then kept in the dead letters instead of stored (the store refused them, or their export ran out of retries); an operator can replay them.' })
+  deadLettered!: number;
+  @Field(() => [RejectedCount], { description: 'deadLettered by reason: store_refused, retries_exhausted, stalled, poison_export.' }) deadLetteredByReason!: RejectedCount[];
 }

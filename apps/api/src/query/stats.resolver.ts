@@ -35,13 +35,13 @@ export class StatsResolver {
     }));
   }
 
-  @Query(() => [IngestMinute], { description: 'What happened to exported spans, per minute: received, accepted, rejected (by reason), rate-limited, refused.' })
+  @Query(() => [IngestMinute], { description: 'What happened to exported spans, per minute: received, accepted, rejected (by reason), rate-limited, refused, dead-lettered (by reason).' })
   async ingestStats(@Context() context: RequestContext, @Args('filter', { type: () => TimeRangeInput, nullable: true }) filter?: TimeRangeInput): Promise<IngestMinute[]> {
     const rows = await (await repository(context)).ingestMinutes(filter);
     const minutes = new Map<string, IngestMinute>();
     for (const row of rows) {
       let minute = minutes.get(row.minute);
-      if (!minute) minutes.set(row.minute, (minute = { minute: isoOf(`${row.minute}.000`), received: 0, accepted: 0, rejected: 0, rateLimited: 0, refused: 0, rejectedByReason: [] }));
+      if (!minute) minutes.set(row.minute, (minute = { minute: isoOf(`${row.minute}.000`), received: 0, accepted: 0, rejected: 0, rateLimited: 0, refused: 0, rejectedByReason: [], deadLettered: 0, deadLetteredByReason: [] }));
       const spans = Number(row.spans);
       if (row.outcome === 'received') minute.received += spans;
       else if (row.outcome === 'accepted') minute.accepted += spans;
@@ -50,6 +50,9 @@ export class StatsResolver {
       else if (row.outcome === 'rejected') {
         minute.rejected += spans;
         minute.rejectedByReason.push({ reason: row.reason, spans });
+      } else if (row.outcome === 'dead_lettered') {
+        minute.deadLettered += spans;
+        minute.deadLetteredByReason.push({ reason: row.reason, spans });
       }
     }
     return [...minutes.values()];
