@@ -80,8 +80,8 @@ async function timePair(sqlRun: (i: number) => Promise<unknown>, gqlRun: (i: num
 }
 
 /**
- * Issue 4's targets on 10M spans: p50 bounds per case, and GraphQL ≤ 1.2× the same SQL for the
- * aggregates (not for the 10,000-span trace and its picture, whose "SQL" is only the span read).
+ * The targets on 10M spans (BENCHMARKS.md): p50 bounds per case, and GraphQL ≤ 1.2× the same SQL
+ * for the aggregates (not for the 10,000-span trace and its picture, whose "SQL" is only the span read).
  */
 const TARGETS: Record<string, { p50Ms?: number; ratio?: number }> = {
   trace: { p50Ms: 20, ratio: 1.2 },

@@ -13,7 +13,7 @@ export function progress(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
-/** Merges this run's sections into bench/results/latest.json (CONTRACT section 6) and prints it. */
+/** Merges this run's sections into bench/results/latest.json (outside checks read its field names: keep them stable) and prints it. */
 export function writeResults(sections: Record<string, unknown>): void {
   const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>) : {};
   const results = { ...previous, ...sections, machine: { cpus: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version }, measuredAt: new Date().toISOString() };

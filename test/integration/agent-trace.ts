@@ -68,7 +68,7 @@ export function expectedLlmCost(span: ReadableSpan): number {
   return priceSpan({ pricingModel: String(span.attributes['gen_ai.response.model']), provider: String(span.attributes['gen_ai.provider.name']), usage, explicitCostUsd: undefined, startTime: startNanos }, table).costUsd;
 }
 
-/** The figures CONTRACT section 4 defines for a trace, computed from the spans as sent. */
+/** The figures the API promises for a trace (wall time, iterations, tokens, cost, errors), computed from the spans as sent. */
 export function expectedTrace(spans: ReadableSpan[]) {
   const toMs = (t: [number, number]) => t[0] * 1000 + t[1] / 1e6;
   const llm = spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat');
@@ -101,8 +101,8 @@ const endNs = (s: ReadableSpan) => s.endTime[0] * 1e9 + s.endTime[1];
 const startNs = (s: ReadableSpan) => s.startTime[0] * 1e9 + s.startTime[1];
 
 /**
- * The critical path of the spans sent, root first, by CONTRACT section 4's rule, computed here so
- * tests compare the API with the definition: from a span's end, step back through the child that
+ * The critical path of the spans sent, root first, computed here from the API's definition so
+ * tests compare the two: from a span's end, step back through the child that
  * ended last before it, then through the earlier children that ended before that child started.
  */
 export function expectedCriticalPath(spans: ReadableSpan[]): ReadableSpan[] {

@@ -25,7 +25,7 @@ async function waitFor(condition: () => boolean | Promise<boolean>, what: string
   }
 }
 
-/** Issue 5: scheduled cost reports delivered to a real receiver, checked against the spans and scores sent. */
+/** Scheduled cost reports delivered to a real receiver, checked against the spans and scores sent. */
 describe('scheduled cost reports', () => {
   let h: IngestHarness;
   let api: string;

@@ -5,7 +5,7 @@ import { startIngestHarness, type IngestHarness } from './ingest-harness';
 
 const CALL = { model: 'gpt-4o-mini', provider: 'openai', input: 800, cacheRead: 0, output: 60 };
 
-/** Feedback (CONTRACT section 3, issue 5): REST and GraphQL, idempotency, configs, late arrival, tokens. */
+/** Feedback (README.md, "Feedback"): REST and GraphQL, idempotency, configs, late arrival, tokens. */
 describe('feedback', () => {
   let h: IngestHarness;
   let api: string;

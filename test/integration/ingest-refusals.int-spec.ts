@@ -25,8 +25,8 @@ import {
 } from './raw-otlp';
 
 /*
- * Contract §3: every answer of OTLP/HTTP /v1/traces and OTLP/gRPC Export, in the request's own
- * content type, and that a refused export stores nothing while an acknowledged one is stored.
+ * Every documented answer (README.md, "Sending traces") of OTLP/HTTP /v1/traces and OTLP/gRPC
+ * Export, in the request's own content type, and that a refused export stores nothing while an acknowledged one is stored.
  */
 
 type Project = Awaited<ReturnType<IngestHarness['newProject']>>;
@@ -86,7 +86,7 @@ function expectRefusal(answer: HttpAnswer, status: number, type: string, code: R
 
 const endpoints = (h: IngestHarness) => ({ http: h.http, grpc: `http://${h.grpc}` });
 
-/** Retry-After in delay-seconds (spec §1.5), at least 1, and the Status body's RetryInfo says the same. */
+/** Retry-After in delay-seconds (not the HTTP-date form), at least 1, and the Status body's RetryInfo says the same. */
 function expectRetryAfter(answer: HttpAnswer): number {
   expect(answer.retryAfter).toMatch(/^[1-9]\d*$/);
   expect(statusOf(answer).retryDelaySeconds).toBe(Number(answer.retryAfter));

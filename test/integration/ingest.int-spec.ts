@@ -164,8 +164,8 @@ describe('ingest through the real OpenTelemetry exporters', () => {
     );
     expect(result.errors).toBeUndefined();
     expect(result.data!.trace.spans).toHaveLength(10_000);
-    // The children run back to back, each starting as the one before ends: the rule of CONTRACT
-    // section 4, computed from the spans sent, puts the root and every child on the path.
+    // The children run back to back, each starting as the one before ends: the critical-path
+    // rule, computed from the spans sent, puts the root and every child on the path.
     const expectedPath = expectedCriticalPath(sent).map((s) => s.spanContext().spanId);
     expect(expectedPath).toHaveLength(10_000);
     expect(result.data!.trace.criticalPath.map((s) => s.spanId)).toEqual(expectedPath);

@@ -79,7 +79,7 @@ describe('query API', () => {
     while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   };
 
-  it('answers trace() with the CONTRACT figures and the span tree', async () => {
+  it('answers trace() with the documented figures and the span tree', async () => {
     const { spans, expected } = traces[4]!;
     const result = await q<{ trace: Record<string, unknown> & { spans: Array<Record<string, unknown>> } }>(
       `query($id: String!) { trace(traceId: $id) {
@@ -173,7 +173,7 @@ describe('query API', () => {
     expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, parallel.apiKey), spans))).toBe(true);
     await h.waitForSpans(parallel.projectId, spans.length);
 
-    // CONTRACT section 4's rule, computed from the spans sent.
+    // The critical-path rule (agent-trace.ts), computed from the spans sent.
     const path = expectedCriticalPath(spans);
     const end = (s: ReadableSpan) => toNs(s.endTime);
     const start = (s: ReadableSpan) => toNs(s.startTime);

@@ -90,7 +90,7 @@ export function statusFromProtobuf(bytes: Uint8Array): RpcStatus {
 /** ExportTraceServiceResponse as a client reads it: undefined partial success means full success. */
 export function exportResponseOf(answer: HttpAnswer | Buffer): { rejectedSpans: number; errorMessage: string } | undefined {
   if (!Buffer.isBuffer(answer) && answer.type === JSON_TYPE) {
-    // OTLP/JSON: rejectedSpans is an int64, so a string (spec §1.4).
+    // OTLP/JSON: rejectedSpans is an int64, so a string in proto3 JSON.
     const json = JSON.parse(answer.body.toString('utf8')) as { partialSuccess?: { rejectedSpans?: string; errorMessage?: string } };
     if (!json.partialSuccess) return undefined;
     expectInt64String(json.partialSuccess.rejectedSpans);

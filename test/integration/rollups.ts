@@ -13,7 +13,7 @@ export interface TraceFigures {
   root_name: string;
 }
 
-/** CONTRACT section 4 figures of one trace, from the traces rollup (merged across its rows). */
+/** The API's figures of one trace (as in agent-trace.ts expectedTrace), from the traces rollup (merged across its rows). */
 export async function traceFigures(h: IngestHarness, projectId: string, traceId: string): Promise<TraceFigures | undefined> {
   const [row] = await h.query<TraceFigures>(
     `SELECT trace_id,

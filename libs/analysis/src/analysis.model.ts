@@ -4,7 +4,7 @@
  * they stay exact for any trace shorter than 2^53 ns (104 days).
  */
 
-/** CONTRACT section 4 `SpanType`; kept as `string` so an unknown type from a newer normaliser still analyses. */
+/** The GraphQL `SpanType` values; kept as `string` so an unknown type from a newer normaliser still analyses. */
 export type SpanTypeName =
   | 'RUN'
   | 'AGENT'
@@ -123,7 +123,7 @@ export interface Finding {
 
 export interface TraceAnalysis {
   spanCount: number;
-  /** Max span end − min span start (CONTRACT section 4 `durationMs`). */
+  /** Max span end − min span start: the trace's `durationMs`, wall time rather than a sum. */
   wallMs: number;
   criticalPath: CriticalPathStep[];
   /** Unaccounted time of every span, by span id (a leaf's is its whole duration). */

@@ -42,7 +42,10 @@ export const DEFAULT_THRESHOLDS: Readonly<AnalysisThresholds> = Object.freeze({
 });
 
 export interface AnalysisOptions {
-  /** The trace's iterations (CONTRACT section 4), computed by the caller from the root's attributes. */
+  /**
+   * The trace's iterations, computed by the caller: the root's agent.iterations, else its AGENT
+   * children, else its non-error LLM spans.
+   */
   iterations?: number;
   /** Median iterations of the project's recent traces; without it the iterations check is skipped. */
   projectMedianIterations?: number;

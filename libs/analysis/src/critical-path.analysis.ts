@@ -3,10 +3,11 @@ import { buildTraceIndex, type TraceIndex } from './trace.index';
 import { max, min } from './intrinsics';
 
 /**
- * The critical path (CONTRACT section 4), computed the way Jaeger's trace view does: walk backwards
- * from a span's end, step into the child that ended last at or before the cursor, then move the
- * cursor to that child's start and repeat with the children that ended before it. Time between path
- * children is the span's own (`selfMs`), so the steps' `selfMs` sum to the root's duration.
+ * The critical path (the spans, root first, that set the trace's wall time), computed the way
+ * Jaeger's trace view does: walk backwards from a span's end, step into the child that ended last
+ * at or before the cursor, then move the cursor to that child's start and repeat with the children
+ * that ended before it. Time between path children is the span's own (`selfMs`), so the steps'
+ * `selfMs` sum to the root's duration.
  *
  * Decisions:
  * * Several roots (orphans, or spans that arrived without their root): the path goes through the

@@ -5,8 +5,9 @@ import { maxWordDice, readToolArguments, wordDice, wordProfile } from './tool-ar
 import { buildTraceIndex, type TraceIndex } from './trace.index';
 
 /**
- * A looping agent (reference 003) shows two ways: the same tool called again and again with
- * (near-)identical arguments, or far more reasoning iterations than the project usually needs.
+ * A looping agent (a common cause of a p99 far above the p50) shows two ways: the same tool called
+ * again and again with (near-)identical arguments, or far more reasoning iterations than the
+ * project usually needs.
  *
  * * A tool call is a TOOL span or any span with a `toolName`; the tool is `toolName`, else the span
  *   name. Calls whose arguments were not captured ('' or absent) are skipped: without them, three

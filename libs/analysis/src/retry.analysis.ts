@@ -2,9 +2,9 @@ import type { AnalysisSpan, RetryGroup, RetryReport } from './analysis.model';
 import { buildTraceIndex, durationMs, type TraceIndex } from './trace.index';
 
 /**
- * Retried model calls. A retry is recorded as sibling LLM spans, each with its own status
- * (reference 001, "nesting rules"): so among the LLM children of one parent, taken by start time,
- * one or more ERROR spans followed by a non-ERROR one form a group. UNSET counts as success (OTel's
+ * Retried model calls. A retry is recorded as sibling LLM spans under one parent, each with its own
+ * status, not as one span with a retry counter: so among the LLM children of one parent, taken by
+ * start time, one or more ERROR spans followed by a non-ERROR one form a group. UNSET counts as success (OTel's
  * default status for a call that did not fail). Failures never followed by a success are not a
  * retry group: the call was given up, which `errorCount` already shows. Spans of other types between
  * the attempts do not break a group, and the attempts need not share a name, so a fallback to

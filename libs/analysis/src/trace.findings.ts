@@ -70,7 +70,7 @@ const CONTAINER_TYPES = new Set(['RUN', 'AGENT', 'CHAIN']);
 
 /**
  * One kind of work owning more than `criticalPathShare` (60%) of the critical path: where to look
- * first to make the trace faster (reference 004: only the path matters for latency).
+ * first to make the trace faster (only the path sets latency; off-path work is free for it).
  */
 function criticalPathDominance(path: readonly CriticalPathStep[], thresholds: AnalysisThresholds): Finding[] {
   const totalMs = path.reduce((sum, step) => sum + step.selfMs, 0);

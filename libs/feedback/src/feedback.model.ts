@@ -1,7 +1,7 @@
 export const SCORE_TYPES = ['NUMERIC', 'BOOLEAN', 'CATEGORICAL', 'TEXT'] as const;
 export type ScoreType = (typeof SCORE_TYPES)[number];
 
-/** CONTRACT section 3: the body of POST /v1/feedback and the submitFeedback input. */
+/** The body of POST /v1/feedback and the submitFeedback input: public API (README.md, "Feedback"). */
 export interface FeedbackInput {
   traceId: string;
   spanId?: string | null;

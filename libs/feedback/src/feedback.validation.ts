@@ -5,7 +5,7 @@ import type { FeedbackInput, FeedbackRecord, ScoreConfig, ScoreType } from './fe
 /** Size limits: a score is a judgement, not a document. */
 export const FEEDBACK_LIMITS = { name: 100, comment: 4_000, textValue: 4_000, source: 100, id: 200 };
 
-/** The fields of a feedback body (CONTRACT section 3); anything else is most likely a typo, so it is refused rather than dropped. */
+/** The fields of a feedback body (README.md, "Feedback"); anything else is most likely a typo, so it is refused rather than dropped. */
 const FEEDBACK_FIELDS: ReadonlySet<string> = new Set(['traceId', 'spanId', 'name', 'value', 'comment', 'source', 'id']);
 
 const HEX_TRACE = /^[0-9a-f]{32}$/;

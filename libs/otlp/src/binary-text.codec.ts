@@ -89,8 +89,8 @@ export function bytesOfBase64(text: string): Uint8Array | undefined {
 const HEX_TEXT = /^[0-9a-fA-F]*$/;
 
 /**
- * A trace or span id as sent in OTLP/JSON, as lowercase hex. Spec §1.2 says case-insensitive hex,
- * but some SDKs send proto3's default base64 (24 characters for 16 bytes, 12 for 8; 22 and 11
+ * A trace or span id as sent in OTLP/JSON, as lowercase hex. The OTLP spec says case-insensitive
+ * hex, but some SDKs send proto3's default base64 (24 characters for 16 bytes, 12 for 8; 22 and 11
  * unpadded), and decoded Python objects carry byte arrays: the lengths never collide with hex.
  * Returns '' when absent and UNREADABLE_ID when it is none of these.
  */

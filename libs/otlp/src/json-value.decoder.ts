@@ -4,7 +4,7 @@ import { AttributeValue, Attributes, OtlpDecodeError } from './otlp.model';
 import { int64Value } from './wire.reader';
 
 /*
- * OTLP/JSON values (spec §1.2): proto3 JSON with hex ids, read leniently. Field names are looked
+ * OTLP/JSON values: proto3 JSON with hex ids, read leniently. Field names are looked
  * up as lowerCamelCase, then as the proto's snake_case; null reads as absent; unknown fields are
  * ignored. Values that do not parse read as their type's default, so validation decides.
  */
@@ -89,7 +89,7 @@ function doubleOfJson(value: unknown): number {
 /**
  * A span's, event's, link's, resource's or scope's attributes into `target`, keeping the first
  * maxAttributesPerSpan; returns how many the cap dropped. Takes the OTLP KeyValue list, or the
- * plain {key: value} object hand-rolled exporters send (spec §1.8), normalised the same way.
+ * plain {key: value} object hand-rolled exporters send, normalised the same way.
  */
 export function readJsonAttributes(raw: unknown, path: string, target: Attributes, context: DecodeContext): number {
   if (raw === undefined || raw === null) return 0;

@@ -18,8 +18,8 @@ import { spanKindOfJson, statusCodeOfJson } from './span-enum.codec';
 import { admitSpan, emptyDecodeResult, isValidLink, markTruncated } from './span.validation';
 
 /**
- * Decodes an OTLP/JSON ExportTraceServiceRequest (spec §1.2) into the same DecodedSpans as
- * decodeProtobufExport. `body` is the raw text (or its UTF-8 bytes), or an already parsed value;
+ * Decodes an OTLP/JSON ExportTraceServiceRequest (proto3 JSON, hex ids) into the same DecodedSpans
+ * as decodeProtobufExport. `body` is the raw text (or its UTF-8 bytes), or an already parsed value;
  * pass the text when you have it: int64 numbers beyond 2^53 are only exact when read from it.
  */
 export function decodeJsonExport(body: unknown, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): DecodeResult {
@@ -43,7 +43,7 @@ const LONG_INTEGER_LITERAL = /[:[,]\s*-?\d{16}/;
 function parseJson(text: string): unknown {
   // A UTF-8 byte order mark is not JSON but some Windows tools write one; TextDecoder already drops it from bytes.
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  // An empty body is an empty request, as it is in protobuf (spec §1.4: empty requests succeed).
+  // An empty body is an empty request, as it is in protobuf (the OTLP spec: an empty request succeeds).
   if (text.trim() === '') return {};
   let parsed: unknown;
   try {

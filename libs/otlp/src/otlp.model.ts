@@ -45,7 +45,7 @@ export interface SpanLink {
   traceState: string;
   attributes: Attributes;
   droppedAttributesCount?: number;
-  /** W3C trace flags in bits 0-7, is-remote bits 8-9 (spec §1.6), as on Span.flags. */
+  /** W3C trace flags in bits 0-7, is-remote bits 8-9 (trace.proto SpanFlags), as on Span.flags. */
   flags?: number;
 }
 

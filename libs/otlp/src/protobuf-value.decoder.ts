@@ -41,7 +41,7 @@ function readKeyValue(reader: WireReader, end: number, target: { [key: string]: 
     } else if (tag === 0x12) {
       value = readAnyValue(reader, reader.lengthEnd('KeyValue.value', end), context, depth); // value = 2, LEN
     } else {
-      reader.skipField(tag, KEY_VALUE, end); // key_strindex = 3 is profiles-only (spec §1.6): ignored
+      reader.skipField(tag, KEY_VALUE, end); // key_strindex = 3 is for profiles only (common.proto): ignored
     }
   }
   reader.expectEnd(end, 'KeyValue');

@@ -8,7 +8,7 @@ import { admitSpan, emptyDecodeResult, markTruncated } from './span.validation';
 import { WireReader } from './wire.reader';
 
 /**
- * Decodes a binary OTLP ExportTraceServiceRequest (spec §1.1) straight into DecodedSpans: one pass,
+ * Decodes a binary OTLP ExportTraceServiceRequest straight into DecodedSpans: one pass,
  * no intermediate message objects. Invalid spans are dropped and counted (span.validation.ts).
  * Throws OtlpDecodeError when the body as a whole is unusable: truncated or malformed bytes, or a
  * logs/metrics export sent to the traces endpoint. An empty body is an empty request (0 spans).

@@ -20,7 +20,7 @@ describe('encodeExportResponse', () => {
 
     expect(ProtobufTraceSerializer.deserializeResponse(protobuf)).toStrictEqual({ partialSuccess: { rejectedSpans: 3, errorMessage: message } });
     expect(decodeMessage('otlp.ExportTraceServiceResponse', protobuf)).toStrictEqual({ partialSuccess: { rejectedSpans: '3', errorMessage: message } });
-    // int64 is a string in proto3 JSON (spec §1.4).
+    // int64 is a string in proto3 JSON.
     expect(JSON.parse(json)).toStrictEqual({ partialSuccess: { rejectedSpans: '3', errorMessage: message } });
     expect(JsonTraceSerializer.deserializeResponse(new TextEncoder().encode(json))).toStrictEqual({ partialSuccess: { rejectedSpans: '3', errorMessage: message } });
   });
@@ -38,7 +38,7 @@ describe('encodeExportResponse', () => {
     expect(decodeMessage('otlp.ExportTraceServiceResponse', encodeExportResponse('protobuf', rejected, 'x'))).toStrictEqual({ partialSuccess: { rejectedSpans: String(rejected), errorMessage: 'x' } });
   });
 
-  it('shortens an error message that would make the response too large (spec §1.3)', () => {
+  it('shortens an error message that would make the response too large', () => {
     const message = 'é'.repeat(MAX_RESPONSE_MESSAGE_LENGTH + 100);
 
     const decoded = decodeMessage('otlp.ExportTraceServiceResponse', encodeExportResponse('protobuf', 1, message)) as { partialSuccess: { errorMessage: string } };

@@ -1,7 +1,7 @@
 import { DecodeResult, RejectReason } from './otlp.model';
 import { WireWriter } from './wire.writer';
 
-/** Spec §1.2: the response uses the request's encoding. */
+/** The OTLP spec: a response uses the request's encoding. */
 export type ResponseFormat = 'protobuf' | 'json';
 
 /** google.rpc.Code (googleapis google/rpc/code.proto), the `code` of a Status and the gRPC status. */
@@ -25,11 +25,12 @@ export enum RpcCode {
   UNAUTHENTICATED = 16,
 }
 
-/** Status details we send: RetryInfo makes RESOURCE_EXHAUSTED retryable (spec §1.5), BadRequest explains INVALID_ARGUMENT. */
+/** Status details we send: RetryInfo makes RESOURCE_EXHAUSTED retryable (OTLP clients retry it only with one), BadRequest explains INVALID_ARGUMENT. */
 export type StatusDetail = { type: 'retry_info'; retryDelayMs: number } | { type: 'bad_request'; fieldViolations: { field: string; description: string }[] };
 
 /**
- * Spec §1.3: a response must stay under 4 MiB, shortening partial_success.error_message if needed.
+ * The OTLP spec: a response should stay under 4 MiB, shortening partial_success.error_message if
+ * needed.
  * 64 Ki UTF-16 units are at most 192 KiB of UTF-8, far below that and still a readable message.
  */
 export const MAX_RESPONSE_MESSAGE_LENGTH = 64 * 1024;
@@ -38,7 +39,7 @@ const RETRY_INFO_TYPE = 'type.googleapis.com/google.rpc.RetryInfo';
 const BAD_REQUEST_TYPE = 'type.googleapis.com/google.rpc.BadRequest';
 
 /**
- * ExportTraceServiceResponse (spec §1.4). Full success (rejected 0, no message) leaves
+ * ExportTraceServiceResponse. Full success (rejected 0, no message) leaves
  * partial_success unset: an empty protobuf body, `{}` in JSON. rejected_spans is int64, a string in JSON.
  */
 export function encodeExportResponse(format: 'protobuf', rejected: number, errorMessage?: string): Uint8Array;
@@ -60,7 +61,7 @@ export function encodeExportResponse(format: ResponseFormat, rejected: number, e
 
 /**
  * google.rpc.Status {code = 1 int32, message = 2, details = 3 repeated Any}: the body of every
- * OTLP/HTTP failure and the gRPC `grpc-status-details-bin` trailer (spec §1.4).
+ * OTLP/HTTP failure and the gRPC `grpc-status-details-bin` trailer.
  */
 export function encodeStatus(format: 'protobuf', code: number, message: string, details?: StatusDetail[]): Uint8Array;
 export function encodeStatus(format: 'json', code: number, message: string, details?: StatusDetail[]): string;
@@ -128,7 +129,7 @@ function shorten(message: string): string {
 }
 
 /**
- * The English partial_success.error_message for a decode result (spec §1.4), reasons by count:
+ * The English partial_success.error_message for a decode result, reasons by count:
  * "3 spans rejected: 2 invalid_trace_id, 1 end_before_start". '' when nothing was rejected.
  */
 export function describeRejections(result: Pick<DecodeResult, 'rejected' | 'rejectReasons'>): string {

@@ -4,8 +4,8 @@ import { I32, I64, LEN, MessageSchema, VARINT, WireReader } from './wire.reader'
 /*
  * Logs and metrics exports share the outer field numbers of the trace request (Resource* = 1,
  * Scope* = 2, their items = 2), so a logs or metrics export sent to /v1/traces decodes as spans
- * without ids or fails deep inside a "Span" (spec §1.8). When trace decoding fails, or rejects
- * every span, we look at the first item once more to tell the sender what they sent instead.
+ * without ids or fails deep inside a "Span". When trace decoding fails, or rejects every span, we
+ * look at the first item once more to tell the sender what they sent instead.
  */
 
 export type OtherSignal = 'logs' | 'metrics';

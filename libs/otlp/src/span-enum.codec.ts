@@ -14,7 +14,7 @@ export function statusCodeOf(value: number): StatusCode {
 }
 
 /**
- * A JSON enum: spec §1.2 requires integers, but hand-rolled exporters send names, so accept the
+ * A JSON enum: the OTLP spec requires integers, but hand-rolled exporters send names, so accept the
  * integer, its decimal string, the full name (`SPAN_KIND_SERVER`) or the short one (`server`).
  */
 export function spanKindOfJson(value: unknown): SpanKind {

@@ -3,7 +3,8 @@ import { DecodeResult, DecodedSpan, RejectReason, SpanLink } from './otlp.model'
 import { isStorableTime } from './store-domain';
 
 /*
- * Span rules (spec §1.6, shared by both decoders; ids arrive as lowercase hex of whatever bytes were sent):
+ * Span rules (after OTLP trace.proto; shared by both decoders; ids arrive as lowercase hex of
+ * whatever bytes were sent):
  * - trace id: 16 bytes, not all zero; span id: 8 bytes, not all zero.
  * - parent id: empty (root) or 8 bytes. An all-zero parent is read as "no parent": some
  *   exporters (Zipkin/Jaeger bridges, older SDKs) write zeros for roots, and rejecting them would

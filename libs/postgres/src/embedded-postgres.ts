@@ -44,9 +44,10 @@ const LOCATION_FILE = 'postgres.location';
 
 /**
  * As root the server runs as the `postgres` user, so every directory above the cluster must be
- * traversable by it (ARCHITECTURE decision 2). Root's home (0700) is not: then the cluster goes to
- * /var/lib/spanforge/<hash of dataDir> and DATA_DIR/postgres.location records where, so every later
- * start finds the same cluster whatever the modes are by then.
+ * traversable by it, or initdb fails with "could not access directory … Permission denied". Root's
+ * home (0700) is not: then the cluster goes to /var/lib/spanforge/<hash of dataDir> and
+ * DATA_DIR/postgres.location records where, so every later start finds the same cluster whatever
+ * the modes are by then.
  */
 export function reachableClusterDir(dataDir: string): { dir: string; moved: boolean } {
   const pointer = path.join(dataDir, LOCATION_FILE);

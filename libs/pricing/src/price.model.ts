@@ -11,7 +11,7 @@ export type ModelKind = 'chat' | 'embedding';
 export interface ModelPrice {
   /** Canonical model id as the provider spells it ('gpt-4o', 'claude-3-5-sonnet', 'gemini-2.5-pro'). */
   model: string;
-  /** Canonical provider (semconv spec §2.6) whose list price this is. */
+  /** Canonical provider (as libs/semconv provider.ts names it) whose list price this is. */
   provider: string;
   /** Other spellings of the same model; matched like `model`. */
   aliases?: readonly string[];
@@ -75,5 +75,5 @@ export interface PriceQuote extends TokenPrices {
   match: PriceMatch;
 }
 
-/** CONTRACT §4: an explicit cost on the span wins; 'none' marks an LLM span whose model has no price. */
+/** Where a span's cost came from: a cost stated on the span wins over prices; 'none' marks an LLM span whose model has no price. */
 export type CostSource = 'explicit' | PriceSource | 'none';

@@ -8,7 +8,7 @@ const table = PriceTable.bundled();
 const NOW = new Date(`${PRICE_TABLE_VERSION.slice(0, 10)}T12:00:00Z`);
 const usage: UsageBuckets = { inputUncached: 12_345, cacheRead: 40_000, cacheWrite: 3_210, output: 987, reasoning: 2_048 };
 
-/** The CONTRACT §4 formula written out plainly, per 1M tokens. */
+/** The public cost formula (each token bucket × its price) written out plainly, per 1M tokens. */
 function expectedCost(u: UsageBuckets, p: TokenPrices): number {
   return (u.inputUncached * p.inputPerMTok + u.cacheRead * p.cacheReadPerMTok + u.cacheWrite * p.cacheWritePerMTok + (u.output + u.reasoning) * p.outputPerMTok) / 1e6;
 }

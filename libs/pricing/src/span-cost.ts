@@ -23,9 +23,9 @@ function tokens(count: number): number {
 }
 
 /**
- * USD for the usage at those prices (CONTRACT §4). The buckets are exclusive, so each token is
- * billed once: uncached input at the input price, cache reads and writes at theirs, output and
- * reasoning tokens at the output price.
+ * USD for the usage at those prices. The buckets are exclusive, so each token is billed once:
+ * uncached input at the input price, cache reads and writes at theirs, output and reasoning tokens
+ * at the output price.
  */
 export function costOf(usage: UsageBuckets, price: TokenPrices): number {
   const total =
@@ -56,8 +56,8 @@ export interface SpanCost {
 }
 
 /**
- * The cost of one LLM span. An explicit cost wins (CONTRACT §4), including an explicit 0; a negative
- * or non-finite one is treated as absent. A model the table does not know costs 0 with source
+ * The cost of one LLM span. A cost the span states wins over the price table, including an explicit
+ * 0; a negative or non-finite one is treated as absent. A model the table does not know costs 0 with source
  * 'none', so the UI can flag unpriced models instead of showing them as free.
  */
 export function priceSpan(span: SpanPricingInput, table: PriceTable): SpanCost {

@@ -15,7 +15,7 @@ export interface ReportChange {
   traceCount: number | null;
 }
 
-/** One row of `costBreakdown`: `keys` line up with `CostReport.groupBy` (CONTRACT section 5, `CostRow`). */
+/** One row of `costBreakdown`: `keys` line up with `CostReport.groupBy` (the GraphQL `CostRow`). */
 export interface ReportBreakdownRow {
   keys: string[];
   costUsd: number;

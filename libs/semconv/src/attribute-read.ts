@@ -2,8 +2,8 @@ import { tokenCount, type AttributeValue, type Attributes } from '@spanforge/otl
 
 /**
  * Typed reads of decoded attribute values. Emitters disagree on types: Logfire sends ints above
- * 2^63-1 as strings (spec §1.8), Langfuse SDKs double-encode some strings, kvlists arrive as
- * objects. Every reader accepts what a real emitter sends and answers undefined otherwise.
+ * 2^63-1 as strings (pydantic/logfire OTLP_MAX_INT_SIZE), Langfuse SDKs double-encode some
+ * strings, kvlists arrive as objects. Every reader accepts what a real emitter sends and answers undefined otherwise.
  */
 
 /** A non-empty string value; numbers and booleans are rendered (ids are sometimes ints). */

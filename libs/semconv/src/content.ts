@@ -4,10 +4,10 @@ import { collectFamilyKeys, FLATTENED_INPUT_FAMILIES, FLATTENED_OUTPUT_FAMILIES,
 
 /**
  * Message contents move out of `attributes` into the input/output columns: they are the large,
- * sensitive part of a span (opt-in content, spec §2.2) and are stored and redacted apart from the
- * attributes. When a span carries the same content in several conventions (OpenInference
- * input.value and llm.input_messages.*, Vercel ai.prompt and ai.prompt.messages), the first in
- * the order below is kept and all of them leave the attributes.
+ * sensitive part of a span (instrumentations capture them only on opt-in) and are stored and
+ * redacted apart from the attributes. When a span carries the same content in several conventions
+ * (OpenInference input.value and llm.input_messages.*, Vercel ai.prompt and ai.prompt.messages),
+ * the first in the order below is kept and all of them leave the attributes.
  */
 
 /**
@@ -20,13 +20,13 @@ const INPUT_KEYS = [
   'input.value', // OpenInference
   'ai.prompt.messages', // Vercel legacy doGenerate/doStream: the messages sent to the provider
   'ai.prompt', // Vercel legacy wrapper span
-  'gen_ai.prompt', // GenAI v1.26-v1.27 flat JSON (spec §2.4, deprecated)
+  'gen_ai.prompt', // GenAI v1.26-v1.27 flat JSON (deprecated)
   'llm.prompts', // OpenInference completions, older list form
   'gen_ai.tool.call.arguments',
   'ai.toolCall.args', // Vercel legacy ai.toolCall
   'gen_ai.retrieval.query.text',
   'gen_ai.memory.query.text',
-  'traceloop.entity.input', // OpenLLMetry workflow/task/agent/tool decorators (S7)
+  'traceloop.entity.input', // OpenLLMetry workflow/task/agent/tool decorators
   'langfuse.trace.input',
 ] as const;
 
@@ -43,7 +43,7 @@ const OUTPUT_KEYS = [
   'langfuse.trace.output',
 ] as const;
 
-/** Vercel legacy response parts (S8 telemetry doc): a text answer, a generated object, the tool calls requested. */
+/** Vercel legacy response parts (AI SDK telemetry docs): a text answer, a generated object, the tool calls requested. */
 const VERCEL_RESPONSE_KEYS = ['ai.response.text', 'ai.response.object', 'ai.response.toolCalls'] as const;
 const VERCEL_RESPONSE_NAMES = ['text', 'object', 'toolCalls'] as const;
 
@@ -63,8 +63,9 @@ export interface ContentMove {
 
 /**
  * System instructions are given apart from the history (gen_ai.system_instructions, an array of
- * parts). They become the first message of the input, in the history's own schema
- * (`{"role":"system","parts":[...]}`, spec §2.3), spliced in as text so the history is not parsed.
+ * parts). They become the first message of the input, in the history's own schema (the GenAI
+ * input-messages JSON schema: `{"role":"system","parts":[...]}`), spliced in as text so the history
+ * is not parsed.
  */
 function inputWithSystemInstructions(messages: AttributeValue | undefined, system: AttributeValue | undefined): string {
   if (system === undefined || system === null) return toText(messages);

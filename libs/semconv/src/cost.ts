@@ -3,13 +3,13 @@ import { readJsonObject, readNumber, toNumber } from './attribute-read';
 
 /**
  * Cost attributes (USD) that instrumentations compute themselves; a stated cost wins over the
- * price table (CONTRACT §4). Sources, first found wins:
+ * price table. Sources, first found wins:
  * - langfuse.observation.cost_details: JSON map of cost type → USD; `total` when sent, else the
- *   entries are disjoint and summed (Langfuse reduceUsageOrCostDetails, S9).
- * - llm.cost.total (OpenInference, S6 spec "Total cost of the LLM call in USD"), else
+ *   entries are disjoint and summed (Langfuse reduceUsageOrCostDetails).
+ * - llm.cost.total (OpenInference spec: "Total cost of the LLM call in USD"), else
  *   llm.cost.prompt + llm.cost.completion.
- * - gen_ai.usage.cost (OpenLIT; read by Langfuse and Laminar, S9 extractCostDetails, S11 GEN_AI_TOTAL_COST).
- * - operation.cost (pydantic-ai / Logfire, from genai-prices: S12 _instrumentation.py response_attributes).
+ * - gen_ai.usage.cost (OpenLIT; Langfuse's extractCostDetails and Laminar's GEN_AI_TOTAL_COST read it too).
+ * - operation.cost (pydantic-ai / Logfire, priced with genai-prices: pydantic/pydantic-ai _instrumentation.py).
  */
 function numeric(value: unknown): number | undefined {
   return typeof value === 'number' || typeof value === 'string' ? toNumber(value) : undefined;

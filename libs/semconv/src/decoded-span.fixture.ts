@@ -50,7 +50,7 @@ export function decodedSpan(init: SpanInit): DecodedSpan {
 /** A child span id, for spans that are not the root. */
 export const PARENT = 'b7ad6b7169203331';
 
-/** CONTRACT §4 totals from exclusive buckets. */
+/** The API's inputTokens (cache included) and outputTokens (reasoning included) from exclusive buckets. */
 export function contractTotals(usage: { inputUncached: number; cacheRead: number; cacheWrite: number; output: number; reasoning: number }): { inputTokens: number; outputTokens: number } {
   return { inputTokens: usage.inputUncached + usage.cacheRead + usage.cacheWrite, outputTokens: usage.output + usage.reasoning };
 }

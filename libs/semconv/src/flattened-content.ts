@@ -3,9 +3,9 @@ import type { Attributes } from '@spanforge/otlp';
 /**
  * Content that instrumentations flatten into one attribute per leaf because OTel attributes
  * cannot nest: OpenLLMetry `gen_ai.prompt.0.role` / `gen_ai.completion.0.tool_calls.0.name`
- * (S7, never part of the OTel spec, spec §2.5) and OpenInference
- * `llm.input_messages.0.message.role` / `llm.output_messages.0.message.contents.0.message_content.text`
- * (S6). Finding their keys needs a pass over all attribute names, so a pass is made only when a
+ * (OpenLLMetry's own, never part of the OTel spec) and OpenInference
+ * `llm.input_messages.0.message.role` / `llm.output_messages.0.message.contents.0.message_content.text`.
+ * Finding their keys needs a pass over all attribute names, so a pass is made only when a
  * family's index-0 key is present; every emitter starts at message 0 and sets its role or text.
  */
 export interface FlattenedFamily {

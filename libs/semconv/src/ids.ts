@@ -1,7 +1,7 @@
 import { INT32_MAX, type Attributes, type DecodedSpan } from '@spanforge/otlp';
 import { firstString } from './attribute-read';
 
-/** CONTRACT §4 session id names first, then the SDK-specific ones (Langfuse S9 extractSessionId, Vercel telemetry metadata, Traceloop AssociationProperty.SESSION_ID, S7). */
+/** The three public session id keys first, in the API's documented order, then SDK-specific ones (Langfuse extractSessionId, Vercel telemetry metadata, Traceloop AssociationProperty.SESSION_ID). */
 const SESSION_KEYS = ['session.id', 'gen_ai.conversation.id', 'langfuse.session.id', 'ai.telemetry.metadata.sessionId', 'traceloop.association.properties.session_id'] as const;
 
 const USER_KEYS = ['user.id', 'enduser.id', 'langfuse.user.id', 'ai.telemetry.metadata.userId', 'traceloop.association.properties.user_id'] as const;
@@ -25,8 +25,9 @@ function spanOrResource(span: DecodedSpan, keys: readonly string[]): string {
 }
 
 /**
- * The ids this span states, on its own attributes first, then on its resource (CONTRACT §4: "on any
- * span of the trace or its resource"). The trace-level pick across spans is the rollup's job.
+ * The ids this span states, on its own attributes first, then on its resource (a trace's session id
+ * may come from any span of the trace or its resource). The trace-level pick across spans is the
+ * rollup's job.
  */
 export function readIds(span: DecodedSpan): SpanIds {
   return { sessionId: spanOrResource(span, SESSION_KEYS), userId: spanOrResource(span, USER_KEYS), runId: spanOrResource(span, RUN_KEYS) };

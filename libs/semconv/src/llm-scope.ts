@@ -37,14 +37,14 @@ const OTEL_LLM_LIBS: ReadonlySet<string> = new Set([
   'mcp',
 ]);
 
-/** [prefix, convention]: first match wins. Scope names as the libraries register them (S6, S7, S8, S9, S12, S14). */
+/** [prefix, convention]: first match wins. Scope names as each library's own source registers its tracer. */
 const SCOPE_PREFIXES: ReadonlyArray<readonly [string, string]> = [
   ['openinference.instrumentation', 'openinference'], // Python: openinference.instrumentation.langchain
   ['@arizeai/openinference', 'openinference'], // JS: @arizeai/openinference-instrumentation-openai
   ['traceloop.', 'openllmetry'], // traceloop.tracer (Traceloop SDK decorators)
   ['@traceloop/', 'openllmetry'],
   ['langfuse', 'langfuse'], // langfuse-sdk
-  ['pydantic-ai', 'gen_ai'], // pydantic-ai emits GenAI conventions (S12 _instrumentation.py)
+  ['pydantic-ai', 'gen_ai'], // pydantic-ai emits GenAI conventions (pydantic/pydantic-ai _instrumentation.py)
   ['pydantic_ai', 'gen_ai'],
   ['logfire.openai', 'gen_ai'], // Logfire's own LLM integrations; plain 'logfire' is a general tracer
   ['logfire.anthropic', 'gen_ai'],
@@ -65,7 +65,7 @@ function libAfter(scope: string, prefix: string, stop: string | undefined): stri
 /** The convention a known LLM library's tracer implies, or undefined for any other scope. */
 export function llmScopeConvention(scope: string): string | undefined {
   if (scope === '') return undefined;
-  if (scope === 'ai') return 'vercel_ai'; // the Vercel AI SDK's tracer name (S8 packages/otel/src/get-tracer.ts)
+  if (scope === 'ai') return 'vercel_ai'; // the Vercel AI SDK's tracer name (vercel/ai packages/otel/src/get-tracer.ts)
   for (const [prefix, convention] of SCOPE_PREFIXES) {
     if (scope.startsWith(prefix)) return convention;
   }

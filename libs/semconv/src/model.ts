@@ -2,8 +2,9 @@ import type { Attributes } from '@spanforge/otlp';
 import { firstString } from './attribute-read';
 
 /**
- * The model that answered, response attributes first (spec §2.2 "model that actually answered";
- * OpenInference llm.model_name = response model when known, S6), then what was requested.
+ * The model that answered, response attributes first (GenAI gen_ai.response.model is "the model
+ * that actually answered"; OpenInference llm.model_name is the response model when known), then
+ * what was requested.
  */
 const MODEL_KEYS = [
   'gen_ai.response.model',
@@ -14,7 +15,7 @@ const MODEL_KEYS = [
   'gen_ai.request.model',
   'llm.request.model_name',
   'ai.model.id',
-  'embedding.model_name', // OpenInference EMBEDDING spans carry no llm.model_name (S6)
+  'embedding.model_name', // OpenInference EMBEDDING spans carry no llm.model_name
   'reranker.model_name',
 ] as const;
 

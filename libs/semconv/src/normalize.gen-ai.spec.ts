@@ -2,8 +2,8 @@ import { SpanKind, StatusCode } from '@spanforge/otlp';
 import { contractTotals, decodedSpan, PARENT, snapshot } from './decoded-span.fixture';
 import { normalizeSpan } from './normalize';
 
-// OTel GenAI semantic conventions (spec §2), as the Python openai-v2 instrumentation and
-// genai-main emit them.
+// OTel GenAI semantic conventions, as the Python openai-v2 instrumentation and the newest
+// open-telemetry/semantic-conventions-genai emit them.
 
 const messages = [{ role: 'user', parts: [{ type: 'text', content: 'Find me a flight to Lisbon on Friday' }] }];
 const instructions = [{ type: 'text', content: 'You are a travel agent.' }];

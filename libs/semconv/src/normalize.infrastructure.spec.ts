@@ -3,7 +3,7 @@ import { decodedSpan, PARENT } from './decoded-span.fixture';
 import { normalizeSpan } from './normalize';
 
 describe('normalizeSpan: Logfire', () => {
-  it('drops pending spans, the placeholders Logfire sends before the real span ends (spec §1.8)', () => {
+  it('drops pending spans, the placeholders Logfire sends before the real span ends', () => {
     const pending = decodedSpan({
       name: 'agent run (pending)',
       parentSpanId: PARENT,

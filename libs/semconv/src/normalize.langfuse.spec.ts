@@ -1,8 +1,9 @@
 import { contractTotals, decodedSpan, PARENT, START_MS } from './decoded-span.fixture';
 import { normalizeSpan } from './normalize';
 
-// Langfuse SDK v3 (Python) / v4 (JS) over OTel (S9 attributes.ts). usage_details entries are
-// disjoint (Langfuse sums every "input" key for its input total); cost_details carries USD.
+// Langfuse SDK v3 (Python) / v4 (JS) over OTel (attribute names: langfuse/langfuse
+// packages/shared/src/server/otel/attributes.ts). usage_details entries are disjoint (Langfuse sums
+// every "input" key for its input total); cost_details carries USD.
 
 const usageDetails = { input: 320, input_cached_tokens: 1_536, output: 410, output_reasoning_tokens: 1_088, total: 3_354 };
 const costDetails = { input: 0.000352, input_cached_tokens: 0.000845, output: 0.006591, total: 0.007788 };

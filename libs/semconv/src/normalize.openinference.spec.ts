@@ -2,8 +2,9 @@ import { SpanKind } from '@spanforge/otlp';
 import { contractTotals, decodedSpan, PARENT } from './decoded-span.fixture';
 import { normalizeSpan } from './normalize';
 
-// OpenInference (S6), as openinference-instrumentation-anthropic emits an LLM span with prompt
-// caching: llm.token_count.prompt = input_tokens + cache_creation + cache_read (its _utils.py).
+// OpenInference (Arize-ai/openinference), as openinference-instrumentation-anthropic emits an LLM
+// span with prompt caching: llm.token_count.prompt = input_tokens + cache_creation + cache_read
+// (its _utils.py).
 
 const anthropicUsage = { uncached: 88, cacheRead: 4_096, cacheWrite: 512, completion: 311 };
 const prompt = anthropicUsage.uncached + anthropicUsage.cacheRead + anthropicUsage.cacheWrite;

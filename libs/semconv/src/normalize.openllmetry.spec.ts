@@ -2,8 +2,8 @@ import { SpanKind } from '@spanforge/otlp';
 import { contractTotals, decodedSpan, PARENT } from './decoded-span.fixture';
 import { normalizeSpan } from './normalize';
 
-// OpenLLMetry / Traceloop (S7). The Anthropic instrumentation names the span anthropic.chat, sets
-// gen_ai.system "Anthropic" and llm.request.type "completion", and reports
+// OpenLLMetry / Traceloop (traceloop/openllmetry). The Anthropic instrumentation names the span
+// anthropic.chat, sets gen_ai.system "Anthropic" and llm.request.type "completion", and reports
 // input = input_tokens + cache_read + cache_creation (opentelemetry-instrumentation-anthropic
 // _set_token_usage, since #2175), with the semconv-ai <= 0.4 attribute names.
 

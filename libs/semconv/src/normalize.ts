@@ -13,16 +13,17 @@ import { readUsage } from './usage';
 /**
  * Only model calls own their usage. Every other span that carries tokens or a cost (agent,
  * chain, run, the Vercel ai.generateText wrapper, GenAI invoke_agent, OpenInference AGENT/CHAIN)
- * repeats its children's totals: the OTel GenAI conventions say so for invoke_agent (gm #469:
- * "consumers should aggregate them from gen_ai.client.inference spans instead"), and Langfuse
- * skips usage on AI SDK agent spans for the same reason (S9 isAiSdkAgentOperation). A rule on the
- * span type alone needs no tree and no per-convention list. What it cannot see from one span: two
+ * repeats its children's totals: the OTel GenAI conventions say so for invoke_agent
+ * (open-telemetry/semantic-conventions-genai #469: "consumers should aggregate them from
+ * gen_ai.client.inference spans instead"), and Langfuse skips usage on AI SDK agent spans for the
+ * same reason (its isAiSdkAgentOperation). A rule on the span type alone needs no tree and no
+ * per-convention list. What it cannot see from one span: two
  * instrumentations of the same call (an OpenInference LangChain LLM span around an OpenInference
  * OpenAI LLM span) are both LLM; the rollup has to keep only the innermost of nested model calls.
  */
 const USAGE_OWNERS: ReadonlySet<SpanType> = new Set<SpanType>(['LLM', 'EMBEDDING', 'RERANK']);
 
-/** Logfire writes a placeholder span when a long span starts and the real one when it ends (S13 `logfire.span_type`, spec §1.8). */
+/** Logfire writes a placeholder span when a long span starts and the real one when it ends (`logfire.span_type` 'pending_span', then the span itself). */
 function isPlaceholder(span: DecodedSpan): boolean {
   return span.attributes['logfire.span_type'] === 'pending_span';
 }

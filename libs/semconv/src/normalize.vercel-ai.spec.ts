@@ -2,7 +2,7 @@ import { SpanKind } from '@spanforge/otlp';
 import { contractTotals, decodedSpan, PARENT } from './decoded-span.fixture';
 import { normalizeSpan } from './normalize';
 
-// Vercel AI SDK (S8): legacy ai.* spans (LegacyOpenTelemetry, and everything before v7) and the
+// Vercel AI SDK (vercel/ai): legacy ai.* spans (LegacyOpenTelemetry, and everything before v7) and the
 // v7 GenAI integration. Both use the tracer name 'ai'.
 
 const functionId = 'support-chat';

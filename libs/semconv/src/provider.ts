@@ -2,9 +2,10 @@ import type { Attributes } from '@spanforge/otlp';
 import { readString } from './attribute-read';
 
 /**
- * Canonical provider names (spec §2.6). Keys are lowercase: OpenLLMetry sends `gen_ai.system`
- * "Anthropic" (S7 anthropic/__init__.py), others send lowercase. The provider is who hosts and
- * bills the call, so Azure-hosted OpenAI is azure_openai, not openai.
+ * Canonical provider names: every spelling seen from the conventions and SDKs maps to one. Keys
+ * are lowercase: OpenLLMetry sends `gen_ai.system` "Anthropic" (its instrumentation-anthropic
+ * __init__.py), others send lowercase. The provider is who hosts and bills the call, so
+ * Azure-hosted OpenAI is azure_openai, not openai.
  */
 const CANONICAL_PROVIDERS = new Map<string, string>([
   ['openai', 'openai'],
@@ -58,7 +59,7 @@ const CANONICAL_PROVIDERS = new Map<string, string>([
   ['ai21', 'ai21'],
 ]);
 
-/** Framework names some instrumentations put in gen_ai.system (OpenLLMetry GenAISystem.LANGCHAIN/CREWAI, S7): not who bills. */
+/** Framework names some instrumentations put in gen_ai.system (OpenLLMetry GenAISystem.LANGCHAIN/CREWAI): not who bills. */
 const NOT_PROVIDERS: ReadonlySet<string> = new Set(['langchain', 'crewai', 'llamaindex', 'llama_index', 'haystack', 'langgraph', 'autogen', 'semantic_kernel', 'unknown', '_other']);
 
 /** A canonical provider from one attribute value, or undefined for framework names and blanks. */
@@ -68,7 +69,7 @@ export function canonicalProvider(raw: string): string | undefined {
   const exact = CANONICAL_PROVIDERS.get(value);
   if (exact !== undefined) return exact;
   // Dotted provider ids (Vercel `anthropic.messages`, `openai.chat`, `google.vertex.chat`): the
-  // longest known head wins (Laminar splits on '.', S11), else the first segment.
+  // longest known head wins (Laminar splits on '.': lmnr-ai/lmnr app-server/src/traces/spans.rs), else the first segment.
   const dot = value.indexOf('.');
   if (dot === -1) return value;
   const secondDot = value.indexOf('.', dot + 1);
@@ -83,8 +84,8 @@ export function canonicalProvider(raw: string): string | undefined {
 
 /**
  * OpenInference: `llm.provider` is the host (azure, aws, google), `llm.system` the model vendor
- * (S6 spec: "azure for Azure-hosted OpenAI"). The host bills, so it wins; OpenInference's own
- * `google` means Vertex and `amazon` means Bedrock (spec §2.6).
+ * (OpenInference spec: "azure for Azure-hosted OpenAI"). The host bills, so it wins; OpenInference's own
+ * `google` means Vertex and `amazon` means Bedrock.
  */
 function openInferenceProvider(attributes: Attributes): string | undefined {
   const host = readString(attributes, 'llm.provider')?.toLowerCase();

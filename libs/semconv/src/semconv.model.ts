@@ -1,11 +1,11 @@
 import type { Attributes } from '@spanforge/otlp';
 
-/** CONTRACT section 4: the GraphQL enum SpanType. */
+/** The values of the public GraphQL enum SpanType: clients rely on these names. */
 export const SPAN_TYPES = ['RUN', 'AGENT', 'LLM', 'TOOL', 'RETRIEVAL', 'EMBEDDING', 'RERANK', 'GUARDRAIL', 'EVALUATION', 'CHAIN', 'HTTP', 'DB', 'OTHER'] as const;
 export type SpanType = (typeof SPAN_TYPES)[number];
 
 /**
- * Token usage in exclusive buckets: no token is in two of them. inputTokens of the CONTRACT =
+ * Token usage in exclusive buckets: no token is in two of them. The API's inputTokens =
  * inputUncached + cacheRead + cacheWrite; outputTokens = output + reasoning.
  */
 export interface UsageBuckets {
@@ -38,9 +38,9 @@ export interface NormalizedSpan {
    */
   pricingModel: string;
   /**
-   * Canonical provider (spec §2.6): openai, anthropic, azure_openai, azure_ai_inference, aws_bedrock,
-   * google_vertex, google_gemini, google (a Gemini model with no provider attribute: either API),
-   * mistral, xai, ... or ''.
+   * Canonical provider (provider.ts maps each vendor's spellings to one): openai, anthropic,
+   * azure_openai, azure_ai_inference, aws_bedrock, google_vertex, google_gemini, google (a Gemini
+   * model with no provider attribute: either API), mistral, xai, ... or ''.
    */
   provider: string;
   usage: UsageBuckets;

@@ -2,7 +2,7 @@ import { StatusCode, type DecodedSpan } from '@spanforge/otlp';
 import { firstString, readString } from './attribute-read';
 import type { SpanClassification } from './span-type';
 
-const AGENT_NAME_KEYS = ['gen_ai.agent.name', 'agent.name'] as const; // OTel GenAI, OpenInference (S6 AGENT_NAME)
+const AGENT_NAME_KEYS = ['gen_ai.agent.name', 'agent.name'] as const; // OTel GenAI, OpenInference (its AGENT_NAME)
 const TOOL_NAME_KEYS = ['gen_ai.tool.name', 'tool.name', 'ai.toolCall.name'] as const; // OTel GenAI, OpenInference, Vercel legacy
 
 /**
@@ -21,7 +21,7 @@ export function readErrorType(span: DecodedSpan): string {
   return '';
 }
 
-/** The entity name of an OpenLLMetry span of the given kind (traceloop.entity.name is the decorated function's name, S7). */
+/** The entity name of an OpenLLMetry span of the given kind (traceloop.entity.name is the name of the function the Traceloop SDK decorated). */
 function traceloopEntity(span: DecodedSpan, kind: string): string | undefined {
   return readString(span.attributes, 'traceloop.span.kind') === kind ? readString(span.attributes, 'traceloop.entity.name') : undefined;
 }

@@ -18,7 +18,7 @@ export const LLM_CONVENTIONS: ReadonlySet<string> = new Set(['langfuse', 'openin
 // Lookups use Map, never object literals: attribute values are sender-controlled, and
 // `{...}['constructor']` would answer Object's own property.
 
-/** Langfuse S9 ObservationTypeMapper: `span` and `event` say nothing, so other signals decide. */
+/** Langfuse observation types (langfuse/langfuse ObservationTypeMapper.ts): `span` and `event` say nothing, so other signals decide. */
 const LANGFUSE_TYPES = new Map<string, SpanType>([
   ['generation', 'LLM'],
   ['agent', 'AGENT'],
@@ -31,8 +31,8 @@ const LANGFUSE_TYPES = new Map<string, SpanType>([
 ]);
 
 /**
- * OpenInference `openinference.span.kind` (S6 spec/semantic_conventions.md). PROMPT is the
- * rendering of a prompt template: a step of a chain, no model call, so CHAIN.
+ * OpenInference `openinference.span.kind` (Arize-ai/openinference spec/semantic_conventions.md).
+ * PROMPT is the rendering of a prompt template: a step of a chain, no model call, so CHAIN.
  */
 const OPENINFERENCE_KINDS = new Map<string, SpanType>([
   ['LLM', 'LLM'],
@@ -48,8 +48,8 @@ const OPENINFERENCE_KINDS = new Map<string, SpanType>([
 ]);
 
 /**
- * `gen_ai.operation.name`, spec table §2.1, with the deprecated and custom values seen in the
- * wild. Memory writes and store management are actions an agent takes (frameworks expose them to
+ * `gen_ai.operation.name` as the OTel GenAI conventions define it, with the deprecated and custom
+ * values seen in the wild. Memory writes and store management are actions an agent takes (frameworks expose them to
  * the model as tools), so TOOL keeps them in "tools used"; only search_memory reads context, like
  * a retrieval. OpenLIT's image/audio generation are paid model calls, so LLM.
  */
@@ -57,11 +57,11 @@ const GEN_AI_OPERATIONS = new Map<string, SpanType>([
   ['chat', 'LLM'],
   ['generate_content', 'LLM'],
   ['text_completion', 'LLM'],
-  ['completion', 'LLM'], // older emitters (Langfuse keeps the mapping, S9)
+  ['completion', 'LLM'], // older emitters (Langfuse keeps the mapping)
   ['generate', 'LLM'],
-  ['fetch_response', 'LLM'], // genai-main: carries no usage
-  ['llm_request', 'LLM'], // OpenLLMetry GenAICustomOperationName (S7)
-  ['image', 'LLM'], // OpenLIT (S14)
+  ['fetch_response', 'LLM'], // semantic-conventions-genai: carries no usage
+  ['llm_request', 'LLM'], // OpenLLMetry GenAICustomOperationName
+  ['image', 'LLM'], // OpenLIT
   ['audio', 'LLM'],
   ['embeddings', 'EMBEDDING'],
   ['embedding', 'EMBEDDING'],
@@ -78,7 +78,7 @@ const GEN_AI_OPERATIONS = new Map<string, SpanType>([
   ['invoke_agent', 'AGENT'],
   ['create_agent', 'AGENT'],
   ['plan', 'AGENT'],
-  ['agent_step', 'AGENT'], // Vercel AI SDK v7 step span (S8 packages/otel/src/open-telemetry.ts)
+  ['agent_step', 'AGENT'], // Vercel AI SDK v7 step span (vercel/ai packages/otel/src/open-telemetry.ts)
   ['agent', 'AGENT'], // OpenLIT
   ['invoke_workflow', 'CHAIN'],
   ['execute_task', 'CHAIN'], // OpenLLMetry / OpenLIT custom
@@ -90,7 +90,7 @@ const GEN_AI_OPERATIONS = new Map<string, SpanType>([
   ['vectordb', 'DB'], // OpenLIT vector-store client calls (insert and query alike)
 ]);
 
-/** OpenLLMetry `traceloop.span.kind` (S7 TraceloopSpanKindValues); `unknown` decides nothing. */
+/** OpenLLMetry `traceloop.span.kind` (its TraceloopSpanKindValues); `unknown` decides nothing. */
 const TRACELOOP_KINDS = new Map<string, SpanType>([
   ['workflow', 'CHAIN'],
   ['task', 'CHAIN'],
@@ -98,7 +98,7 @@ const TRACELOOP_KINDS = new Map<string, SpanType>([
   ['tool', 'TOOL'],
 ]);
 
-/** OpenLLMetry `llm.request.type` (S7 LLMRequestTypeValues). */
+/** OpenLLMetry `llm.request.type` (its LLMRequestTypeValues). */
 const LLM_REQUEST_TYPES = new Map<string, SpanType>([
   ['chat', 'LLM'],
   ['completion', 'LLM'],
@@ -107,7 +107,7 @@ const LLM_REQUEST_TYPES = new Map<string, SpanType>([
 ]);
 
 /**
- * Vercel AI SDK legacy spans by `ai.operationId` (S8 telemetry doc, "Legacy AI SDK Spans"). The
+ * Vercel AI SDK legacy spans by `ai.operationId` (AI SDK telemetry docs, "Legacy AI SDK Spans"). The
  * outer ai.generateText/streamText/... span wraps every step and repeats their usage: CHAIN.
  */
 const VERCEL_OPERATIONS = new Map<string, SpanType>([
@@ -145,7 +145,8 @@ const upper = (v: string): string => v.toUpperCase();
 function fromLangfuse(attributes: Attributes): Decided {
   const decided = byTable(attributes, 'langfuse.observation.type', LANGFUSE_TYPES, 'langfuse', lower);
   if (decided) return decided;
-  // Python SDK <= 3.3.0 sent generations as type `span` (Langfuse issue 8682, S9 mapper priority 0).
+  // Python SDK <= 3.3.0 sent generations as type `span` (langfuse/langfuse #8682; Langfuse's
+  // ObservationTypeMapper checks this first).
   if (readString(attributes, 'langfuse.observation.type') === 'span' && ('langfuse.observation.model.name' in attributes || 'langfuse.observation.usage_details' in attributes)) {
     return { spanType: 'LLM', convention: 'langfuse', operation: 'span' };
   }
@@ -166,7 +167,7 @@ function fromVercel(span: DecodedSpan): Decided {
 /**
  * GenAI spans without an operation name: pydantic-ai v2 tool spans ('running tool') carry only
  * gen_ai.tool.*, its 'agent run' span only agent_name, and pre-v1.27 inference spans only a model
- * (Langfuse S9 mappers 7 and 10 read them the same way).
+ * (Langfuse's ObservationTypeMapper reads them the same way).
  */
 function fromGenAiWithoutOperation(span: DecodedSpan): Decided {
   const a = span.attributes;
@@ -186,7 +187,7 @@ function fromInfrastructure(attributes: Attributes): Decided {
   return undefined;
 }
 
-/** The type of one span by the first convention that names it (priority as in the CONTRACT §4 list). */
+/** The type of one span by the first convention that names it (priority order: libs/semconv/README.md, "Type priority"). */
 export function classifyByConvention(span: DecodedSpan): SpanClassification {
   const a = span.attributes;
   return (
@@ -202,7 +203,7 @@ export function classifyByConvention(span: DecodedSpan): SpanClassification {
 }
 
 /**
- * CONTRACT §4, "the root span of a GenAI trace is RUN": the root types that become RUN, here when
+ * The root span of a GenAI trace is RUN (a public rule): the root types that become RUN, here when
  * the root carries an LLM signal itself, and in the worker's upkeep once the trace's other spans
  * show it is GenAI (GEN_AI_TRACE_TYPES).
  */
@@ -246,7 +247,7 @@ const LLM_SIGNAL_KEYS = [
 ] as const;
 
 /**
- * CONTRACT §4: "the root span of a GenAI trace is RUN". A root (no parent) that is an agent,
+ * The root span of a GenAI trace is RUN. A root (no parent) that is an agent,
  * chain, plain or HTTP span becomes RUN when it carries an LLM signal itself: an LLM convention
  * decided it, it has an LLM-only attribute, or a known LLM library's tracer made it. A plain root
  * whose children are LLM spans but which says nothing itself cannot be recognised from one span;

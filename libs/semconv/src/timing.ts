@@ -1,16 +1,16 @@
 import type { DecodedSpan } from '@spanforge/otlp';
 import { readNumber } from './attribute-read';
 
-/** Time to first chunk in seconds: OTel GenAI v1.41, Vercel AI SDK v7 (S8 open-telemetry.ts), OpenLIT's two names. */
+/** Time to first chunk in seconds: OTel GenAI v1.41, Vercel AI SDK v7 (vercel/ai packages/otel/src/open-telemetry.ts), OpenLIT's two names. */
 const SECONDS_KEYS = ['gen_ai.response.time_to_first_chunk', 'gen_ai.client.operation.time_to_first_chunk', 'gen_ai.server.time_to_first_token', 'gen_ai.server.ttft'] as const;
-/** In milliseconds: Vercel AI SDK legacy doStream span and its ai.stream.firstChunk event (S8 telemetry doc). */
+/** In milliseconds: Vercel AI SDK legacy doStream span and its ai.stream.firstChunk event (AI SDK telemetry docs). */
 const MILLISECONDS_KEYS = ['ai.response.msToFirstChunk', 'ai.stream.msToFirstChunk'] as const;
 
 function nonNegative(ms: number | undefined): number | undefined {
   return ms !== undefined && Number.isFinite(ms) && ms >= 0 ? ms : undefined;
 }
 
-/** Langfuse completion_start_time: ISO time; older SDKs JSON-encode it twice ("\"2025-…Z\"", S9 extractCompletionStartTime). */
+/** Langfuse completion_start_time: ISO time; older SDKs JSON-encode it twice ("\"2025-…Z\"", Langfuse handles it in extractCompletionStartTime). */
 function langfuseCompletionStart(span: DecodedSpan): number | undefined {
   const raw = span.attributes['langfuse.observation.completion_start_time'];
   if (typeof raw !== 'string' || raw === '') return undefined;

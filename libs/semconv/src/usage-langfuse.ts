@@ -7,7 +7,8 @@ import { fromInclusive, type UsageReading } from './usage-buckets';
  * are disjoint — Langfuse's own input total is the sum of every key containing "input"
  * (langfuse/langfuse packages/shared/src/server/repositories/observations_converters.ts
  * reduceUsageOrCostDetails), and its OTel mapper subtracts cache and reasoning from the GenAI
- * totals before storing `input`/`output` (S9 OtelIngestionProcessor extractGenericGenAiUsageDetails).
+ * totals before storing `input`/`output` (packages/shared/src/server/otel/OtelIngestionProcessor.ts
+ * extractGenericGenAiUsageDetails).
  * So keys map straight onto our buckets. The JS SDK also accepts OpenAI's usage object
  * (prompt_tokens includes cached_tokens, completion_tokens includes reasoning_tokens).
  */

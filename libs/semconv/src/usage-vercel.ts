@@ -3,8 +3,9 @@ import { firstCount, readCount, readJsonObject } from './attribute-read';
 import { fromExclusive, fromInclusive, type UsageReading } from './usage-buckets';
 
 /**
- * Vercel AI SDK legacy spans (`ai.*`, S8 telemetry doc "Legacy AI SDK Spans"). Its usage meaning
- * changed across majors, and in v4/v5 it even depended on the provider:
+ * Vercel AI SDK legacy spans (`ai.*`; vercel/ai content/docs/03-ai-sdk-core/60-telemetry.mdx,
+ * "Legacy AI SDK Spans"). Its usage meaning changed across majors, and in v4/v5 it even depended
+ * on the provider:
  * - v6+ (LanguageModelV3Usage): input is split by the SDK itself into
  *   ai.usage.inputTokenDetails.{noCacheTokens,cacheReadTokens,cacheWriteTokens}: exclusive buckets
  *   as sent (vercel/ai packages/otel/src/legacy-open-telemetry.ts; @ai-sdk/anthropic 3.0.0
@@ -36,7 +37,7 @@ function numberAt(root: Record<string, unknown> | undefined, path: readonly stri
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
-/** Cache and reasoning counts from ai.response.providerMetadata (the shapes Langfuse reads too, S9 OtelIngestionProcessor). */
+/** Cache and reasoning counts from ai.response.providerMetadata (the shapes Langfuse reads too: langfuse/langfuse OtelIngestionProcessor.ts). */
 function providerMetadataCounts(a: Attributes): { cacheRead?: number; cacheWrite?: number; reasoning?: number } {
   const meta = readJsonObject(a, 'ai.response.providerMetadata');
   if (meta === undefined) return {};

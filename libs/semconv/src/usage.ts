@@ -5,26 +5,22 @@ import { fromExclusive, fromInclusive, type UsageReading } from './usage-buckets
 import { vercelUsage } from './usage-vercel';
 
 /**
- * Token usage in exclusive buckets from whichever convention the span uses. Each convention says
- * whether its input count includes cache reads and writes ("inclusive") or not; the buckets take
- * that into account so inputTokens = inputUncached + cacheRead + cacheWrite and
- * outputTokens = output + reasoning reproduce the convention's own totals (CONTRACT §4).
- *
- * Evidence, per convention:
+ * Token usage in exclusive buckets from whichever convention the span uses. A convention's input
+ * count either includes cache reads and writes ("inclusive") or not; the buckets account for it so
+ * that the API's inputTokens = inputUncached + cacheRead + cacheWrite and outputTokens = output +
+ * reasoning reproduce the convention's own totals. Evidence, per convention:
  * - OTel GenAI: input_tokens includes cache read and write, output_tokens includes reasoning
- *   (spec §2.2 usage table; gm Anthropic note "input_tokens = input_tokens + cache_read + cache_write").
- * - OpenLLMetry Anthropic: inclusive since the cache attributes appeared — it sets
- *   `input_tokens = prompt_tokens + cache_read_tokens + cache_creation_tokens` (traceloop/openllmetry
- *   #2175, commit 144c82a, Oct 2024, still so at 93429cf). Older releases sent no cache counts,
- *   so there is nothing to subtract. The brief expected exclusive counts here; the source says otherwise.
- * - OpenInference: llm.token_count.prompt includes cache (Anthropic instrumentation sums them
- *   since Arize-ai/openinference #1429, Mar 2025; cache_read maps to OpenAI's cached_tokens subset, S6).
- * - OpenLIT Anthropic: EXCLUSIVE — it sets gen_ai.usage.input_tokens to Anthropic's raw
- *   input_tokens and the cache counts beside it ("Anthropic's API reports input_tokens exclusive of
- *   cache read / creation tokens", openlit sdk/python/.../anthropic/utils.py).
+ *   (gen_ai.usage.* registry; semantic-conventions-genai's Anthropic note: "input_tokens =
+ *   input_tokens + cache_read + cache_write").
+ * - OpenLLMetry Anthropic: inclusive, `input_tokens = prompt_tokens + cache_read_tokens +
+ *   cache_creation_tokens`, since the cache counts appeared (traceloop/openllmetry #2175, Oct 2024).
+ * - OpenInference: llm.token_count.prompt includes cache (Anthropic instrumentation sums them since
+ *   Arize-ai/openinference #1429, Mar 2025; cache_read is OpenAI's cached_tokens subset).
+ * - OpenLIT Anthropic: EXCLUSIVE — gen_ai.usage.input_tokens is Anthropic's raw input_tokens, the
+ *   cache counts beside it (openlit sdk/python/.../anthropic/utils.py).
  * - Vercel AI SDK and Langfuse usage_details: see usage-vercel.ts and usage-langfuse.ts.
- * Safety net for emitters not listed: an inclusive total can never be smaller than its own cache
- * parts, so when it is, it is read as the uncached count instead of being floored to zero.
+ * Safety net for other emitters: an inclusive total smaller than its own cache parts cannot be
+ * inclusive, so it is read as the uncached count instead of being floored to zero.
  */
 
 const GEN_AI_INPUT = ['gen_ai.usage.input_tokens', 'gen_ai.usage.prompt_tokens'] as const;
@@ -32,10 +28,10 @@ const GEN_AI_OUTPUT = ['gen_ai.usage.output_tokens', 'gen_ai.usage.completion_to
 const GEN_AI_CACHE_READ = [
   'gen_ai.usage.cache_read.input_tokens',
   'gen_ai.usage.cache_read_input_tokens', // OpenLLMetry semconv-ai <= 0.4 (SpanAttributes.LLM_USAGE_CACHE_READ_INPUT_TOKENS)
-  'gen_ai.usage.details.cache_read_tokens', // pydantic-ai backwards-compat detail (S12 usage.py)
+  'gen_ai.usage.details.cache_read_tokens', // pydantic-ai backwards-compat detail (pydantic/pydantic-ai usage.py)
 ] as const;
 const GEN_AI_CACHE_WRITE = [
-  'gen_ai.usage.cache_write.input_tokens', // genai-main name (#440)
+  'gen_ai.usage.cache_write.input_tokens', // newest name (open-telemetry/semantic-conventions-genai #440)
   'gen_ai.usage.cache_creation.input_tokens', // v1.40 name
   'gen_ai.usage.cache_creation_input_tokens', // OpenLLMetry semconv-ai <= 0.4
   'gen_ai.usage.details.cache_write_tokens', // pydantic-ai
@@ -61,12 +57,12 @@ function genAiUsage(span: DecodedSpan, provider: string): UsageReading | undefin
   return fromInclusive(input ?? 0, cacheRead ?? 0, cacheWrite ?? 0, output ?? 0, reasoning);
 }
 
-/** OpenInference llm.token_count.* (S6 spec/semantic_conventions.md): prompt and completion are inclusive. */
+/** OpenInference llm.token_count.* (Arize-ai/openinference spec/semantic_conventions.md): prompt and completion are inclusive. */
 function openInferenceUsage(a: Attributes): UsageReading | undefined {
   const prompt = readCount(a, 'llm.token_count.prompt');
   const completion = readCount(a, 'llm.token_count.completion');
   if (prompt === undefined && completion === undefined) return undefined;
-  // cache_input is the older name of the cached-prompt subset (S6 LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_INPUT).
+  // cache_input is the older name of the cached-prompt subset (OpenInference LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_INPUT).
   const cacheRead = firstCount(a, ['llm.token_count.prompt_details.cache_read', 'llm.token_count.prompt_details.cache_input']) ?? 0;
   const cacheWrite = readCount(a, 'llm.token_count.prompt_details.cache_write') ?? 0;
   const reasoning = readCount(a, 'llm.token_count.completion_details.reasoning') ?? 0;

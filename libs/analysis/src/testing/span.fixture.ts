@@ -32,9 +32,9 @@ export function shuffled<T>(items: readonly T[], seed: number): T[] {
 }
 
 /**
- * A large agent trace shaped like reference 001: a RUN root over sequential AGENT iterations, each
- * an LLM call (sometimes retried after a failure) followed by 1-4 parallel TOOL calls, some of which
- * make HTTP or DB calls of their own, with gaps between everything. Stops once it has `spanCount`
+ * A large agent trace shaped like a typical agent turn: a RUN root over sequential AGENT iterations,
+ * each an LLM call (sometimes retried after a failure) followed by 1-4 parallel TOOL calls, some of
+ * which make HTTP or DB calls of their own, with gaps between everything. Stops once it has `spanCount`
  * spans (an iteration may add up to two more).
  */
 export function generateAgentTrace(spanCount: number, seed = 7): AnalysisSpan[] {
