@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { AccessGuard } from './auth/access.guard';
 import type { Infrastructure } from '@spanforge/runtime';
 import { DeadLettersResolver } from './admin/dead-letters.resolver';
 import { TenancyResolver } from './admin/tenancy.resolver';
@@ -24,7 +25,7 @@ export class ApiModule {
       module: ApiModule,
       imports: [graphqlModule(infra, driver)],
       controllers: [HealthController, WaterfallController, FeedbackController, CostReportController],
-      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useFactory: () => new ApiExceptionFilter(infra.log) }, TenancyResolver, DeadLettersResolver, TraceResolver, AnalyticsResolver, StatsResolver, FeedbackResolver, CostReportResolver],
+      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useFactory: () => new ApiExceptionFilter(infra.log) }, { provide: APP_GUARD, useClass: AccessGuard }, TenancyResolver, DeadLettersResolver, TraceResolver, AnalyticsResolver, StatsResolver, FeedbackResolver, CostReportResolver],
     };
   }
 }

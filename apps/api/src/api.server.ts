@@ -1,8 +1,10 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { RouteOptions } from 'fastify';
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { ErrorCode } from '@spanforge/errors';
 import type { Infrastructure } from '@spanforge/runtime';
 import { ApiModule } from './api.module';
+import { callerOf } from './auth/access.guard';
 import { allowBrowserFeedback } from './feedback/feedback.cors';
 import { sendFailure } from './rest-errors';
 import type { GraphqlDriver } from './graphql/graphql.drivers';
@@ -36,10 +38,26 @@ function writeGraphqlAnswersAsJson(route: RouteOptions): void {
   if (route.url === '/graphql' && route.schema?.response) route.schema = { ...route.schema, response: undefined };
 }
 
+/**
+ * A GraphQL request without a valid credential is refused before its body is read, parsed or
+ * validated: whatever its size or nesting, an anonymous document costs one key lookup.
+ */
+function refuseAnonymousGraphql(infra: Infrastructure) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.routeOptions.url !== '/graphql') return;
+    const caller = await callerOf(request, infra);
+    if (caller.kind !== 'anonymous') return;
+    return reply
+      .header('content-type', 'application/json; charset=utf-8')
+      .send({ data: null, errors: [{ message: 'a valid project API key or the admin token is required', extensions: { code: ErrorCode.UNAUTHENTICATED } }] });
+  };
+}
+
 /** Starts GraphQL + REST on API_PORT and registers its shutdown step (stop accepting first). */
 export async function startApiServer(infra: Infrastructure, options: { driver?: GraphqlDriver } = {}): Promise<RunningServer> {
   const adapter = new ApiFastifyAdapter({ bodyLimit: 1024 * 1024 });
   adapter.getInstance().addHook('onRoute', writeGraphqlAnswersAsJson);
+  adapter.getInstance().addHook('onRequest', refuseAnonymousGraphql(infra));
   allowBrowserFeedback(adapter.getInstance());
   // Fastify refuses some requests before Nest sees them (a JSON body that does not parse): same shape as every other REST refusal.
   adapter.getInstance().setErrorHandler((error, _request, reply) => sendFailure(reply, error, infra.log));

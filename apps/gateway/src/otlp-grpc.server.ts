@@ -1,7 +1,7 @@
 import { Metadata, Server, ServerCredentials, status, type ServerUnaryCall, type sendUnaryData, type ServiceDefinition } from '@grpc/grpc-js';
 import { encodeExportResponse, encodeStatus } from '@spanforge/otlp';
 import type { Infrastructure } from '@spanforge/runtime';
-import { credentialFrom } from '@spanforge/tenancy';
+import { admitExport } from './ingest/export-admission';
 import type { GatewayMetrics } from './ingest/gateway.metrics';
 import type { IngestService } from './ingest/ingest.service';
 
@@ -53,8 +53,9 @@ export async function startOtlpGrpcServer(infra: Infrastructure, ingest: IngestS
       callback({ code, details: error.details, metadata: trailer });
     };
     void (async () => {
-      const scope = await infra.keys.verify(credentialFrom(first(call.metadata, 'authorization'), first(call.metadata, 'x-api-key')));
-      if (!scope) return done(status.UNAUTHENTICATED, { details: 'missing, unknown or revoked API key (metadata authorization: Bearer <key>)' });
+      const admission = admitExport(await infra.authenticator.fromHeaders({ authorization: first(call.metadata, 'authorization'), 'x-api-key': first(call.metadata, 'x-api-key') }));
+      if (!admission.admitted) return done(admission.rpcCode as number as status, { details: admission.message });
+      const scope = admission.project;
       const decision = await ingest.ingest(scope, 'protobuf', call.request);
       switch (decision.outcome) {
         case 'accepted':

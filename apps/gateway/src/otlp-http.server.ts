@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Readable } from 'node:stream';
 import { RpcCode, encodeExportResponse, encodeStatus, type StatusDetail } from '@spanforge/otlp';
 import type { Infrastructure } from '@spanforge/runtime';
-import { credentialFrom } from '@spanforge/tenancy';
+import { admitExport } from './ingest/export-admission';
 import { BadEncodingError, BodyTooLargeError, readBody } from './ingest/body.reader';
 import type { IngestDecision, IngestService, OtlpFormat } from './ingest/ingest.service';
 import type { GatewayMetrics } from './ingest/gateway.metrics';
@@ -56,8 +56,9 @@ export async function startOtlpHttpServer(infra: Infrastructure, ingest: IngestS
     if (!format) {
       return fail(415, RpcCode.INVALID_ARGUMENT, `unsupported Content-Type "${request.headers['content-type'] ?? ''}": send application/x-protobuf or application/json`, [], 'json');
     }
-    const scope = await infra.keys.verify(credentialFrom(request.headers.authorization, request.headers['x-api-key']));
-    if (!scope) return fail(401, RpcCode.UNAUTHENTICATED, 'missing, unknown or revoked API key (send Authorization: Bearer <key> or x-api-key)');
+    const admission = admitExport(await infra.authenticator.fromHeaders(request.headers));
+    if (!admission.admitted) return fail(admission.httpStatus, admission.rpcCode, admission.message);
+    const scope = admission.project;
 
     let body: Buffer;
     try {

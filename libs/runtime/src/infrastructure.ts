@@ -8,7 +8,7 @@ import { COST_REPORTS_QUEUE, createQueueBackend, type DeliverJob, type FireJob, 
 import type { Queue } from 'bullmq';
 import { CostReportRepository, CostReportService } from '@spanforge/cost-reports';
 import { FeedbackRepository, FeedbackService } from '@spanforge/feedback';
-import { ApiKeyVerifier, TenancyRepository, TenancyService } from '@spanforge/tenancy';
+import { ApiKeyVerifier, Authenticator, TenancyRepository, TenancyService } from '@spanforge/tenancy';
 import { lockDataDir } from './data-dir.lock';
 import { CredentialsFile, type StoredCredentials } from './credentials';
 import { Logger } from './logger';
@@ -32,6 +32,8 @@ export interface Infrastructure {
   tenancy: TenancyService;
   tenancyRepository: TenancyRepository;
   keys: ApiKeyVerifier;
+  /** Credential → caller (admin, project key with its scopes, nobody), for every transport. */
+  authenticator: Authenticator;
   feedback: FeedbackService;
   costReports: CostReportService;
   readiness: ReadinessProbe;
@@ -140,6 +142,7 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
     tenancy,
     tenancyRepository: repository,
     keys,
+    authenticator: new Authenticator(keys, adminToken),
     feedback,
     costReports: new CostReportService({
       repository: new CostReportRepository(pg),

@@ -3,6 +3,7 @@ import { projectRoot } from '@spanforge/config';
 import path from 'node:path';
 import type { Pool } from 'pg';
 import { testDatabaseUrl } from '@spanforge/testing';
+import { ApiKeyScope } from './tenancy.model';
 import { ApiKeyVerifier } from './api-key.verifier';
 import { TenancyRepository } from './tenancy.repository';
 import { TenancyService } from './tenancy.service';
@@ -43,7 +44,9 @@ describe('API keys', () => {
   it('verify to their own project and tenant', async () => {
     const { tenant, project, secret, apiKey } = await newKey();
     const verifier = await processVerifier();
-    expect(await verifier.verify(secret)).toEqual({ tenantId: tenant.id, projectId: project.id, apiKeyId: apiKey.id });
+    // A key made without scopes may do everything in its project.
+    expect(await verifier.verify(secret)).toEqual({ tenantId: tenant.id, projectId: project.id, apiKeyId: apiKey.id, scopes: ['INGEST', 'READ', 'MANAGE'] });
+    expect({ scopes: apiKey.scopes, expiresAt: apiKey.expiresAt }).toEqual({ scopes: ['INGEST', 'READ', 'MANAGE'], expiresAt: null });
     expect(apiKey.prefix).toBe(secret.slice(0, apiKey.prefix.length));
   });
 
@@ -120,5 +123,36 @@ describe('API keys', () => {
   it('are refused for a project that does not exist', async () => {
     await expect(service.createApiKey('00000000-0000-0000-0000-000000000000')).rejects.toThrow(/no project/);
     await expect(service.createApiKey('not-a-uuid')).rejects.toThrow(/no project/);
+  });
+
+  it('carry the scopes they were made with', async () => {
+    const { project } = await service.createTenant(`tenant ${Math.random()}`);
+    const { secret, apiKey } = await service.createApiKey(project.id, 'exporter', { scopes: [ApiKeyScope.INGEST, ApiKeyScope.INGEST] });
+    expect(apiKey.scopes).toEqual([ApiKeyScope.INGEST]);
+    expect((await (await processVerifier()).verify(secret))?.scopes).toEqual([ApiKeyScope.INGEST]);
+    expect((await service.apiKeysOf(project.id)).map((k) => k.scopes)).toEqual([[ApiKeyScope.INGEST]]);
+    await expect(service.createApiKey(project.id, 'none', { scopes: [] })).rejects.toThrow(/scopes must name at least one/);
+  });
+
+  it('stop working when they expire, even from a warm cache', async () => {
+    const { project } = await service.createTenant(`tenant ${Math.random()}`);
+    const expiresAt = new Date(Date.now() + 1_500);
+    const { secret, apiKey } = await service.createApiKey(project.id, 'short', { expiresAt });
+    expect(apiKey.expiresAt?.getTime()).toBe(expiresAt.getTime());
+    const verifier = await processVerifier();
+    expect(await verifier.verify(secret)).toBeDefined();
+    await new Promise((resolve) => setTimeout(resolve, expiresAt.getTime() - Date.now() + 50));
+    expect(await verifier.verify(secret)).toBeUndefined();
+    expect(await (await processVerifier()).verify(secret)).toBeUndefined();
+    await expect(service.createApiKey(project.id, 'past', { expiresAt: new Date(Date.now() - 1_000) })).rejects.toThrow(/expiresAt must be in the future/);
+  });
+
+  it('were all-scope when made before scopes existed', async () => {
+    const { project } = await service.createTenant(`tenant ${Math.random()}`);
+    const { apiKey } = await service.createApiKey(project.id, 'old');
+    // A row as 001 wrote it gets the column's default: the migration gave every existing key all three.
+    const { rows } = await pool.query<{ scopes: string[] }>("SELECT column_default AS scopes FROM information_schema.columns WHERE table_name = 'api_keys' AND column_name = 'scopes'");
+    expect(rows[0]!.scopes).toMatch(/INGEST.*READ.*MANAGE/);
+    expect(apiKey.scopes).toEqual(['INGEST', 'READ', 'MANAGE']);
   });
 });

@@ -72,9 +72,9 @@ export class ApiKeyVerifier {
     }
     const epoch = this.epoch;
     const stored = await this.repository.findKeyByLookupId(parsed.lookupId);
-    const valid = stored && !stored.revokedAt && secretMatches(secret, stored.salt, stored.hash, this.options.pepper);
-    const scope = valid ? { tenantId: stored.tenantId, projectId: stored.projectId, apiKeyId: stored.id } : undefined;
-    if (this.listening && epoch === this.epoch) this.remember(digest, scope, now);
+    const valid = stored && !stored.revokedAt && !(stored.expiresAt && stored.expiresAt.getTime() <= now) && secretMatches(secret, stored.salt, stored.hash, this.options.pepper);
+    const scope = valid ? { tenantId: stored.tenantId, projectId: stored.projectId, apiKeyId: stored.id, scopes: stored.scopes } : undefined;
+    if (this.listening && epoch === this.epoch) this.remember(digest, scope, now, stored?.expiresAt ?? null);
     if (scope) this.touch(scope.apiKeyId, now);
     return scope;
   }
@@ -94,12 +94,14 @@ export class ApiKeyVerifier {
     await this.listener?.end().catch(() => undefined);
   }
 
-  private remember(digest: string, scope: ProjectScope | undefined, now: number): void {
+  /** A key that expires is trusted from the cache only until it does. */
+  private remember(digest: string, scope: ProjectScope | undefined, now: number, keyExpiresAt: Date | null): void {
     if (this.cache.size >= this.maxEntries) {
       const oldest = this.cache.keys().next().value;
       if (oldest !== undefined) this.cache.delete(oldest);
     }
-    this.cache.set(digest, { scope, expiresAt: now + (scope ? this.ttlMs : this.negativeTtlMs) });
+    const expiresAt = now + (scope ? this.ttlMs : this.negativeTtlMs);
+    this.cache.set(digest, { scope, expiresAt: keyExpiresAt ? Math.min(expiresAt, keyExpiresAt.getTime()) : expiresAt });
   }
 
   /** last_used_at at most once a minute per key from this process; the UPDATE's own guard covers the rest. */

@@ -3,3 +3,4 @@ export * from './api-key.verifier';
 export * from './tenancy.model';
 export * from './tenancy.repository';
 export * from './tenancy.service';
+export * from './authenticator';

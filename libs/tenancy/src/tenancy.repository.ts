@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import { displayPrefix } from './api-key.secret';
-import type { ApiKey, Project, Tenant } from './tenancy.model';
+import type { ApiKey, ApiKeyScope, Project, Tenant } from './tenancy.model';
 
 /** PostgreSQL channel on which revocations reach every process's key cache. */
 export const KEY_REVOKED_CHANNEL = 'spanforge_api_key_revoked';
@@ -11,7 +11,9 @@ interface ApiKeyRow {
   project_id: string;
   name: string | null;
   lookup_id: string;
+  scopes: string[];
   created_at: Date;
+  expires_at: Date | null;
   revoked_at: Date | null;
   last_used_at: Date | null;
 }
@@ -35,7 +37,7 @@ export interface StoredKey extends ApiKey {
   hash: Buffer;
 }
 
-const KEY_COLUMNS = 'id, tenant_id, project_id, name, lookup_id, created_at, revoked_at, last_used_at';
+const KEY_COLUMNS = 'id, tenant_id, project_id, name, lookup_id, scopes, created_at, expires_at, revoked_at, last_used_at';
 
 function toApiKey(row: ApiKeyRow): ApiKey {
   return {
@@ -44,7 +46,9 @@ function toApiKey(row: ApiKeyRow): ApiKey {
     projectId: row.project_id,
     name: row.name,
     prefix: displayPrefix(row.lookup_id),
+    scopes: row.scopes as ApiKeyScope[],
     createdAt: row.created_at,
+    expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
     lastUsedAt: row.last_used_at,
   };
@@ -158,10 +162,10 @@ export class TenancyRepository {
     return rows.map(toApiKey);
   }
 
-  async insertApiKey(key: { tenantId: string; projectId: string; name: string | null; lookupId: string; salt: Buffer; hash: Buffer }): Promise<ApiKey> {
+  async insertApiKey(key: { tenantId: string; projectId: string; name: string | null; lookupId: string; salt: Buffer; hash: Buffer; scopes: readonly ApiKeyScope[]; expiresAt: Date | null }): Promise<ApiKey> {
     const { rows } = await this.pool.query<ApiKeyRow>(
-      `INSERT INTO api_keys (tenant_id, project_id, name, lookup_id, salt, hash) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
-      [key.tenantId, key.projectId, key.name, key.lookupId, key.salt, key.hash],
+      `INSERT INTO api_keys (tenant_id, project_id, name, lookup_id, salt, hash, scopes, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${KEY_COLUMNS}`,
+      [key.tenantId, key.projectId, key.name, key.lookupId, key.salt, key.hash, key.scopes, key.expiresAt],
     );
     return toApiKey(rows[0]!);
   }

@@ -1,7 +1,7 @@
 import { badInput, notFound } from '@spanforge/errors';
 import { generateSecret, hashSecret, newSalt } from './api-key.secret';
 import type { ApiKeyVerifier } from './api-key.verifier';
-import type { ApiKey, Project, Tenant } from './tenancy.model';
+import { ALL_SCOPES, type ApiKey, type ApiKeyScope, type Project, type Tenant } from './tenancy.model';
 import type { ProjectIngestLimits, PriceOverrideRow, TenancyRepository } from './tenancy.repository';
 import { PriceTable, type PriceOverride } from '@spanforge/pricing';
 
@@ -38,8 +38,15 @@ export class TenancyService {
     return project;
   }
 
-  /** The secret is returned here and never again: only its hash is stored. */
-  async createApiKey(projectId: string, name?: string | null): Promise<{ secret: string; apiKey: ApiKey }> {
+  /**
+   * The secret is returned here and never again: only its hash is stored. Without scopes the key
+   * may do everything in its project; an expiry must lie in the future.
+   */
+  async createApiKey(projectId: string, name?: string | null, options: { scopes?: readonly ApiKeyScope[] | null; expiresAt?: Date | null } = {}): Promise<{ secret: string; apiKey: ApiKey }> {
+    const scopes = options.scopes == null ? ALL_SCOPES : [...new Set(options.scopes)];
+    if (scopes.length === 0) throw badInput('scopes must name at least one of INGEST, READ, MANAGE (leave it out for all three)');
+    const expiresAt = options.expiresAt ?? null;
+    if (expiresAt && expiresAt.getTime() <= Date.now()) throw badInput(`expiresAt must be in the future, got ${expiresAt.toISOString()}`);
     const project = await this.repository.findProject(projectId);
     if (!project) throw notFound(`no project with id ${projectId}`);
     const { secret, lookupId } = generateSecret();
@@ -51,6 +58,8 @@ export class TenancyService {
       lookupId,
       salt,
       hash: hashSecret(secret, salt, this.pepper),
+      scopes,
+      expiresAt,
     });
     return { secret, apiKey };
   }

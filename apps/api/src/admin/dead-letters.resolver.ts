@@ -2,7 +2,8 @@ import { Args, Context, Field, ID, Int, Mutation, ObjectType, Query, Resolver } 
 import { badInput, notFound } from '@spanforge/errors';
 import { DeadLetterRepository } from '@spanforge/ingest';
 import { INGEST_JOB_OPTIONS, INGEST_QUEUE, IngestJobName, type IngestJob, type ReplayDeadLettersJob } from '@spanforge/queue';
-import { requireAdmin, type RequestContext } from '../graphql/request-context';
+import { AdminOnly } from '../auth/access.decorators';
+import type { RequestContext } from '../graphql/request-context';
 
 @ObjectType('DeadLetter', {
   description: 'Something the ingest pipeline could not store, kept instead of dropped: a span row ClickHouse refused, or an export whose retries ran out. Replay it with replayDeadLetters once the cause is fixed.',
@@ -28,6 +29,7 @@ export class DeadLetterReplayModel {
 const MAX_DEAD_LETTERS = 10_000;
 
 /** Operators' view of what ingest could not store, and the replay after a fix (admin token). */
+@AdminOnly()
 @Resolver()
 export class DeadLettersResolver {
   @Query(() => [DeadLetterModel], { description: "A project's dead letters, newest first (admin token)." })
@@ -37,7 +39,6 @@ export class DeadLettersResolver {
     @Args('includeReplayed', { defaultValue: false }) includeReplayed: boolean,
     @Context() context: RequestContext,
   ): Promise<DeadLetterModel[]> {
-    await requireAdmin(context);
     if (first < 1 || first > MAX_DEAD_LETTERS) throw badInput(`first must be from 1 to ${MAX_DEAD_LETTERS}`);
     const project = await this.project(projectId, context);
     const letters = await new DeadLetterRepository(context.infra.clickhouse).list(project, { first, includeReplayed });
@@ -50,7 +51,6 @@ export class DeadLettersResolver {
     @Args('ids', { type: () => [ID], nullable: true }) ids: string[] | undefined,
     @Context() context: RequestContext,
   ): Promise<DeadLetterReplayModel> {
-    await requireAdmin(context);
     if (ids && (ids.length === 0 || ids.length > MAX_DEAD_LETTERS)) throw badInput(`ids must name from 1 to ${MAX_DEAD_LETTERS} dead letters, or be left out for all`);
     const project = await this.project(projectId, context);
     const pending = await new DeadLetterRepository(context.infra.clickhouse).pending(project, ids ?? undefined, MAX_DEAD_LETTERS);

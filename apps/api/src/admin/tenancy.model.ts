@@ -1,5 +1,15 @@
-import { Field, Float, ID, InputType, Int, ObjectType } from '@nestjs/graphql';
-import { DEFAULT_PROJECT_INGEST_LIMITS } from '@spanforge/tenancy';
+import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { ApiKeyScope, DEFAULT_PROJECT_INGEST_LIMITS } from '@spanforge/tenancy';
+
+registerEnumType(ApiKeyScope, {
+  name: 'ApiKeyScope',
+  description: 'What a project API key may do.',
+  valuesMap: {
+    INGEST: { description: 'Send spans (OTLP over HTTP and gRPC) and feedback (POST /v1/feedback, submitFeedback).' },
+    READ: { description: "Query the project's data: every GraphQL query of project data, the waterfall, report downloads." },
+    MANAGE: { description: "Change the project's configuration: cost report schedules, score configs, feedback tokens." },
+  },
+});
 import { SafeIntScalar } from '../graphql/safe-int.scalar';
 
 @ObjectType('Project')
@@ -24,7 +34,9 @@ export class ApiKeyModel {
   @Field(() => ID) projectId!: string;
   @Field(() => String, { nullable: true }) name!: string | null;
   @Field({ description: 'The first characters of the secret (`sf_<lookup id>`), safe to show.' }) prefix!: string;
+  @Field(() => [ApiKeyScope]) scopes!: ApiKeyScope[];
   @Field() createdAt!: Date;
+  @Field(() => Date, { nullable: true, description: 'From then on the key is refused like a revoked one; null: it does not expire.' }) expiresAt!: Date | null;
   @Field(() => Date, { nullable: true }) revokedAt!: Date | null;
   @Field(() => Date, { nullable: true }) lastUsedAt!: Date | null;
 }
@@ -50,6 +62,8 @@ export class CreateProjectInput {
 export class CreateApiKeyInput {
   @Field(() => ID) projectId!: string;
   @Field(() => String, { nullable: true }) name?: string | null;
+  @Field(() => [ApiKeyScope], { nullable: true, description: 'Left out: all three. An exporter needs only INGEST, a dashboard only READ.' }) scopes?: ApiKeyScope[] | null;
+  @Field(() => Date, { nullable: true, description: 'When the key stops working; left out, it does not expire.' }) expiresAt?: Date | null;
 }
 
 @ObjectType('ModelPrice', { description: "A project's own price for a model (USD per million tokens), in force from effectiveFrom; it wins over the bundled price table." })

@@ -1,6 +1,8 @@
 import { Args, Context, ID, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { notFound } from '@spanforge/errors';
-import { requireAdmin, requireProject, type RequestContext } from '../graphql/request-context';
+import type { ProjectScope } from '@spanforge/tenancy';
+import { AdminOnly, AnyProjectKey, CurrentProject } from '../auth/access.decorators';
+import type { RequestContext } from '../graphql/request-context';
 import type { PriceOverrideRow } from '@spanforge/tenancy';
 import { ApiKeyModel, CreateApiKeyInput, CreateProjectInput, CreateTenantInput, CreatedApiKeyModel, IngestLimitsInput, IngestLimitsModel, ModelPriceInput, ModelPriceModel, ProjectModel, TenantModel } from './tenancy.model';
 
@@ -19,49 +21,43 @@ function toModelPrice(row: PriceOverrideRow): ModelPriceModel {
   };
 }
 
-/** CONTRACT section 2: admin mutations behind ADMIN_TOKEN; `currentProject` for a project key. */
+/** Tenants, projects, keys and per-project settings, behind the admin token; `currentProject` for any project key. */
+@AdminOnly()
 @Resolver()
 export class TenancyResolver {
   @Mutation(() => TenantModel, { description: 'Creates a tenant with a project named "default".' })
   async createTenant(@Args('input') input: CreateTenantInput, @Context() context: RequestContext): Promise<TenantModel> {
-    await requireAdmin(context);
     const { tenant, project } = await context.infra.tenancy.createTenant(input.name);
     return { ...tenant, projects: [project] };
   }
 
   @Mutation(() => ProjectModel)
   async createProject(@Args('input') input: CreateProjectInput, @Context() context: RequestContext): Promise<ProjectModel> {
-    await requireAdmin(context);
     return context.infra.tenancy.createProject(input.tenantId, input.name);
   }
 
   @Mutation(() => CreatedApiKeyModel)
   async createApiKey(@Args('input') input: CreateApiKeyInput, @Context() context: RequestContext): Promise<CreatedApiKeyModel> {
-    await requireAdmin(context);
-    return context.infra.tenancy.createApiKey(input.projectId, input.name);
+    return context.infra.tenancy.createApiKey(input.projectId, input.name, { scopes: input.scopes, expiresAt: input.expiresAt });
   }
 
   @Mutation(() => ApiKeyModel, { description: 'Revoked keys are refused by every process within a second.' })
   async revokeApiKey(@Args('id', { type: () => ID }) id: string, @Context() context: RequestContext): Promise<ApiKeyModel> {
-    await requireAdmin(context);
     return context.infra.tenancy.revokeApiKey(id);
   }
 
   @Query(() => [TenantModel], { description: 'Every tenant with its projects, oldest first (admin token).' })
   async tenants(@Context() context: RequestContext): Promise<TenantModel[]> {
-    await requireAdmin(context);
     return context.infra.tenancy.tenants();
   }
 
   @Query(() => [ApiKeyModel], { description: "A project's API keys, newest first, revoked ones included; their prefixes, never their secrets (admin token)." })
   async apiKeys(@Args('projectId', { type: () => ID }) projectId: string, @Context() context: RequestContext): Promise<ApiKeyModel[]> {
-    await requireAdmin(context);
     return context.infra.tenancy.apiKeysOf(projectId);
   }
 
   @Query(() => [ModelPriceModel], { description: "A project's own model prices, oldest first (admin token)." })
   async modelPrices(@Args('projectId', { type: () => ID }) projectId: string, @Context() context: RequestContext): Promise<ModelPriceModel[]> {
-    await requireAdmin(context);
     return (await context.infra.tenancy.modelPrices(projectId)).map(toModelPrice);
   }
 
@@ -69,31 +65,27 @@ export class TenancyResolver {
     description: "Sets a model's price for one project from effectiveFrom on (the same model and instant again replaces it). Workers use it within a minute, for spans ingested from then on; stored spans keep their cost.",
   })
   async setModelPrice(@Args('input') input: ModelPriceInput, @Context() context: RequestContext): Promise<ModelPriceModel> {
-    await requireAdmin(context);
     return toModelPrice(await context.infra.tenancy.setModelPrice(input));
   }
 
   @Mutation(() => ModelPriceModel, { description: 'Removes a project price; spans ingested afterwards are priced by the bundled table again.' })
   async deleteModelPrice(@Args('id', { type: () => ID }) id: string, @Context() context: RequestContext): Promise<ModelPriceModel> {
-    await requireAdmin(context);
     return toModelPrice(await context.infra.tenancy.deleteModelPrice(id));
   }
 
   @Query(() => IngestLimitsModel, { description: "A project's own ingest rate limits (admin token)." })
   async ingestLimits(@Args('projectId', { type: () => ID }) projectId: string, @Context() context: RequestContext): Promise<IngestLimitsModel> {
-    await requireAdmin(context);
     return { projectId, ...(await context.infra.tenancy.ingestLimits(projectId)) };
   }
 
   @Mutation(() => IngestLimitsModel, { description: "Changes a project's ingest rate limits: a field given sets that limit (null: back to the default), an absent one keeps it. Every gateway applies them within 30 s." })
   async setIngestLimits(@Args('input') input: IngestLimitsInput, @Context() context: RequestContext): Promise<IngestLimitsModel> {
-    await requireAdmin(context);
     return { projectId: input.projectId, ...(await context.infra.tenancy.setIngestLimits(input)) };
   }
 
-  @Query(() => ProjectModel, { description: 'The project the bearer API key belongs to.' })
-  async currentProject(@Context() context: RequestContext): Promise<ProjectModel> {
-    const scope = await requireProject(context);
+  @AnyProjectKey()
+  @Query(() => ProjectModel, { description: 'The project the bearer API key belongs to (a key of any scope).' })
+  async currentProject(@CurrentProject() scope: ProjectScope, @Context() context: RequestContext): Promise<ProjectModel> {
     const project = await context.infra.tenancy.findProject(scope.projectId);
     if (!project) throw notFound('the project of this key no longer exists');
     return project;

@@ -1,13 +1,15 @@
 import { Args, Context, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
-import { requireProject, type RequestContext } from '../graphql/request-context';
+import { ApiKeyScope, type ProjectScope } from '@spanforge/tenancy';
+import { CurrentProject, RequireScope } from '../auth/access.decorators';
+import type { RequestContext } from '../graphql/request-context';
 import { Feedback, FeedbackInput, FeedbackToken, ScoreConfig, ScoreConfigInput, ScoreDataType } from './feedback.model';
 
-/** CONTRACT section 3 `submitFeedback`, score configs and browser-safe feedback tokens. */
+/** `submitFeedback` (INGEST), score configs (MANAGE to define, READ to list) and browser-safe feedback tokens (MANAGE). */
 @Resolver()
 export class FeedbackResolver {
+  @RequireScope(ApiKeyScope.INGEST)
   @Mutation(() => Feedback)
-  async submitFeedback(@Args('input') input: FeedbackInput, @Context() context: RequestContext): Promise<Feedback> {
-    const scope = await requireProject(context);
+  async submitFeedback(@CurrentProject() scope: ProjectScope, @Args('input') input: FeedbackInput, @Context() context: RequestContext): Promise<Feedback> {
     const record = await context.infra.feedback.submit(scope, input);
     return {
       id: record.id,
@@ -20,27 +22,27 @@ export class FeedbackResolver {
     };
   }
 
+  @RequireScope(ApiKeyScope.MANAGE)
   @Mutation(() => ScoreConfig, { description: 'Defines a score name: its type and allowed values; later values that break it are refused.' })
-  async createScoreConfig(@Args('input') input: ScoreConfigInput, @Context() context: RequestContext): Promise<ScoreConfig> {
-    const scope = await requireProject(context);
+  async createScoreConfig(@CurrentProject() scope: ProjectScope, @Args('input') input: ScoreConfigInput, @Context() context: RequestContext): Promise<ScoreConfig> {
     const config = await context.infra.feedback.createScoreConfig(scope, input);
     return { ...config, dataType: config.dataType as ScoreDataType };
   }
 
+  @RequireScope(ApiKeyScope.READ)
   @Query(() => [ScoreConfig])
-  async scoreConfigs(@Context() context: RequestContext): Promise<ScoreConfig[]> {
-    const scope = await requireProject(context);
+  async scoreConfigs(@CurrentProject() scope: ProjectScope, @Context() context: RequestContext): Promise<ScoreConfig[]> {
     return (await context.infra.feedback.scoreConfigs(scope)).map((c) => ({ ...c, dataType: c.dataType as ScoreDataType }));
   }
 
+  @RequireScope(ApiKeyScope.MANAGE)
   @Mutation(() => FeedbackToken, { description: 'A signed, expiring token a browser may use to send feedback for one trace and score name.' })
-  async createFeedbackToken(
+  async createFeedbackToken(@CurrentProject() scope: ProjectScope, 
     @Args('traceId') traceId: string,
     @Args('name') name: string,
     @Args('ttlSeconds', { type: () => Int }) ttlSeconds: number,
     @Context() context: RequestContext,
   ): Promise<FeedbackToken> {
-    const scope = await requireProject(context);
     const { token, expiresAt } = context.infra.feedback.createToken(scope, traceId, name, ttlSeconds);
     return { token, expiresAt: new Date(expiresAt * 1000).toISOString(), ttlSeconds };
   }

@@ -9,7 +9,8 @@ import { DateTimeScalar } from './date-time.scalar';
 import { graphqlErrorFormatter } from './error-formatter';
 import { withPlainFieldsInline } from './plain-fields';
 import { queryLimitsRule } from './query-limits.rule';
-import { bearerOf, type RequestContext } from './request-context';
+import { callerOf } from '../auth/access.guard';
+import type { RequestContext } from './request-context';
 
 export type GraphqlDriver = 'mercurius' | 'apollo';
 
@@ -28,7 +29,7 @@ export function graphqlModule(infra: Infrastructure, driver: GraphqlDriver = 'me
     buildSchemaOptions: { scalarsMap: [{ type: Date, scalar: DateTimeScalar }] },
     transformSchema: withPlainFieldsInline,
     graphiql: false,
-    context: (request: FastifyRequest): RequestContext => ({ bearer: bearerOf(request), infra }),
+    context: async (request: FastifyRequest): Promise<RequestContext> => ({ caller: await callerOf(request, infra), infra }),
     errorFormatter: graphqlErrorFormatter(infra.log.child('graphql')),
     // Compile a query with graphql-jit after its first use: dashboards repeat the same few queries,
     // and it cut the fixed GraphQL cost by ~0.4 ms a request (`npm run bench:query`, BENCHMARKS.md).
@@ -50,7 +51,7 @@ function apolloModule(infra: Infrastructure): DynamicModule {
     playground: false,
     introspection: false,
     // @as-integrations/fastify calls the context function with (request, reply).
-    context: (request: FastifyRequest): RequestContext => ({ bearer: bearerOf(request), infra }),
+    context: async (request: FastifyRequest): Promise<RequestContext> => ({ caller: await callerOf(request, infra), infra }),
     validationRules: [queryLimitsRule],
     formatError: (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
       const original = (error as GraphQLError).originalError;

@@ -40,4 +40,20 @@ describe('queryLimitsRule', () => {
     const errors = errorsOf(query);
     expect(errors).toEqual([{ message: `query selects more than ${QUERY_LIMITS.maxFields} fields`, code: 'QUERY_TOO_EXPENSIVE' }]);
   });
+
+  it('measures a fragment bomb (each fragment spreads the next twice) in time linear in its size', () => {
+    // 40 levels expand to 2^40 fields; measuring them one by one would take days.
+    const levels = 40;
+    const fragments = Array.from({ length: levels }, (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`).join(' ');
+    const query = `{ ...F0 } ${fragments} fragment F${levels} on Query { node { id } }`;
+    const started = performance.now();
+    const errors = errorsOf(query);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(errors).toContainEqual({ message: `query selects more than ${QUERY_LIMITS.maxFields} fields`, code: 'QUERY_TOO_EXPENSIVE' });
+  });
+
+  it('leaves a fragment that spreads itself to the cycle rule, without looping', () => {
+    const errors = errorsOf('{ node { ...a } } fragment a on Node { id child { ...b } } fragment b on Node { ...a }');
+    expect(errors.map((e) => e.message)).toContainEqual(expect.stringMatching(/Cannot spread fragment "a" within itself/));
+  });
 });

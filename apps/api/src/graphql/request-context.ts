@@ -1,49 +1,15 @@
-import type { FastifyRequest } from 'fastify';
-import { DomainError, ErrorCode } from '@spanforge/errors';
-import { credentialFrom, tokensEqual, type ProjectScope } from '@spanforge/tenancy';
 import type { Infrastructure } from '@spanforge/runtime';
 import { ScopedClickHouse, type QueryScope } from '@spanforge/query';
+import { ApiKeyScope, projectWithScope, type Caller, type ProjectScope } from '@spanforge/tenancy';
 
-/** What a GraphQL request may do, decided once per request from its bearer token. */
+/** What a GraphQL request may do: its caller, authenticated before the document is parsed (api.server.ts). */
 export interface RequestContext {
-  bearer: string | undefined;
+  caller: Caller;
   infra: Infrastructure;
-  scope?: Promise<ProjectScope | undefined>;
+  /** The project AccessGuard admitted the caller to, for the request's root fields that need one. */
+  project?: ProjectScope;
   /** The request's scoped ClickHouse, made once (every resolver of the request shares it). */
-  db?: Promise<ScopedClickHouse>;
-}
-
-export function bearerOf(request: Pick<FastifyRequest, 'headers'>): string | undefined {
-  return credentialFrom(request.headers.authorization, request.headers['x-api-key']);
-}
-
-/**
- * Admin mutations: one answer for a missing and a wrong token, so nothing is learned by probing;
- * a valid project API key is a known caller without the right, so FORBIDDEN.
- */
-function bearsAdminToken(context: RequestContext): boolean {
-  const expected = context.infra.adminToken;
-  return !!context.bearer && !!expected && tokensEqual(context.bearer, expected);
-}
-
-export async function requireAdmin(context: RequestContext): Promise<void> {
-  if (bearsAdminToken(context)) return;
-  if (await requireProject(context).catch(() => undefined)) {
-    throw new DomainError(ErrorCode.FORBIDDEN, 'admin token required: a project API key cannot manage tenants, projects or keys');
-  }
-  throw new DomainError(ErrorCode.UNAUTHENTICATED, 'admin token required');
-}
-
-export async function requireProject(context: RequestContext): Promise<ProjectScope> {
-  context.scope ??= context.infra.keys.verify(context.bearer);
-  const scope = await context.scope;
-  if (!scope) {
-    if (bearsAdminToken(context)) {
-      throw new DomainError(ErrorCode.UNAUTHENTICATED, "a project API key is required: the admin token manages tenants, projects and keys, and reads no project's data");
-    }
-    throw new DomainError(ErrorCode.UNAUTHENTICATED, 'a valid project API key is required');
-  }
-  return scope;
+  db?: ScopedClickHouse;
 }
 
 /** The API's way to ClickHouse for one project: every query scoped to it, under the operator's query limits. */
@@ -51,8 +17,11 @@ export function scopedClickHouse(infra: Pick<Infrastructure, 'clickhouse' | 'con
   return new ScopedClickHouse(infra.clickhouse, scope, infra.config.queryLimits);
 }
 
-/** The request's project, as the only way resolvers reach ClickHouse: every query it runs is scoped to it. */
-export function projectClickHouse(context: RequestContext): Promise<ScopedClickHouse> {
-  context.db ??= requireProject(context).then((scope) => scopedClickHouse(context.infra, scope));
+/**
+ * The request's project's data, as the only way resolvers reach ClickHouse: every query it runs is
+ * scoped to the project AccessGuard admitted (READ), or, failing that, refused.
+ */
+export function projectClickHouse(context: RequestContext): ScopedClickHouse {
+  context.db ??= scopedClickHouse(context.infra, context.project ?? projectWithScope(context.caller, ApiKeyScope.READ));
   return context.db;
 }

@@ -1,9 +1,11 @@
 import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import type { Infrastructure } from '@spanforge/runtime';
+import { Public } from '../auth/access.decorators';
 import { INFRASTRUCTURE } from '../infrastructure.token';
 
-/** CONTRACT section 1: `/healthz` (alive), `/readyz` (every dependency reachable), `/metrics`. */
+/** `/healthz` (alive), `/readyz` (every dependency reachable), `/metrics`, and the index page: open to anyone. */
+@Public()
 @Controller()
 export class HealthController {
   constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}

@@ -1,5 +1,7 @@
 import { Args, Context, Int, Query, Resolver } from '@nestjs/graphql';
 import { AnalyticsRepository, decodeCursor, encodeCursor, isoOf, pageSize, sessionScores, usd } from '@spanforge/query';
+import { ApiKeyScope } from '@spanforge/tenancy';
+import { RequireScope } from '../auth/access.decorators';
 import { projectClickHouse, type RequestContext } from '../graphql/request-context';
 import { CostDimension, CostRow, IterationLatency, SessionConnection, SessionFilterInput, TraceFilterInput } from './query.model';
 
@@ -8,6 +10,7 @@ async function repository(context: RequestContext): Promise<AnalyticsRepository>
 }
 
 /** CONTRACT section 5 aggregates, served from the rollups. */
+@RequireScope(ApiKeyScope.READ)
 @Resolver()
 export class AnalyticsResolver {
   @Query(() => [IterationLatency], { description: 'Trace latency percentiles (exact, inclusive) per agent iteration count.' })

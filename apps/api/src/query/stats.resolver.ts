@@ -1,5 +1,7 @@
 import { Args, Context, Query, Resolver } from '@nestjs/graphql';
 import { StatsRepository, isoOf, usd } from '@spanforge/query';
+import { ApiKeyScope } from '@spanforge/tenancy';
+import { RequireScope } from '../auth/access.decorators';
 import { projectClickHouse, type RequestContext } from '../graphql/request-context';
 import { IngestMinute, ModelStats, SpanType, SpanTypeStats, TimeRangeInput, TraceFilterInput } from './query.model';
 
@@ -10,6 +12,7 @@ async function repository(context: RequestContext): Promise<StatsRepository> {
 const nullable = (value: number | null | undefined) => (value === null || value === undefined ? null : Number(value));
 
 /** Per span type, per model and per minute of ingest. */
+@RequireScope(ApiKeyScope.READ)
 @Resolver()
 export class StatsResolver {
   @Query(() => [SpanTypeStats], { description: 'Per span type: count, error rate, latency percentiles; of the spans that start in the range, of the traces the filter matches.' })

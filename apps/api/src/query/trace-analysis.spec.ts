@@ -11,8 +11,9 @@ function request(): { context: RequestContext; reads: () => number } {
       return { json: async () => [] };
     },
   };
-  const infra = { clickhouse, config: { queryLimits: DEFAULT_QUERY_LIMITS }, keys: { verify: async () => ({ tenantId: 't', projectId: 'p', apiKeyId: 'k' }) } };
-  return { context: { bearer: 'key', infra } as unknown as RequestContext, reads: () => reads };
+  const infra = { clickhouse, config: { queryLimits: DEFAULT_QUERY_LIMITS } };
+  const project = { tenantId: 't', projectId: 'p', apiKeyId: 'k', scopes: ['READ'] };
+  return { context: { caller: { kind: 'project', project }, project, infra } as unknown as RequestContext, reads: () => reads };
 }
 
 const trace = (i: number) => ({ traceId: i.toString(16).padStart(32, '0'), bounds: {} });

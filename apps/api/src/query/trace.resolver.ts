@@ -2,6 +2,8 @@ import { Args, Context, Float, Info, Int, Parent, Query, ResolveField, Resolver 
 import type { GraphQLResolveInfo } from 'graphql';
 import { FeedbackReadRepository, decodeCursor, encodeCursor, isoOf, pageSize, parentsFirst } from '@spanforge/query';
 import { badInput, DomainError, ErrorCode } from '@spanforge/errors';
+import { ApiKeyScope } from '@spanforge/tenancy';
+import { RequireScope } from '../auth/access.decorators';
 import { projectClickHouse, type RequestContext } from '../graphql/request-context';
 import { CriticalPathStep, FeedbackScore, Finding, Span, SpanDetail, Trace, TraceConnection, TraceFilterInput } from './query.model';
 import { repositoryFor, traceAnalysis, traceSpans } from './trace-analysis';
@@ -24,6 +26,7 @@ function checkTraceId(traceId: string): string {
 }
 
 /** CONTRACT section 5: `trace`, `traces`; spans, critical path and analysis resolve only when asked. */
+@RequireScope(ApiKeyScope.READ)
 @Resolver(() => Trace)
 export class TraceResolver {
   @Query(() => Trace, { nullable: true })

@@ -1,9 +1,10 @@
-import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { renderReportCsv, renderReportHtml, type CostReport } from '@spanforge/reports';
 import type { Infrastructure } from '@spanforge/runtime';
-import { credentialFrom } from '@spanforge/tenancy';
-import { notFound, unauthenticated } from '@spanforge/errors';
+import { ApiKeyScope, type ProjectScope } from '@spanforge/tenancy';
+import { CurrentProject, RequireScope } from '../auth/access.decorators';
+import { notFound } from '@spanforge/errors';
 import { INFRASTRUCTURE } from '../infrastructure.token';
 
 /** `GET /v1/reports/:id.csv` and `/v1/reports/:id.html` with the project key. */
@@ -11,10 +12,9 @@ import { INFRASTRUCTURE } from '../infrastructure.token';
 export class CostReportController {
   constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
 
+  @RequireScope(ApiKeyScope.READ)
   @Get(':file')
-  async report(@Param('file') file: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const scope = await this.infra.keys.verify(credentialFrom(request.headers.authorization, request.headers['x-api-key']));
-    if (!scope) throw unauthenticated('a valid project API key is required');
+  async report(@Param('file') file: string, @CurrentProject() scope: ProjectScope, @Res() reply: FastifyReply): Promise<void> {
     const match = /^([0-9a-f-]{36})\.(csv|html)$/i.exec(file);
     if (!match) throw notFound('use /v1/reports/<id>.csv or /v1/reports/<id>.html');
     const row = await this.infra.costReports.report(scope, match[1]!);

@@ -1,7 +1,9 @@
 import { Args, Context, ID, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
 import type { ReportRow, ScheduleRow } from '@spanforge/cost-reports';
 import { badInput } from '@spanforge/errors';
-import { requireProject, type RequestContext } from '../graphql/request-context';
+import { ApiKeyScope, type ProjectScope } from '@spanforge/tenancy';
+import { CurrentProject, RequireScope } from '../auth/access.decorators';
+import type { RequestContext } from '../graphql/request-context';
 import type { CostDimension } from '../query/query.model';
 import { CostReportSchedule, CostReportScheduleInput, CostReportSummary, CreatedCostReportSchedule } from './cost-report.model';
 
@@ -35,51 +37,51 @@ function toReport(row: ReportRow): CostReportSummary {
   };
 }
 
-/** Issue 5: scheduled cost reports, per project. */
+/** Scheduled cost reports, per project: schedules are configuration (MANAGE; they hold the webhook), reports are data (READ). */
 @Resolver()
 export class CostReportResolver {
+  @RequireScope(ApiKeyScope.MANAGE)
   @Mutation(() => CreatedCostReportSchedule)
-  async createCostReportSchedule(@Args('input') input: CostReportScheduleInput, @Context() context: RequestContext): Promise<CreatedCostReportSchedule> {
-    const scope = await requireProject(context);
+  async createCostReportSchedule(@CurrentProject() scope: ProjectScope, @Args('input') input: CostReportScheduleInput, @Context() context: RequestContext): Promise<CreatedCostReportSchedule> {
     const { schedule, signingSecret } = await context.infra.costReports.createSchedule(scope, input);
     return { schedule: toSchedule(schedule), signingSecret };
   }
 
+  @RequireScope(ApiKeyScope.MANAGE)
   @Mutation(() => CostReportSchedule)
-  async updateCostReportSchedule(@Args('id', { type: () => ID }) id: string, @Args('input') input: CostReportScheduleInput, @Context() context: RequestContext): Promise<CostReportSchedule> {
-    const scope = await requireProject(context);
+  async updateCostReportSchedule(@CurrentProject() scope: ProjectScope, @Args('id', { type: () => ID }) id: string, @Args('input') input: CostReportScheduleInput, @Context() context: RequestContext): Promise<CostReportSchedule> {
     return toSchedule(await context.infra.costReports.updateSchedule(scope, id, input));
   }
 
+  @RequireScope(ApiKeyScope.MANAGE)
   @Mutation(() => Boolean)
-  async deleteCostReportSchedule(@Args('id', { type: () => ID }) id: string, @Context() context: RequestContext): Promise<boolean> {
-    const scope = await requireProject(context);
+  async deleteCostReportSchedule(@CurrentProject() scope: ProjectScope, @Args('id', { type: () => ID }) id: string, @Context() context: RequestContext): Promise<boolean> {
     return context.infra.costReports.deleteSchedule(scope, id);
   }
 
+  @RequireScope(ApiKeyScope.MANAGE)
   @Mutation(() => CostReportSummary, { description: 'Produces the report of the window ending now and delivers it to the webhook.' })
-  async runCostReportNow(@Args('scheduleId', { type: () => ID }) scheduleId: string, @Context() context: RequestContext): Promise<CostReportSummary> {
-    const scope = await requireProject(context);
+  async runCostReportNow(@CurrentProject() scope: ProjectScope, @Args('scheduleId', { type: () => ID }) scheduleId: string, @Context() context: RequestContext): Promise<CostReportSummary> {
     return toReport(await context.infra.costReports.runNow(scope, scheduleId));
   }
 
+  @RequireScope(ApiKeyScope.MANAGE)
   @Query(() => [CostReportSchedule])
-  async costReportSchedules(@Context() context: RequestContext): Promise<CostReportSchedule[]> {
-    const scope = await requireProject(context);
+  async costReportSchedules(@CurrentProject() scope: ProjectScope, @Context() context: RequestContext): Promise<CostReportSchedule[]> {
     return (await context.infra.costReports.schedules(scope)).map(toSchedule);
   }
 
+  @RequireScope(ApiKeyScope.READ)
   @Query(() => [CostReportSummary], { description: 'The project\'s reports, newest window first.' })
-  async costReports(@Context() context: RequestContext, @Args('first', { type: () => Int, nullable: true }) first?: number): Promise<CostReportSummary[]> {
-    const scope = await requireProject(context);
+  async costReports(@CurrentProject() scope: ProjectScope, @Context() context: RequestContext, @Args('first', { type: () => Int, nullable: true }) first?: number): Promise<CostReportSummary[]> {
     const limit = first ?? 20;
     if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw badInput('first must be between 1 and 200');
     return (await context.infra.costReports.reports(scope, limit)).map(toReport);
   }
 
+  @RequireScope(ApiKeyScope.READ)
   @Query(() => CostReportSummary, { nullable: true })
-  async costReport(@Args('id', { type: () => ID }) id: string, @Context() context: RequestContext): Promise<CostReportSummary | null> {
-    const scope = await requireProject(context);
+  async costReport(@CurrentProject() scope: ProjectScope, @Args('id', { type: () => ID }) id: string, @Context() context: RequestContext): Promise<CostReportSummary | null> {
     const row = await context.infra.costReports.report(scope, id);
     return row ? toReport(row) : null;
   }

@@ -1,11 +1,12 @@
-import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { analyseTrace } from '@spanforge/analysis';
 import { TraceRepository } from '@spanforge/query';
 import { isGenAiTrace, rootSpanType } from '@spanforge/semconv';
 import type { Infrastructure } from '@spanforge/runtime';
-import { credentialFrom } from '@spanforge/tenancy';
-import { badInput, notFound, unauthenticated } from '@spanforge/errors';
+import { ApiKeyScope, type ProjectScope } from '@spanforge/tenancy';
+import { CurrentProject, RequireScope } from '../auth/access.decorators';
+import { badInput, notFound } from '@spanforge/errors';
 import { scopedClickHouse } from '../graphql/request-context';
 import { INFRASTRUCTURE } from '../infrastructure.token';
 import { renderWaterfall, type WaterfallSpan } from './waterfall.svg';
@@ -17,10 +18,9 @@ const TRACE_ID = /^[0-9a-f]{32}$/;
 export class WaterfallController {
   constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
 
+  @RequireScope(ApiKeyScope.READ)
   @Get(':traceId/waterfall.svg')
-  async waterfall(@Param('traceId') traceId: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const scope = await this.infra.keys.verify(credentialFrom(request.headers.authorization, request.headers['x-api-key']));
-    if (!scope) throw unauthenticated('a valid project API key is required');
+  async waterfall(@Param('traceId') traceId: string, @CurrentProject() scope: ProjectScope, @Res() reply: FastifyReply): Promise<void> {
     const id = traceId.toLowerCase();
     if (!TRACE_ID.test(id)) throw badInput('traceId must be 32 hex characters');
     const traces = new TraceRepository(scopedClickHouse(this.infra, scope));
