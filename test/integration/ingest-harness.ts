@@ -22,11 +22,12 @@ export interface IngestHarness {
  * BullMQ (PostgreSQL backend, or Redis when `redisUrl` is given): the real components, started
  * the way the all-in-one starts them.
  */
-export async function startIngestHarness(overrides: Record<string, string> = {}, options: { beforeWorkers?: (infra: Infrastructure) => void } = {}): Promise<IngestHarness> {
+export async function startIngestHarness(overrides: Record<string, string> = {}, options: { beforeWorkers?: (infra: Infrastructure) => void; workers?: boolean } = {}): Promise<IngestHarness> {
   const infra = await startInfrastructure(testConfig(overrides), 'all-in-one');
   // A seam for fault injection (e.g. a ClickHouse that refuses some inserts), set before the worker takes the client.
   options.beforeWorkers?.(infra);
-  await startWorkers(infra);
+  // Without workers the queue only grows: for tests of what the gateway does with a deep backlog.
+  if (options.workers !== false) await startWorkers(infra);
   const [httpLine, grpcLine] = await startGateway(infra);
   const http = /http:\/\/localhost:(\d+)/.exec(httpLine!)![1]!;
   const grpc = /localhost:(\d+)/.exec(grpcLine!)![1]!;

@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq';
 import { INGEST_JOB_OPTIONS, INGEST_QUEUE, IngestJobName, type IngestJob } from '@spanforge/queue';
 import type { Infrastructure } from '@spanforge/runtime';
 import { BacklogMonitor } from './ingest/backlog.monitor';
+import { BacklogShares } from './ingest/backlog-shares';
 import { GatewayMetrics } from './ingest/gateway.metrics';
 import { IngestService } from './ingest/ingest.service';
 import { ProjectLimitsCache } from './ingest/project-limits.cache';
@@ -25,6 +26,7 @@ export async function startGateway(infra: Infrastructure): Promise<string[]> {
     limiter: new IngestRateLimiter(),
     limits: new ProjectLimitsCache(infra.tenancyRepository),
     backlog,
+    shares: new BacklogShares(),
     refusals,
     metrics,
   });

@@ -1,8 +1,8 @@
 import type { Queue } from 'bullmq';
 
 /**
- * Watches the ingest queue's backlog so the gateway can answer 503 before the queue grows without
- * bound. Polled (not asked per request): one count query a second whatever the request rate.
+ * Watches the ingest queue's backlog so the gateway can refuse (429 for a project over its share,
+ * 503 for all past the overflow) before the queue grows without bound. Polled (not asked per request): one count query a second whatever the request rate.
  */
 export class BacklogMonitor {
   private backlog = 0;
@@ -39,8 +39,9 @@ export class BacklogMonitor {
     return this.activeJobs;
   }
 
-  get overCap(): boolean {
-    return this.backlog >= this.maxBacklog;
+  /** QUEUE_MAX_BACKLOG: past it the queue is for projects under their share only (backlog-shares.ts). */
+  get cap(): number {
+    return this.maxBacklog;
   }
 
   stop(): void {

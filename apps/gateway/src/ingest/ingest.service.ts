@@ -4,6 +4,7 @@ import { OtlpDecodeError, decodeJsonExport, decodeProtobufExport, describeReject
 import { INGEST_JOB_OPTIONS, IngestJobName, packExportBody, type ExportJob, type IngestJob } from '@spanforge/queue';
 import type { ProjectScope } from '@spanforge/tenancy';
 import type { BacklogMonitor } from './backlog.monitor';
+import type { BacklogShares } from './backlog-shares';
 import type { GatewayMetrics } from './gateway.metrics';
 import type { ProjectLimitsCache } from './project-limits.cache';
 import type { IngestRateLimiter } from './rate-limiter';
@@ -28,13 +29,16 @@ export interface IngestServiceDeps {
   limiter: IngestRateLimiter;
   limits: ProjectLimitsCache;
   backlog: BacklogMonitor;
+  /** Each project's share of the queue, for fairness when it is deep. */
+  shares: BacklogShares;
   refusals: RefusalCounter;
   metrics: GatewayMetrics;
 }
 
 /**
- * The gateway's decision for one export: decode and validate (so the answer can count rejected
- * spans), apply the project's rate limits, then hand the body to the queue. `accepted` is returned
+ * The gateway's decision for one export: refuse a project already over its rate, decode and
+ * validate (so the answer can count rejected spans), apply the project's rate limits and its share
+ * of the queue (backlog-shares.ts), then hand the body to the queue. `accepted` is returned
  * only after the queue has the job: a 200 means durably queued.
  */
 export class IngestService {
@@ -42,6 +46,14 @@ export class IngestService {
 
   async ingest(scope: ProjectScope, format: OtlpFormat, body: Buffer): Promise<IngestDecision> {
     const { refusals, metrics } = this.deps;
+    // A project already over its rate is refused before its body is decoded: a flood costs the
+    // gateway one bucket check an export, not a decode (its spans are not counted, only bytes).
+    const limits = await this.deps.limits.get(scope.projectId);
+    const early = this.deps.limiter.precheck(scope.projectId, body.length, limits);
+    if (early > 0) {
+      refusals.count(scope.tenantId, scope.projectId, 'rate_limited', 'before_decode', 0, body.length);
+      return { outcome: 'rate_limited', retryAfterSeconds: early, message: overRate(limits) };
+    }
     let result: DecodeResult;
     try {
       result = format === 'protobuf' ? decodeProtobufExport(body) : decodeJsonExport(body.toString('utf8'));
@@ -51,12 +63,11 @@ export class IngestService {
       return { outcome: 'invalid', message: error.message };
     }
 
-    const limits = await this.deps.limits.get(scope.projectId);
     const wait = this.deps.limiter.take(scope.projectId, result.received, body.length, limits);
     if (wait > 0) {
       refusals.count(scope.tenantId, scope.projectId, 'rate_limited', '', result.received, body.length);
       metrics.spans.inc({ outcome: 'rate_limited' }, result.received);
-      return { outcome: 'rate_limited', retryAfterSeconds: wait, message: `project over its ingest rate (${limits.spansPerSecond} spans/s, ${limits.bytesPerSecond} bytes/s)` };
+      return { outcome: 'rate_limited', retryAfterSeconds: wait, message: overRate(limits) };
     }
 
     const message = result.rejected > 0 ? describeRejections(result) : '';
@@ -68,7 +79,13 @@ export class IngestService {
       return { outcome: 'accepted', rejected: result.rejected, message };
     }
 
-    if (this.deps.backlog.overCap) {
+    const verdict = this.deps.shares.verdict(scope.projectId, this.deps.backlog.depth, this.deps.backlog.cap);
+    if (!verdict.admit && verdict.reason === 'over_share') {
+      refusals.count(scope.tenantId, scope.projectId, 'rate_limited', 'queue_share', result.received, body.length);
+      metrics.spans.inc({ outcome: 'rate_limited' }, result.received);
+      return { outcome: 'rate_limited', retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S, message: "project over its fair share of the ingest queue (it holds most of the queue's backlog); retry later" };
+    }
+    if (!verdict.admit) {
       refusals.count(scope.tenantId, scope.projectId, 'refused', 'queue_full', result.received, body.length);
       return { outcome: 'unavailable', retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S, message: 'ingest queue is full; retry later' };
     }
@@ -90,9 +107,14 @@ export class IngestService {
       refusals.count(scope.tenantId, scope.projectId, 'refused', 'queue_unavailable', result.received, body.length);
       return { outcome: 'unavailable', retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S, message: 'ingest queue unavailable; retry later' };
     }
+    this.deps.shares.record(scope.projectId);
     metrics.spans.inc({ outcome: 'accepted' }, result.spans.length);
     return { outcome: 'accepted', rejected: result.rejected, message };
   }
+}
+
+function overRate(limits: { spansPerSecond: number; bytesPerSecond: number }): string {
+  return `project over its ingest rate (${limits.spansPerSecond} spans/s, ${limits.bytesPerSecond} bytes/s)`;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

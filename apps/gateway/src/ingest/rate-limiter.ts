@@ -38,6 +38,17 @@ export class IngestRateLimiter {
     return 0;
   }
 
+  /**
+   * Before decoding: seconds until this body could be taken (the bytes, and at least one span),
+   * 0 when it may go on to be decoded and `take`n. Takes nothing.
+   */
+  precheck(projectId: string, bytes: number, limits: IngestLimits): number {
+    const now = this.now();
+    const spanWait = deficitSeconds(this.refill(this.spans, projectId, limits.spansPerSecond, now).tokens, 1, limits.spansPerSecond);
+    const byteWait = deficitSeconds(this.refill(this.bytes, projectId, limits.bytesPerSecond, now).tokens, bytes, limits.bytesPerSecond);
+    return spanWait > 0 || byteWait > 0 ? Math.max(1, Math.ceil(Math.max(spanWait, byteWait))) : 0;
+  }
+
   private refill(buckets: Map<string, Bucket>, key: string, rate: number, now: number): Bucket {
     const capacity = rate * BURST_SECONDS;
     let bucket = buckets.get(key);
