@@ -1,6 +1,7 @@
 import { trace, type Span } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { startApiServer } from '@spanforge/api-app';
+import { MAX_SPANS_PER_READ, ScopedClickHouse, TraceService, spanCursor } from '@spanforge/query';
 import { SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter } from '../support';
 import { expectedConcurrency, expectedCriticalPath, expectedLlmCost, expectedTrace, recordAgentTrace, type LlmCall } from './agent-trace';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
@@ -347,6 +348,142 @@ describe('query API', () => {
     const fine = await ask(varied.traceId);
     expect(fine.loopSuspected).toBe(false);
     expect(fine.findings.some((f) => f.kind === 'LOOP')).toBe(false);
+  });
+
+  /**
+   * One agent turn of `children` tool calls under a root, three starting in each millisecond (so
+   * pages must split runs of spans that start together), sent in one export.
+   */
+  const sendWideTrace = async (key: string, projectId: string, children: number, start: number) => {
+    const recorder = new SpanRecorder('wide-agent');
+    const root = recorder.span('batch.run', { 'gen_ai.operation.name': 'invoke_agent', 'session.id': 'wide' }, { start, end: start + children + 10 });
+    for (let i = 0; i < children; i++) {
+      const at = start + 1 + Math.floor(i / 3);
+      recorder.end(recorder.span('execute_tool step', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'step' }, { start: at, end: at + 2 }, root));
+    }
+    recorder.end(root);
+    const sent = recorder.finished();
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, key), sent))).toBe(true);
+    await h.waitForSpans(projectId, sent.length, 60_000);
+    return { traceId: root.spanContext().traceId, rootId: root.spanContext().spanId, spanIds: sent.map((s) => s.spanContext().spanId) };
+  };
+  type SpanPage = { trace: { spans: Array<{ spanId: string; cursor: string }> } };
+  /** Every span of a trace through `spans(first, after)`, page by page, with the API key given. */
+  const pageThroughSpans = async (traceId: string, first: number, key: string) => {
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (let pages = 0; ; pages++) {
+      expect(pages).toBeLessThan(1_000);
+      const page: Awaited<ReturnType<typeof q<SpanPage>>> = await q<SpanPage>(
+        'query($id: String!, $first: Int, $after: String) { trace(traceId: $id) { spans(first: $first, after: $after) { spanId cursor } } }',
+        { id: traceId, first, after },
+        key,
+      );
+      expect(page.errors).toBeUndefined();
+      const spans = page.data!.trace.spans;
+      seen.push(...spans.map((s) => s.spanId));
+      if (spans.length < first) return seen;
+      after = spans.at(-1)!.cursor;
+    }
+  };
+
+  it('caps the spans one read returns, says so, and pages through every span exactly once', async () => {
+    const wide = await h.newProject('wide-trace-tenant');
+    const { traceId, rootId, spanIds } = await sendWideTrace(wide.apiKey, wide.projectId, 22, Date.UTC(2026, 10, 16, 9));
+    expect(spanIds).toHaveLength(23);
+    const inOrder = async () =>
+      (await h.query<{ span_id: string }>('SELECT span_id FROM spans FINAL WHERE project_id = {p:String} AND trace_id = {t:String} ORDER BY start_time, span_id', { p: wide.projectId, t: traceId })).map((r) => r.span_id);
+    const order = await inOrder();
+    expect([...order].sort()).toEqual([...spanIds].sort());
+
+    // TraceService with a cap of 10 on the same ClickHouse: the first 10 in start order, and a flag.
+    const db = new ScopedClickHouse(h.infra.clickhouse, { tenantId: wide.tenantId, projectId: wide.projectId });
+    const capped = new TraceService({ maxSpansPerRead: 10 });
+    const read = await capped.reads(db).spans(traceId);
+    expect({ truncated: read.truncated, spans: read.records.map((r) => r.span_id) }).toEqual({ truncated: true, spans: order.slice(0, 10) });
+    // Told without reading the spans (a count up to the cap), and by a read large enough: not truncated.
+    expect(await capped.reads(db).truncated(traceId)).toBe(true);
+    expect(await new TraceService({ maxSpansPerRead: 23 }).reads(db).truncated(traceId)).toBe(false);
+    expect((await new TraceService({ maxSpansPerRead: 23 }).reads(db).spans(traceId)).truncated).toBe(false);
+    // Pages of 4 (each read capped at 10) meet every span once, in (start time, span id) order.
+    const reads = capped.reads(db);
+    const paged: string[] = [];
+    let after: string | undefined;
+    for (let more = true; more; ) {
+      const page = await reads.page(traceId, { first: 4, after });
+      expect(page.records.length).toBeLessThanOrEqual(4);
+      paged.push(...page.records.map((r) => r.span_id));
+      more = page.hasNextPage;
+      after = page.records.length > 0 ? spanCursor(page.records.at(-1)!) : undefined;
+    }
+    expect(paged).toEqual(order);
+    // The analysis covers the capped read, and its first finding says so.
+    const analysis = await reads.analysis({ traceId }, true);
+    expect(analysis.spanCount).toBe(10);
+    expect(analysis.findings[0]).toMatchObject({ kind: 'SPANS_TRUNCATED', message: expect.stringContaining('first 10 in start order') });
+    expect((await new TraceService({ maxSpansPerRead: 23 }).reads(db).analysis({ traceId })).findings.map((f) => f.kind)).not.toContain('SPANS_TRUNCATED');
+
+    // Through GraphQL (cap 10,000): the whole trace, not truncated, and pages of any size meet every span once.
+    const whole = await q<{ trace: { spansTruncated: boolean; spans: Array<{ spanId: string; type: string }>; findings: Array<{ kind: string }> } }>(
+      'query($id: String!) { trace(traceId: $id) { spansTruncated spans { spanId type } findings { kind } } }',
+      { id: traceId.toUpperCase() },
+      wide.apiKey,
+    );
+    expect(whole.errors).toBeUndefined();
+    expect(whole.data!.trace.spansTruncated).toBe(false);
+    expect(whole.data!.trace.spans.map((s) => s.spanId).sort()).toEqual([...spanIds].sort());
+    expect(whole.data!.trace.spans.find((s) => s.spanId === rootId)!.type).toBe('RUN');
+    expect(whole.data!.trace.findings.map((f) => f.kind)).not.toContain('SPANS_TRUNCATED');
+    for (const first of [1, 4, 22, 23, 100]) expect(await pageThroughSpans(traceId, first, wide.apiKey)).toEqual(order);
+    // spansTruncated alone (no spans read) and on a traces page.
+    const alone = await q<{ trace: { spansTruncated: boolean } }>('query($id: String!) { trace(traceId: $id) { spansTruncated } }', { id: traceId }, wide.apiKey);
+    expect(alone.data).toEqual({ trace: { spansTruncated: false } });
+    const listed = await q<{ traces: { nodes: Array<{ spansTruncated: boolean }> } }>('{ traces(first: 5) { nodes { spansTruncated } } }', {}, wide.apiKey);
+    expect(listed.data).toEqual({ traces: { nodes: [{ spansTruncated: false }] } });
+    // Bad page arguments are the caller's mistake.
+    const code = (r: { errors?: Array<{ extensions?: { code?: string } }> }) => r.errors?.[0]?.extensions?.code;
+    const pageOf = (args: string) => q(`query($id: String!) { trace(traceId: $id) { spans(${args}) { spanId } } }`, { id: traceId }, wide.apiKey);
+    expect(code(await pageOf('first: 0'))).toBe('BAD_USER_INPUT');
+    expect(code(await pageOf(`first: ${MAX_SPANS_PER_READ + 1}`))).toBe('BAD_USER_INPUT');
+    expect(code(await pageOf('after: "not-a-cursor"'))).toBe('BAD_USER_INPUT');
+    const tracesCursor = Buffer.from(JSON.stringify(['1', traceId])).toString('base64url');
+    expect(code(await pageOf(`after: "${tracesCursor}"`))).toBe('BAD_USER_INPUT');
+  });
+
+  it('says an ordinary trace is not truncated, in spansTruncated, the findings and the waterfall', async () => {
+    const { expected } = traces[4]!;
+    const result = await q<{ trace: { spansTruncated: boolean; findings: Array<{ kind: string }> } }>('query($id: String!) { trace(traceId: $id) { spansTruncated findings { kind } } }', { id: expected.traceId });
+    expect(result.errors).toBeUndefined();
+    expect(result.data!.trace.spansTruncated).toBe(false);
+    expect(result.data!.trace.findings.map((f) => f.kind)).not.toContain('SPANS_TRUNCATED');
+    const svg = await fetch(`${api}/v1/traces/${expected.traceId}/waterfall.svg`, { headers: { authorization: `Bearer ${project.apiKey}` } });
+    expect(svg.status).toBe(200);
+    expect(svg.headers.get('x-spanforge-spans-truncated')).toBe('false');
+    expect(await svg.text()).not.toContain('spans only');
+  });
+
+  it(`reads at most ${MAX_SPANS_PER_READ.toLocaleString('en-US')} spans of a larger trace, through GraphQL and the waterfall, and pages through the rest`, async () => {
+    const huge = await h.newProject('huge-trace-tenant');
+    const { traceId, spanIds } = await sendWideTrace(huge.apiKey, huge.projectId, MAX_SPANS_PER_READ + 4, Date.UTC(2026, 10, 17, 9));
+    const result = await q<{ trace: { spansTruncated: boolean; spans: Array<{ spanId: string }>; criticalPath: Array<{ spanId: string }>; findings: Array<{ kind: string; message: string }> } }>(
+      'query($id: String!) { trace(traceId: $id) { spansTruncated spans { spanId } criticalPath { spanId } findings { kind message } } }',
+      { id: traceId },
+      huge.apiKey,
+    );
+    expect(result.errors).toBeUndefined();
+    const trace = result.data!.trace;
+    expect(trace.spansTruncated).toBe(true);
+    expect(trace.spans).toHaveLength(MAX_SPANS_PER_READ);
+    expect(trace.criticalPath.length).toBeGreaterThan(0);
+    expect(trace.findings[0]).toEqual({ kind: 'SPANS_TRUNCATED', message: expect.stringContaining(`first ${MAX_SPANS_PER_READ.toLocaleString('en-US')} in start order`) });
+    const paged = await pageThroughSpans(traceId, MAX_SPANS_PER_READ, huge.apiKey);
+    expect(paged).toHaveLength(spanIds.length);
+    expect(new Set(paged).size).toBe(spanIds.length);
+    expect([...paged].sort()).toEqual([...spanIds].sort());
+    const svg = await fetch(`${api}/v1/traces/${traceId}/waterfall.svg`, { headers: { authorization: `Bearer ${huge.apiKey}` } });
+    expect(svg.status).toBe(200);
+    expect(svg.headers.get('x-spanforge-spans-truncated')).toBe('true');
+    expect(await svg.text()).toContain(`(first ${MAX_SPANS_PER_READ.toLocaleString('en-US')} spans only)`);
   });
 
   it('reports token sums beyond 32 bits exactly (a month of a busy model)', async () => {
@@ -888,7 +1025,7 @@ describe('query API', () => {
     expect((await spansOf(50)).errors).toBeUndefined();
     expect(code(await q('{ traces(first: 200) { nodes { traceId durationMs costUsd } } }'))).toBeUndefined();
     // Aliases cannot multiply the cap: a request reads at most 200 traces' spans in all
-    // (trace-analysis.spec.ts); the same traces under many aliases are read once each.
+    // (trace-reads.spec.ts); the same traces under many aliases are read once each.
     const pages = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `p${i}: traces(first: 50, filter: { minIterations: ${i} }) { nodes { spans { spanId } } }`).join(' ')} }`;
     const total = (await q<{ traces: { totalCount: number } }>('{ traces { totalCount } }')).data!.traces.totalCount;
     expect(total).toBeLessThan(50);

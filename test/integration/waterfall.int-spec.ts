@@ -65,7 +65,13 @@ describe('trace waterfall picture', () => {
     const response = await fetch(url, { headers: { authorization: `Bearer ${project.apiKey}` } });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('image/svg+xml');
+    // The whole trace is drawn (a trace larger than one read says so here and in its title: query.int-spec.ts).
+    expect(response.headers.get('x-spanforge-spans-truncated')).toBe('false');
     const svg = await response.text();
+    expect(svg).not.toContain('spans only');
+    // A trace id is read in any case, as in GraphQL.
+    const upper = await fetch(`${api}/v1/traces/${traceId.toUpperCase()}/waterfall.svg`, { headers: { authorization: `Bearer ${project.apiKey}` } });
+    expect({ status: upper.status, svg: await upper.text() }).toEqual({ status: 200, svg });
     for (const name of new Set(spanNames)) expect(svg).toContain(name);
     writeFileSync(path.join(dir, 'trace.svg'), svg);
   });

@@ -3,6 +3,7 @@ export * from './query.values';
 export * from './scoped-clickhouse';
 export * from './trace-filter';
 export * from './trace.repository';
+export * from './trace.service';
 export * from './stats.repository';
 export * from './feedback.repository';
 export * from './report.repository';

@@ -28,6 +28,23 @@ export interface SpanRecord {
   attribute_json_keys?: string[];
 }
 
+/**
+ * The most spans one read of a trace returns. A trace is one tenant's to make as large as it likes
+ * (an agent looping for hours can send millions of spans), while a read's rows are all held in the
+ * API's memory, turned into GraphQL objects and JSON, and several requests may read the same trace
+ * at once: without a cap, a few requests for one huge trace could exhaust the API process. 10,000
+ * is more than the waterfall draws (it collapses beyond 2,000 rows) and holds the bench's large
+ * trace whole (bench/query.bench.ts); the rest of a larger trace is read page by page (`after`).
+ */
+export const MAX_SPANS_PER_READ = 10_000;
+
+/** Where a page of a trace's spans starts: after this span, in (start time, span id) order. */
+export interface SpanCursor {
+  /** Nanoseconds since the epoch, as text (exact). */
+  startNs: string;
+  spanId: string;
+}
+
 export interface SpanContent {
   span_id: string;
   attributes: Record<string, string>;
@@ -84,11 +101,25 @@ export class TraceRepository {
   }
 
   /**
-   * Every span of a trace, deduplicated; attributes only when asked. The bloom filter on trace_id
-   * finds a trace's granules directly (measured: 5 ms on 10M spans, faster than first looking up
-   * its days), so the days are optional.
+   * A trace's spans, deduplicated, in (start time, span id) order, starting after `after`: at most
+   * `limit` of them (default MAX_SPANS_PER_READ; at most one more, which a caller asks for to learn
+   * whether there are more than it shows). Attributes only when asked. The bloom filter on trace_id
+   * finds a trace's granules directly (measured: 5 ms on 10M spans, faster than first looking up its
+   * days), so the days are optional.
    */
-  async spans(traceId: string, startTime: string | undefined, endTime: string | undefined, withAttributes: boolean): Promise<SpanRecord[]> {
+  async spans(
+    traceId: string,
+    startTime: string | undefined,
+    endTime: string | undefined,
+    withAttributes: boolean,
+    page: { limit?: number; after?: SpanCursor } = {},
+  ): Promise<SpanRecord[]> {
+    const limit = page.limit ?? MAX_SPANS_PER_READ;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SPANS_PER_READ + 1) {
+      throw new Error(`a span read's limit must be between 1 and ${MAX_SPANS_PER_READ + 1}, got ${limit}`);
+    }
+    const days = startTime && endTime;
+    const after = page.after;
     return this.db.rows<SpanRecord>(
       'query.trace_spans',
       `SELECT span_id, parent_span_id, name, toString(span_type) AS span_type, start_time, end_time, duration_ns,
@@ -97,25 +128,52 @@ export class TraceRepository {
               ${withAttributes ? ', attributes, attribute_json_keys' : ''}
        FROM spans FINAL
        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-         ${startTime && endTime ? 'AND toDate(start_time) BETWEEN toDate({from:DateTime64(9)}) AND toDate({to:DateTime64(9)})' : ''}
+         ${days ? 'AND toDate(start_time) BETWEEN toDate({from:DateTime64(9)}) AND toDate({to:DateTime64(9)})' : ''}
          AND trace_id = {traceId:String}
-       ORDER BY start_time, span_id`,
-      { traceId, ...(startTime && endTime ? { from: startTime, to: endTime } : {}) },
+         ${after ? 'AND (toUnixTimestamp64Nano(start_time), span_id) > ({afterNs:Int64}, {afterSpan:String})' : ''}
+       ORDER BY start_time, span_id
+       LIMIT {limit:UInt32}`,
+      {
+        traceId,
+        limit,
+        ...(days ? { from: startTime, to: endTime } : {}),
+        ...(after ? { afterNs: after.startNs, afterSpan: after.spanId } : {}),
+      },
     );
   }
 
   /**
-   * The first 2,000 characters of each tool call's input (its arguments), by span id: what the
-   * loop detector compares. Read only when a loop answer is asked for, since inputs can be large.
+   * How many spans the trace has, counted up to `limit` only: whether a trace is larger than a read
+   * returns, without holding its spans (or counting millions of them).
    */
-  async toolArguments(traceId: string): Promise<Map<string, string>> {
+  async spanCountUpTo(traceId: string, limit: number): Promise<number> {
+    const [row] = await this.db.rows<{ n: number }>(
+      'query.trace_span_count',
+      `SELECT count() AS n FROM (
+         SELECT span_id FROM spans FINAL
+         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id = {traceId:String}
+         LIMIT {limit:UInt32})`,
+      { traceId, limit },
+    );
+    return Number(row?.n ?? 0);
+  }
+
+  /**
+   * The first 2,000 characters of each tool call's input (its arguments), by span id: what the
+   * loop detector compares. Read only when a loop answer is asked for, since inputs can be large;
+   * at most `limit` calls, the first in start order.
+   */
+  async toolArguments(traceId: string, limit = MAX_SPANS_PER_READ): Promise<Map<string, string>> {
+    // The first `limit` tool calls in start order: every tool call among a capped read's spans.
     const rows = await this.db.rows<{ span_id: string; tool_arguments: string }>(
       'query.trace_tool_arguments',
       `SELECT span_id, substring(input, 1, 2000) AS tool_arguments
        FROM spans FINAL
        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id = {traceId:String}
-         AND span_type = 'TOOL' AND input != ''`,
-      { traceId },
+         AND span_type = 'TOOL' AND input != ''
+       ORDER BY start_time, span_id
+       LIMIT {limit:UInt32}`,
+      { traceId, limit },
     );
     return new Map(rows.map((r) => [r.span_id, r.tool_arguments]));
   }

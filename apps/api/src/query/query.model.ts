@@ -71,6 +71,7 @@ export class Span {
   @Field(() => Float) costUsd!: number;
   @Field(() => CostSource, { nullable: true, description: 'Where costUsd comes from; null for a span with no usage to price.' }) costSource!: CostSource | null;
   @Field(() => JSONScalar, { nullable: true, description: 'Span attributes (message contents excluded: see spanDetail).' }) attributes!: Record<string, unknown> | null;
+  @Field({ description: "Opaque: `trace { spans(after: cursor) }` continues with the spans after this one, in (start time, span id) order." }) cursor!: string;
 }
 
 @ObjectType()

@@ -1,6 +1,5 @@
 import type { TraceFiguresRow } from '@spanforge/clickhouse';
-import { isoOf, msOf, usd, type SpanRecord } from '@spanforge/query';
-import { isGenAiTrace, rootSpanType } from '@spanforge/semconv';
+import { displayedSpanType, figuresShowGenAi, isoOf, msOf, spanCursor, usd, type SpanRecord } from '@spanforge/query';
 import { CostSource, SpanKind, SpanType, StatusCode, type Span, type Trace } from './query.model';
 
 const COST_SOURCES: Record<string, CostSource> = { explicit: CostSource.EXPLICIT, price_table: CostSource.PRICE_TABLE, override: CostSource.OVERRIDE, none: CostSource.UNPRICED };
@@ -9,6 +8,7 @@ const COST_SOURCES: Record<string, CostSource> = { explicit: CostSource.EXPLICIT
 export interface TraceSource extends Trace {
   bounds: { start: string; end: string };
   rootSpanId: string;
+  /** Its figures show it is a GenAI trace (TraceService's rule); a read of its spans may show it too. */
   genAi: boolean;
   /** The query asks for loopSuspected or findings: the analysis then reads the tool calls' arguments. */
   loopsAsked: boolean;
@@ -33,23 +33,19 @@ export function toTrace(row: TraceFiguresRow, loopsAsked = false): TraceSource {
     feedback: [],
     bounds: { start: row.start_time, end: row.end_time },
     rootSpanId: row.root_span_id,
-    genAi: isGenAiTrace(row.span_types) || Number(row.llm_calls) > 0,
+    genAi: figuresShowGenAi(row),
     loopsAsked,
   };
 }
 
-/**
- * CONTRACT section 4: the root span of a GenAI trace is RUN — also when the root itself carried
- * no LLM convention (a plain HTTP handler whose children call models). The worker's upkeep writes
- * such roots again as RUN; this covers the moments before, and spans stored before it did.
- */
-export function toSpan(record: SpanRecord, trace: Pick<TraceSource, 'genAi'>): Span {
+/** A stored span as GraphQL shows it, typed as TraceService says (the root of a GenAI trace is RUN). */
+export function toSpan(record: SpanRecord, genAiTrace: boolean): Span {
   const isRoot = record.parent_span_id === '';
   return {
     spanId: record.span_id,
     parentSpanId: isRoot ? null : record.parent_span_id,
     name: record.name,
-    type: (isRoot ? rootSpanType(record.span_type, trace.genAi) : record.span_type) as SpanType,
+    type: displayedSpanType(record, genAiTrace) as SpanType,
     startTime: isoOf(record.start_time),
     endTime: isoOf(record.end_time),
     durationMs: Number(record.duration_ns) / 1e6,
@@ -62,6 +58,7 @@ export function toSpan(record: SpanRecord, trace: Pick<TraceSource, 'genAi'>): S
     costUsd: usd(record.cost_usd),
     costSource: COST_SOURCES[record.cost_source] ?? null,
     attributes: record.attributes ? typedAttributes(record.attributes, record.attribute_json_keys ?? []) : null,
+    cursor: spanCursor(record),
   };
 }
 

@@ -1,29 +1,24 @@
 import { Args, Context, Float, Info, Int, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import type { GraphQLResolveInfo } from 'graphql';
-import { FeedbackReadRepository, decodeCursor, encodeCursor, isoOf, pageSize, parentsFirst } from '@spanforge/query';
-import { badInput, DomainError, ErrorCode } from '@spanforge/errors';
+import { FeedbackReadRepository, decodeCursor, encodeCursor, isoOf, pageSize, parentsFirst, parseSpanId, parseTraceId, spansShowGenAi, type TraceFacts } from '@spanforge/query';
+import { DomainError, ErrorCode } from '@spanforge/errors';
 import { ApiKeyScope } from '@spanforge/tenancy';
 import { RequireScope } from '../auth/access.decorators';
 import { projectClickHouse, type RequestContext } from '../graphql/request-context';
 import { CriticalPathStep, FeedbackScore, Finding, Span, SpanDetail, Trace, TraceConnection, TraceFilterInput } from './query.model';
-import { repositoryFor, traceAnalysis, traceSpans } from './trace-analysis';
+import { TRACES, traceReads } from './trace-reads';
 import { toSpan, toTrace, typedAttributes, type TraceSource } from './trace.mapper';
-import { selectedFields } from './selection';
+import { selectedFields, selectedWithoutArguments } from './selection';
 
-const TRACE_ID = /^[0-9a-f]{32}$/;
 const ANALYSIS_FIELDS = ['criticalPath', 'unaccountedMs', 'parallelism', 'concurrency', 'retries', 'loopSuspected', 'findings'];
 /** The analysis fields that need the tool calls' arguments. */
 const LOOP_FIELDS = ['loopSuspected', 'findings'];
-const SPAN_ID = /^[0-9a-f]{16}$/;
 /** Per-trace fields that read each trace's spans or scores: a `traces` page asking for them is capped. */
-const PER_TRACE_READS = ['spans', 'feedback', ...ANALYSIS_FIELDS];
+const PER_TRACE_READS = ['spans', 'spansTruncated', 'feedback', ...ANALYSIS_FIELDS];
 export const MAX_TRACES_WITH_SPANS = 50;
 
-function checkTraceId(traceId: string): string {
-  const id = traceId.toLowerCase();
-  if (!TRACE_ID.test(id)) throw badInput('traceId must be 32 hex characters');
-  return id;
-}
+/** What TraceService's analysis needs to know of a trace shown by GraphQL. */
+const factsOf = (trace: TraceSource): TraceFacts => ({ traceId: trace.traceId, iterations: trace.iterations, startTime: trace.bounds.start });
 
 /** CONTRACT section 5: `trace`, `traces`; spans, critical path and analysis resolve only when asked. */
 @RequireScope(ApiKeyScope.READ)
@@ -31,20 +26,17 @@ function checkTraceId(traceId: string): string {
 export class TraceResolver {
   @Query(() => Trace, { nullable: true })
   async trace(@Args('traceId') traceId: string, @Context() context: RequestContext, @Info() info: GraphQLResolveInfo): Promise<TraceSource | null> {
-    const traces = await repositoryFor(context);
-    const id = checkTraceId(traceId);
-    // The spans (when any field will need them) are read while the figures are.
-    const prefetch = { traceId: id, bounds: { start: undefined, end: undefined } };
+    const reads = traceReads(context);
+    const id = parseTraceId(traceId);
+    // The spans (when a field will need the capped read) are read while the figures are.
     const asked = selectedFields(info);
-    if (asked.has('spans')) void traceSpans(prefetch, context, selectedFields(info, ['spans']).has('attributes')).catch(() => undefined);
-    if (ANALYSIS_FIELDS.some((f) => asked.has(f))) void traceSpans(prefetch, context, false).catch(() => undefined);
-    const loopsAsked = LOOP_FIELDS.some((f) => asked.has(f));
-    const latest = await traces.latestFigures(id);
-    if (latest) return toTrace(latest, loopsAsked);
-    // Not recomputed yet (its first batch is being written): the rollup has the figures already.
-    const bounds = await traces.bounds(id);
-    const figures = bounds && (await traces.figures(id, bounds.start_time, bounds.end_time));
-    return figures ? toTrace(figures, loopsAsked) : null;
+    const spans = selectedWithoutArguments(info, 'spans');
+    if (spans) void reads.spans(id, spans.has('attributes')).catch(() => undefined);
+    if (ANALYSIS_FIELDS.some((f) => asked.has(f))) void reads.spans(id, false).catch(() => undefined);
+    // After those: answered from a read made above, or counted meanwhile.
+    if (asked.has('spansTruncated')) void reads.truncated(id).catch(() => undefined);
+    const figures = await reads.figures(id);
+    return figures ? toTrace(figures, LOOP_FIELDS.some((f) => asked.has(f))) : null;
   }
 
   @Query(() => TraceConnection)
@@ -55,7 +47,7 @@ export class TraceResolver {
     @Args('after', { type: () => String, nullable: true }) after?: string,
     @Info() info?: GraphQLResolveInfo,
   ): Promise<TraceConnection> {
-    const traces = await repositoryFor(context);
+    const reads = traceReads(context);
     const size = pageSize(first);
     const perNode = info ? selectedFields(info, ['nodes']) : new Set<string>();
     const heavy = PER_TRACE_READS.filter((f) => perNode.has(f));
@@ -66,7 +58,7 @@ export class TraceResolver {
       );
     }
     const cursor = decodeCursor(after, ['string', 'string']) as [string, string] | undefined;
-    const { rows, total } = await traces.page(filter, size, cursor);
+    const { rows, total } = await reads.tracesPage(filter, size, cursor);
     const loopsAsked = heavy.some((f) => LOOP_FIELDS.includes(f));
     const nodes = rows.slice(0, size).map((row) => toTrace(row, loopsAsked));
     const last = rows[Math.min(rows.length, size) - 1];
@@ -79,12 +71,8 @@ export class TraceResolver {
 
   @Query(() => SpanDetail, { nullable: true, description: 'One span with its attributes, resource and message contents.' })
   async spanDetail(@Args('traceId') traceId: string, @Args('spanId') spanId: string, @Context() context: RequestContext): Promise<SpanDetail | null> {
-    const traces = await repositoryFor(context);
-    const id = checkTraceId(traceId);
-    if (!SPAN_ID.test(spanId.toLowerCase())) throw badInput('spanId must be 16 hex characters');
-    const bounds = await traces.bounds(id);
-    if (!bounds) return null;
-    const row = await traces.spanContent(id, spanId.toLowerCase(), bounds.start_time, bounds.end_time);
+    const reads = traceReads(context);
+    const row = await reads.spanContent(parseTraceId(traceId), parseSpanId(spanId));
     if (!row) return null;
     return {
       spanId: row.span_id,
@@ -98,12 +86,35 @@ export class TraceResolver {
     };
   }
 
-  @ResolveField(() => [Span])
-  async spans(@Parent() trace: TraceSource, @Context() context: RequestContext, @Info() info: GraphQLResolveInfo): Promise<Span[]> {
-    // Shown in start order, a parent before the children that start with it; the analysis and the
-    // waterfall order the cached records themselves, so the copy is sorted here only.
-    const records = parentsFirst([...(await traceSpans(trace, context, selectedFields(info).has('attributes')))]);
-    return records.map((r) => toSpan(r, trace));
+  @ResolveField(() => [Span], {
+    description: `The trace's spans. Without arguments: its first ${TRACES.maxSpansPerRead.toLocaleString('en-US')} in start order, a parent before the children that start with it (spansTruncated says whether there are more). With \`first\` (1 to ${TRACES.maxSpansPerRead.toLocaleString('en-US')}) or \`after\` (a span's \`cursor\`): a page in (start time, span id) order.`,
+  })
+  async spans(
+    @Parent() trace: TraceSource,
+    @Context() context: RequestContext,
+    @Info() info: GraphQLResolveInfo,
+    @Args('first', { type: () => Int, nullable: true }) first?: number | null,
+    @Args('after', { type: () => String, nullable: true }) after?: string | null,
+  ): Promise<Span[]> {
+    const reads = traceReads(context);
+    const withAttributes = selectedFields(info).has('attributes');
+    if ((first === undefined || first === null) && (after === undefined || after === null)) {
+      const read = await reads.spans(trace.traceId, withAttributes);
+      const genAi = trace.genAi || spansShowGenAi(read.records);
+      // Shown in start order, a parent before the children that start with it; the analysis and the
+      // waterfall use the cached records as read, so the copy is sorted here only.
+      return parentsFirst([...read.records]).map((r) => toSpan(r, genAi));
+    }
+    const page = await reads.page(trace.traceId, { first, after, withAttributes });
+    const genAi = trace.genAi || spansShowGenAi(page.records);
+    return page.records.map((r) => toSpan(r, genAi));
+  }
+
+  @ResolveField(() => Boolean, {
+    description: `Whether the trace has more spans than \`spans\` without arguments returns (${TRACES.maxSpansPerRead.toLocaleString('en-US')}), and the analysis fields see: page through them with \`spans(first, after)\`.`,
+  })
+  async spansTruncated(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<boolean> {
+    return traceReads(context).truncated(trace.traceId);
   }
 
   @ResolveField(() => [CriticalPathStep], {
@@ -111,12 +122,12 @@ export class TraceResolver {
       "The spans, root first, that determine the trace's wall time: from a span's end, back through the child that ended last before it, then through the earlier children that ended before that child started. Parallel siblings that end earlier are off the path.",
   })
   async criticalPath(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<CriticalPathStep[]> {
-    return (await traceAnalysis(trace, context)).criticalPath.map((s) => ({ spanId: s.spanId, name: s.name, durationMs: s.durationMs, selfMs: s.selfMs }));
+    return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).criticalPath.map((s) => ({ spanId: s.spanId, name: s.name, durationMs: s.durationMs, selfMs: s.selfMs }));
   }
 
   @ResolveField(() => Float, { description: "The root's duration not covered by any of its children (time in the root's own code or unseen waits)." })
   async unaccountedMs(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
-    const analysis = await traceAnalysis(trace, context);
+    const analysis = await traceReads(context).analysis(factsOf(trace), trace.loopsAsked);
     // The critical path starts at the root.
     const root = trace.rootSpanId || analysis.criticalPath[0]?.spanId || '';
     return analysis.unaccountedMs.get(root) ?? 0;
@@ -126,24 +137,24 @@ export class TraceResolver {
     description: 'Sum of all span durations ÷ wall time. Nested spans count inside their parents too, so a sequential chain of three nested spans reads 3; `concurrency` reads 1 for any sequential trace.',
   })
   async parallelism(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
-    return (await traceAnalysis(trace, context)).parallelism.overall;
+    return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).parallelism.overall;
   }
 
   @ResolveField(() => Float, {
     description: "How many spans were doing their own work at once, on average: each span's own time (its duration not covered by its children) summed, ÷ wall time. 1 is strictly sequential; 2 means two things ran side by side throughout.",
   })
   async concurrency(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
-    return (await traceAnalysis(trace, context)).parallelism.concurrency;
+    return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).parallelism.concurrency;
   }
 
   @ResolveField(() => Int, { description: 'Failed LLM calls that a sibling call retried successfully.' })
   async retries(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
-    return (await traceAnalysis(trace, context)).retries.failedAttempts;
+    return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).retries.failedAttempts;
   }
 
   @ResolveField(() => Boolean, { description: 'The same tool called ≥ 3 times with near-identical arguments, or iterations far over the project median.' })
   async loopSuspected(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<boolean> {
-    return (await traceAnalysis(trace, context)).loop.suspected;
+    return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).loop.suspected;
   }
 
   @ResolveField(() => [FeedbackScore], { description: 'Scores sent for this trace (or its spans), oldest first.' })
@@ -156,8 +167,11 @@ export class TraceResolver {
     }));
   }
 
-  @ResolveField(() => [Finding])
+  @ResolveField(() => [Finding], {
+    description:
+      'What stands out in the trace (CRITICAL_PATH_DOMINATED_BY, UNACCOUNTED_TIME, RETRY, LOOP, N_PLUS_ONE, LOW_PARALLELISM). SPANS_TRUNCATED, first, when the trace has more spans than one read returns: the analysis fields then cover its first spans in start order only.',
+  })
   async findings(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<Finding[]> {
-    return (await traceAnalysis(trace, context)).findings.map((f) => ({ kind: f.kind, message: f.message, spanIds: f.spanIds }));
+    return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).findings.map((f) => ({ kind: f.kind, message: f.message, spanIds: f.spanIds }));
   }
 }
