@@ -113,6 +113,14 @@ describe('scoped API keys and GraphQL limits', () => {
     expect((await fetch(`${api}/healthz`)).status).toBe(200);
   });
 
+  it('checks a gRPC key before reading the message: an oversized export without a key is UNAUTHENTICATED, not read', async () => {
+    // Over OTLP_MAX_BODY_BYTES (16 MiB): a server that read it first would answer RESOURCE_EXHAUSTED.
+    const oversized = new Uint8Array(17 * 1024 * 1024);
+    expect((await grpcExport(h.grpc, oversized, 'sf_not_a_key')).code).toBe(GrpcStatus.UNAUTHENTICATED);
+    expect((await grpcExport(h.grpc, oversized, keys.read)).code).toBe(GrpcStatus.PERMISSION_DENIED);
+    expect((await grpcExport(h.grpc, oversized, keys.ingest)).code).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
+  });
+
   it('answers introspection only with a credential', async () => {
     const anonymous = await graphql(api, '{ __schema { queryType { name } } }');
     expect(code(anonymous)).toBe('UNAUTHENTICATED');

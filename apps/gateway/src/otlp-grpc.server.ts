@@ -1,4 +1,4 @@
-import { Metadata, Server, ServerCredentials, status, type ServerUnaryCall, type sendUnaryData, type ServiceDefinition } from '@grpc/grpc-js';
+import { Metadata, Server, ServerCredentials, ServerInterceptingCall, status, type ServerInterceptor, type ServerUnaryCall, type sendUnaryData, type ServiceDefinition } from '@grpc/grpc-js';
 import { encodeExportResponse, encodeStatus } from '@spanforge/otlp';
 import type { Infrastructure } from '@spanforge/runtime';
 import { admitExport } from './ingest/export-admission';
@@ -34,11 +34,43 @@ function first(metadata: Metadata, key: string): string | undefined {
   return typeof value === 'string' ? value : value?.toString('utf8');
 }
 
-/** OTLP/gRPC on OTLP_GRPC_PORT: same decisions as OTLP/HTTP, mapped to gRPC codes (spec §1.4–1.5). */
+const MAX_CONCURRENT_STREAMS = 64;
+
+/**
+ * The key is checked from the call's metadata before its message is read: grpc-js reads (and
+ * inflates) the message only once the metadata listener lets the call go on, so a caller without
+ * a key with INGEST gets its status before the server takes in up to OTLP_MAX_BODY_BYTES.
+ */
+function admitBeforeReading(infra: Infrastructure): ServerInterceptor {
+  return (_method, call) =>
+    new ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata, proceed) => {
+            infra.authenticator
+              .fromHeaders({ authorization: first(metadata, 'authorization'), 'x-api-key': first(metadata, 'x-api-key') })
+              .then((caller) => {
+                const admission = admitExport(caller);
+                if (admission.admitted) proceed(metadata);
+                else call.sendStatus({ code: admission.rpcCode as number as status, details: admission.message });
+              })
+              .catch((error: unknown) => {
+                infra.log.error('OTLP/gRPC key check failed', error);
+                call.sendStatus({ code: status.UNAVAILABLE, details: 'the key could not be checked; retry' });
+              });
+          },
+        }),
+    });
+}
+
+/** OTLP/gRPC on OTLP_GRPC_PORT: same decisions as OTLP/HTTP, mapped to gRPC codes (OTLP specification: RESOURCE_EXHAUSTED and UNAVAILABLE carry RetryInfo). */
 export async function startOtlpGrpcServer(infra: Infrastructure, ingest: IngestService, metrics: GatewayMetrics): Promise<OtlpGrpcServer> {
   const server = new Server({
     'grpc.max_receive_message_length': infra.config.otlpMaxBodyBytes,
     'grpc.max_send_message_length': 4 * 1024 * 1024,
+    // Exports in flight on one connection; an exporter sends a handful, a flood gets flow control.
+    'grpc.max_concurrent_streams': MAX_CONCURRENT_STREAMS,
+    interceptors: [admitBeforeReading(infra)],
   });
 
   const exportHandler = (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => {
@@ -47,7 +79,7 @@ export async function startOtlpGrpcServer(infra: Infrastructure, ingest: IngestS
       if (!error) return callback(null, response);
       const trailer = new Metadata();
       if (error.retryAfterSeconds !== undefined) {
-        // RESOURCE_EXHAUSTED is retryable only with RetryInfo (spec §1.5); UNAVAILABLE gets it too.
+        // RESOURCE_EXHAUSTED is retryable only with RetryInfo (OTLP specification); UNAVAILABLE gets it too.
         trailer.set('grpc-status-details-bin', Buffer.from(encodeStatus('protobuf', code, error.details, [{ type: 'retry_info', retryDelayMs: error.retryAfterSeconds * 1000 }])));
       }
       callback({ code, details: error.details, metadata: trailer });
