@@ -29,6 +29,22 @@ export default tseslint.config(
     rules: { 'no-restricted-properties': 'off' },
   },
   {
+    // One way to ClickHouse: libs/clickhouse owns the client (and chDB); everything else gets a
+    // ClickHouseClient from it, and the API reads through ScopedClickHouse (libs/query).
+    files: ['apps/**/*.ts', 'libs/**/*.ts', 'bench/**/*.ts'],
+    ignores: ['libs/clickhouse/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['@clickhouse/client', '@clickhouse/client-common', 'chdb', 'chdb/connection'].map((name) => ({ name, message: 'Reach ClickHouse through @spanforge/clickhouse (and ScopedClickHouse for project reads).' })),
+          patterns: [],
+        },
+      ],
+    },
+  },
+  {
+    // Pure libraries import no I/O at all (they cannot reach ClickHouse either: module boundaries ban it).
     files: PURE_LIBS.map((lib) => `libs/${lib}/**/*.ts`),
     rules: { 'no-restricted-imports': ['error', { paths: IO_MODULES, patterns: [] }] },
   },
