@@ -8,7 +8,18 @@ import { argument } from './report';
 
 /** The all-in-one's services on `dataDir`, quiet, on ports the system picks; `settings` adds to or overrides that. */
 export function startBenchInfrastructure(dataDir: string, settings: Record<string, string> = {}): Promise<Infrastructure> {
-  const config = loadConfig({ DATA_DIR: dataDir, HOST: '127.0.0.1', OTLP_HTTP_PORT: '0', OTLP_GRPC_PORT: '0', API_PORT: '0', LOG_LEVEL: 'warn', ...settings });
+  // The benches measure one client as fast as it goes: a project's API rate limit would cut them off (bench:fairness sets its own).
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    OTLP_HTTP_PORT: '0',
+    OTLP_GRPC_PORT: '0',
+    API_PORT: '0',
+    LOG_LEVEL: 'warn',
+    API_REQUESTS_PER_SECOND: '1000000',
+    API_CONCURRENT_REQUESTS: '10000',
+    ...settings,
+  });
   return startInfrastructure(config, 'all-in-one');
 }
 

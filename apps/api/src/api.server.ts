@@ -5,6 +5,7 @@ import { ErrorCode } from '@spanforge/errors';
 import type { Infrastructure } from '@spanforge/runtime';
 import { ApiModule } from './api.module';
 import { callerOf } from './auth/access.guard';
+import { ProjectLimiter, limitMessage } from './auth/project-limiter';
 import { allowBrowserFeedback } from './feedback/feedback.cors';
 import { sendFailure } from './rest-errors';
 import type { GraphqlDriver } from './graphql/graphql.drivers';
@@ -39,25 +40,66 @@ function writeGraphqlAnswersAsJson(route: RouteOptions): void {
 }
 
 /**
- * A GraphQL request without a valid credential is refused before its body is read, parsed or
- * validated: whatever its size or nesting, an anonymous document costs one key lookup.
+ * Routes that do not count against a project's API limits: anyone may call the open ones
+ * (AccessGuard knows them as @Public), and feedback is ingest (app backends post scores in bursts),
+ * not a query.
  */
-function refuseAnonymousGraphql(infra: Infrastructure) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.routeOptions.url !== '/graphql') return;
-    const caller = await callerOf(request, infra);
-    if (caller.kind !== 'anonymous') return;
-    return reply
-      .header('content-type', 'application/json; charset=utf-8')
-      .send({ data: null, errors: [{ message: 'a valid project API key or the admin token is required', extensions: { code: ErrorCode.UNAUTHENTICATED } }] });
+const UNLIMITED_ROUTES = new Set(['/', '/healthz', '/readyz', '/metrics', '/v1/feedback']);
+
+/**
+ * Before a request's body is read: a GraphQL request without a valid credential is refused (whatever
+ * its size or nesting, an anonymous document costs one key lookup), and a project key's request
+ * counts against its project's limits (ProjectLimiter) until its answer is sent.
+ */
+function admitRequests(infra: Infrastructure) {
+  const limiter = new ProjectLimiter(infra.config.apiLimits);
+  const graphqlError = (reply: FastifyReply, message: string, extensions: Record<string, unknown>) =>
+    reply.header('content-type', 'application/json; charset=utf-8').send({ data: null, errors: [{ message, extensions }] });
+  return {
+    onRequest: async (request: FastifyRequest, reply: FastifyReply) => {
+      const route = request.routeOptions.url;
+      if (route === undefined || UNLIMITED_ROUTES.has(route)) return;
+      const graphql = route === '/graphql';
+      const caller = await callerOf(request, infra);
+      if (graphql && caller.kind === 'anonymous') return graphqlError(reply, 'a valid project API key or the admin token is required', { code: ErrorCode.UNAUTHENTICATED });
+      if (caller.kind !== 'project') return;
+      const admission = limiter.admit(caller.project.projectId);
+      if (admission.admitted) {
+        request.releaseLimit = admission.release;
+        return;
+      }
+      const message = limitMessage(admission.reason, infra.config.apiLimits);
+      reply.header('retry-after', String(admission.retryAfterSeconds));
+      if (graphql) return graphqlError(reply, message, { code: ErrorCode.RATE_LIMITED, retryAfterSeconds: admission.retryAfterSeconds });
+      return reply.status(429).send({ error: { code: ErrorCode.RATE_LIMITED, message } });
+    },
+    release: async (request: FastifyRequest) => {
+      request.releaseLimit?.();
+    },
+    /** One operation per request: a batch (a JSON array) would multiply the work behind one admission. */
+    refuseBatches: async (request: FastifyRequest, reply: FastifyReply) => {
+      if (request.routeOptions.url !== '/graphql' || !Array.isArray(request.body)) return;
+      return graphqlError(reply, 'batched requests (a JSON array of operations) are not supported: send one operation per request', { code: ErrorCode.BAD_USER_INPUT });
+    },
   };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Ends this request's turn in its project's limits (set when admitted). */
+    releaseLimit?: () => void;
+  }
 }
 
 /** Starts GraphQL + REST on API_PORT and registers its shutdown step (stop accepting first). */
 export async function startApiServer(infra: Infrastructure, options: { driver?: GraphqlDriver } = {}): Promise<RunningServer> {
   const adapter = new ApiFastifyAdapter({ bodyLimit: 1024 * 1024 });
   adapter.getInstance().addHook('onRoute', writeGraphqlAnswersAsJson);
-  adapter.getInstance().addHook('onRequest', refuseAnonymousGraphql(infra));
+  const admission = admitRequests(infra);
+  adapter.getInstance().addHook('onRequest', admission.onRequest);
+  adapter.getInstance().addHook('onResponse', admission.release);
+  adapter.getInstance().addHook('onRequestAbort', admission.release);
+  adapter.getInstance().addHook('preHandler', admission.refuseBatches);
   allowBrowserFeedback(adapter.getInstance());
   // Fastify refuses some requests before Nest sees them (a JSON body that does not parse): same shape as every other REST refusal.
   adapter.getInstance().setErrorHandler((error, _request, reply) => sendFailure(reply, error, infra.log));

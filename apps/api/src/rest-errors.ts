@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { DomainError, ErrorCode } from '@spanforge/errors';
+import { DomainError, ErrorCode, RateLimitedError } from '@spanforge/errors';
 import type { Logger } from '@spanforge/runtime';
 
 /** The HTTP status of each error code on the API's REST endpoints. */
@@ -16,8 +16,9 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
 };
 
 /** One shape for every REST refusal: `{ "error": { "code", "message" } }`, the codes GraphQL uses. */
-async function sendError(reply: FastifyReply, code: ErrorCode, message: string): Promise<void> {
-  if (code === ErrorCode.UNAVAILABLE) void reply.header('retry-after', '1');
+async function sendError(reply: FastifyReply, code: ErrorCode, message: string, retryAfterSeconds?: number): Promise<void> {
+  if (retryAfterSeconds !== undefined) void reply.header('retry-after', String(retryAfterSeconds));
+  else if (code === ErrorCode.UNAVAILABLE) void reply.header('retry-after', '1');
   await reply.status(HTTP_STATUS[code]).send({ error: { code, message } });
 }
 
@@ -27,6 +28,7 @@ async function sendError(reply: FastifyReply, code: ErrorCode, message: string):
  * else as INTERNAL with a generic message, the cause to the log only.
  */
 export function sendFailure(reply: FastifyReply, failure: unknown, log: Pick<Logger, 'error'>): Promise<void> {
+  if (failure instanceof RateLimitedError) return sendError(reply, failure.code, failure.message, failure.retryAfterSeconds);
   if (failure instanceof DomainError) return sendError(reply, failure.code, failure.message);
   const status = failure instanceof HttpException ? failure.getStatus() : (failure as { statusCode?: unknown } | undefined)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {

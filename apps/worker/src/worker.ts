@@ -1,6 +1,7 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { Counter, Gauge } from 'prom-client';
 import { BatchingQueue, DeadLetterRepository, SpanRepository, SpanWriter, deadLetteredSpansCounter, type AccountingRow } from '@spanforge/ingest';
+import { scheduledClient } from '@spanforge/clickhouse';
 import { INGEST_QUEUE, type IngestJob } from '@spanforge/queue';
 import type { Infrastructure } from '@spanforge/runtime';
 import { FailedJobsSweeper } from './ingest/failed-jobs.sweeper';
@@ -29,9 +30,11 @@ export const INGEST_CONCURRENCY = 256;
  * worker first (in-flight jobs finish, which needs their batch written), then the writers flush.
  */
 export async function startWorkers(infra: Infrastructure): Promise<string[]> {
-  const repository = new SpanRepository(infra.clickhouse);
+  // The worker's statements take turns with the API's projects (all-in-one: one embedded engine).
+  const clickhouse = scheduledClient(infra.clickhouse, infra.querySlots, 'ingest-worker');
+  const repository = new SpanRepository(clickhouse);
   const log = infra.log.child('worker');
-  const deadLetters = new DeadLetterRepository(infra.clickhouse);
+  const deadLetters = new DeadLetterRepository(clickhouse);
   const deadLettered = deadLetteredSpansCounter(infra.metrics);
   const spans = new SpanWriter(repository, SPAN_BATCH, { deadLetters, log, registry: infra.metrics, deadLettered });
   const accounting = new BatchingQueue<AccountingRow>((rows) => repository.insertAccounting(rows), { maxItems: 5_000, maxDelayMs: 1_000 });

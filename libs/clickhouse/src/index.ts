@@ -3,3 +3,4 @@ export * from './cluster-ddl';
 export * from './migrator';
 export * from './trace-figures.sql';
 export * from './clickhouse-errors';
+export * from './fair-scheduler';

@@ -21,6 +21,18 @@ export interface AppConfig {
   allowPrivateWebhooks: boolean;
   /** ClickHouse limits of each API query: one that needs more is QUERY_TOO_EXPENSIVE. */
   queryLimits: QueryLimits;
+  /** Per project, on each api process: over them a request is RATE_LIMITED (GraphQL) or 429 (REST). */
+  apiLimits: ApiLimits;
+  /** API statements run at once on a ClickHouse server, shared fairly between projects (embedded chDB: 1). */
+  clickhouseQuerySlots: number;
+}
+
+/** What one project may ask of one api process. */
+export interface ApiLimits {
+  /** Requests a second (a burst of two seconds' worth is allowed). */
+  requestsPerSecond: number;
+  /** Requests in progress at once. */
+  concurrentRequests: number;
 }
 
 /** Per-query ClickHouse limits (max_execution_time, max_memory_usage, max_rows_to_read). */
@@ -170,6 +182,11 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
       maxMemoryBytes: r.integer('QUERY_MAX_MEMORY_MB', DEFAULT_QUERY_LIMITS.maxMemoryBytes / MiB, 16, 1_048_576) * MiB,
       maxRowsToRead: r.integer('QUERY_MAX_ROWS', DEFAULT_QUERY_LIMITS.maxRowsToRead, 1, 1_000_000_000_000),
     },
+    apiLimits: {
+      requestsPerSecond: r.integer('API_REQUESTS_PER_SECOND', 100, 1, 1_000_000),
+      concurrentRequests: r.integer('API_CONCURRENT_REQUESTS', 10, 1, 10_000),
+    },
+    clickhouseQuerySlots: r.integer('CLICKHOUSE_QUERY_SLOTS', 8, 1, 1_000),
   };
   const ports = Object.entries(config.ports).filter(([, port]) => port !== 0);
   const taken = new Map<number, string>();

@@ -26,3 +26,14 @@ export class DomainError extends Error {
 export const unauthenticated = (message = 'a valid API key is required') => new DomainError(ErrorCode.UNAUTHENTICATED, message);
 export const badInput = (message: string) => new DomainError(ErrorCode.BAD_USER_INPUT, message);
 export const notFound = (message: string) => new DomainError(ErrorCode.NOT_FOUND, message);
+
+/** Over a rate or share: the caller may try again after `retryAfterSeconds` (Retry-After, extensions.retryAfterSeconds). */
+export class RateLimitedError extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(ErrorCode.RATE_LIMITED, message);
+    this.name = 'RateLimitedError';
+  }
+}

@@ -34,13 +34,24 @@ export class FeedbackService {
    * /metrics counter).
    */
   async submit(scope: FeedbackScope, input: FeedbackInput, token?: FeedbackTokenClaims): Promise<FeedbackRecord> {
+    const record = await this.check(scope, input, token);
+    await this.store(scope, record);
+    return record;
+  }
+
+  /** The score as it will be stored, or the refusal (bad input, a token for another trace or name); stores nothing. */
+  async check(scope: FeedbackScope, input: FeedbackInput, token?: FeedbackTokenClaims): Promise<FeedbackRecord> {
     const name = typeof input?.name === 'string' ? input.name.trim() : '';
     const record = validateFeedback(input, name ? await this.repository.scoreConfig(scope.projectId, name) : undefined);
     if (token && (token.traceId !== record.traceId || token.name !== record.name)) {
       throw new DomainError(ErrorCode.FORBIDDEN, 'this feedback token is for another trace or score name');
     }
-    await this.writer.add(scope, record);
     return record;
+  }
+
+  /** Stores a score `check` accepted. */
+  async store(scope: FeedbackScope, record: FeedbackRecord): Promise<void> {
+    await this.writer.add(scope, record);
   }
 
   async createScoreConfig(scope: FeedbackScope, input: { name: string; dataType: ScoreType; minValue?: number | null; maxValue?: number | null; categories?: string[] | null }): Promise<ScoreConfig> {

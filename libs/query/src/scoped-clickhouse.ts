@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ClickHouseClient } from '@spanforge/clickhouse';
+import type { ClickHouseClient, FairScheduler } from '@spanforge/clickhouse';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from '@spanforge/config';
 import { DomainError, ErrorCode } from '@spanforge/errors';
 
@@ -29,6 +29,8 @@ export class ScopedClickHouse {
     private readonly client: ClickHouseClient,
     readonly scope: QueryScope,
     limits: QueryLimits = DEFAULT_QUERY_LIMITS,
+    /** The process's turns between projects (FairScheduler); without one, statements run as they come. */
+    private readonly scheduler?: FairScheduler,
   ) {
     this.settings = settingsClause(limits);
   }
@@ -37,7 +39,7 @@ export class ScopedClickHouse {
     if (!sql.includes('tenant_id = {tenantId:String}') || !sql.includes('project_id = {projectId:String}')) {
       throw new Error(`query ${name} is not scoped to a tenant and project`);
     }
-    try {
+    const read = async () => {
       const result = await this.client.query({
         query: `${sql}\n${this.settings}, log_comment = ${stringLiteral(name)}`,
         query_params: { ...params, tenantId: this.scope.tenantId, projectId: this.scope.projectId },
@@ -45,6 +47,9 @@ export class ScopedClickHouse {
         query_id: `${name}:${randomUUID()}`,
       });
       return await result.json<T>();
+    };
+    try {
+      return await (this.scheduler ? this.scheduler.run(this.scope.projectId, read) : read());
     } catch (error) {
       const type = (error as { type?: string }).type ?? '';
       if (TOO_EXPENSIVE.has(type)) throw new DomainError(ErrorCode.QUERY_TOO_EXPENSIVE, `query ${name} needs more than its limits allow; narrow the time range or filters`);

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Pool } from 'pg';
 import { Counter, type Registry } from 'prom-client';
 import { assertExternalServices, projectRoot, type AppConfig, type Role } from '@spanforge/config';
-import { clickHouseTarget, createClickHouseClient, describeTarget, migrateClickHouse, type ClickHouseClient } from '@spanforge/clickhouse';
+import { FairScheduler, clickHouseTarget, createClickHouseClient, describeTarget, migrateClickHouse, type ClickHouseClient } from '@spanforge/clickhouse';
 import { createPostgresPool, migratePostgres, startEmbeddedPostgres } from '@spanforge/postgres';
 import { COST_REPORTS_QUEUE, createQueueBackend, type DeliverJob, type FireJob, type QueueBackend } from '@spanforge/queue';
 import type { Queue } from 'bullmq';
@@ -34,6 +34,8 @@ export interface Infrastructure {
   keys: ApiKeyVerifier;
   /** Credential → caller (admin, project key with its scopes, nobody), for every transport. */
   authenticator: Authenticator;
+  /** Turns between projects for API statements (embedded chDB runs one statement at a time). */
+  querySlots: FairScheduler;
   feedback: FeedbackService;
   costReports: CostReportService;
   readiness: ReadinessProbe;
@@ -143,6 +145,7 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
     tenancyRepository: repository,
     keys,
     authenticator: new Authenticator(keys, adminToken),
+    querySlots: new FairScheduler(target.kind === 'embedded' ? 1 : config.clickhouseQuerySlots),
     feedback,
     costReports: new CostReportService({
       repository: new CostReportRepository(pg),

@@ -1,11 +1,12 @@
 import { Body, Controller, Inject, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, ErrorCode } from '@spanforge/errors';
+import { DomainError, ErrorCode, RateLimitedError } from '@spanforge/errors';
 import { isFeedbackToken, type FeedbackInput } from '@spanforge/feedback';
 import type { Infrastructure } from '@spanforge/runtime';
 import { ApiKeyScope, credentialFrom, projectWithScope } from '@spanforge/tenancy';
 import { FeedbackAccess } from '../auth/access.decorators';
 import { callerOf } from '../auth/access.guard';
+import { ProjectLimiter } from '../auth/project-limiter';
 import { INFRASTRUCTURE } from '../infrastructure.token';
 
 /**
@@ -13,8 +14,18 @@ import { INFRASTRUCTURE } from '../infrastructure.token';
  * createFeedbackToken (for one trace and score name, until it expires) so a browser never holds
  * the project's secret. 202 `{ id }`.
  */
+/**
+ * Scores a second per project (an app backend posting for its users) and per feedback token (one
+ * person's thumbs on one trace, from a public page: a leaked token must not become a firehose).
+ */
+export const FEEDBACK_PER_PROJECT_PER_SECOND = 200;
+export const FEEDBACK_PER_TOKEN_PER_SECOND = 1;
+
 @Controller('v1/feedback')
 export class FeedbackController {
+  private readonly perProject = new ProjectLimiter({ requestsPerSecond: FEEDBACK_PER_PROJECT_PER_SECOND, concurrentRequests: Number.MAX_SAFE_INTEGER });
+  private readonly perToken = new ProjectLimiter({ requestsPerSecond: FEEDBACK_PER_TOKEN_PER_SECOND, concurrentRequests: Number.MAX_SAFE_INTEGER });
+
   constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
 
   @FeedbackAccess()
@@ -33,7 +44,19 @@ export class FeedbackController {
       if (caller.kind !== 'project') throw new DomainError(ErrorCode.UNAUTHENTICATED, 'a valid project API key or feedback token is required');
       scope = projectWithScope(caller, ApiKeyScope.INGEST);
     }
-    const record = await this.infra.feedback.submit(scope, body ?? ({} as FeedbackInput), token);
+    const record = await this.infra.feedback.check(scope, body ?? ({} as FeedbackInput), token);
+    // Counted once a post is one that would be stored: a refused one costs nothing to keep refusing.
+    admit(this.perProject, scope.projectId, `this project is over ${FEEDBACK_PER_PROJECT_PER_SECOND} feedback posts a second`);
+    if (token) admit(this.perToken, bearer!, `this feedback token is over ${FEEDBACK_PER_TOKEN_PER_SECOND} post a second`);
+    await this.infra.feedback.store(scope, record);
     await reply.status(202).send({ id: record.id });
   }
+}
+
+/** Takes one post from the key's rate, or refuses with when to come back (429 + Retry-After). */
+function admit(limiter: ProjectLimiter, key: string, message: string): void {
+  const admission = limiter.admit(key);
+  if (!admission.admitted) throw new RateLimitedError(message, admission.retryAfterSeconds);
+  // Only the rate counts here: a post holds nothing while it is written.
+  admission.release();
 }

@@ -12,9 +12,9 @@ export interface RequestContext {
   db?: ScopedClickHouse;
 }
 
-/** The API's way to ClickHouse for one project: every query scoped to it, under the operator's query limits. */
-export function scopedClickHouse(infra: Pick<Infrastructure, 'clickhouse' | 'config'>, scope: QueryScope): ScopedClickHouse {
-  return new ScopedClickHouse(infra.clickhouse, scope, infra.config.queryLimits);
+/** The API's way to ClickHouse for one project: every query scoped to it, under the operator's query limits, taking turns with other projects. */
+export function scopedClickHouse(infra: Pick<Infrastructure, 'clickhouse' | 'config' | 'querySlots'>, scope: QueryScope): ScopedClickHouse {
+  return new ScopedClickHouse(infra.clickhouse, scope, infra.config.queryLimits, infra.querySlots);
 }
 
 /**

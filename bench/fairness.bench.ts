@@ -1,0 +1,173 @@
+import 'reflect-metadata';
+import { rmSync } from 'node:fs';
+import { Pool } from 'undici';
+import { startApiServer } from '@spanforge/api-app';
+import { startGateway } from '@spanforge/gateway-app';
+import { startWorkers } from '@spanforge/worker-app';
+import { startBenchInfrastructure, temporaryDataDir } from './bench-infrastructure';
+import { buildCorpus } from './corpus';
+import { argument, progress, writeResults } from './report';
+import { seedVolume } from './seed-volume';
+
+/**
+ * `npm run bench:fairness [-- --seconds S] [--a-spans N] [--b-spans N] [--no-flood-ingest] [--no-flood-queries]`: project A floods ingest
+ * at 10× its limit and runs 16 concurrent heavy queries in loops while project B exports at an
+ * ordinary rate and runs the dashboard queries of bench:query. Reports, from one run: B's export
+ * success rate under the flood, B's query p50 under the flood ÷ B's p50 on the idle server, A's
+ * statement p50 (its heavy queries' answer time), what A was refused, and how long a 40-level
+ * fragment bomb takes to refuse, without and with a key. The server runs with the product's
+ * default API limits. The load runs in this process (lightly: undici, no parsing beyond status).
+ */
+
+const A_SPANS_PER_SECOND = 2_000;
+const HEAVY = '{ traces(first: 100) { nodes { traceId findings { kind } criticalPath { name } } } }';
+const DASHBOARD = [
+  '{ sessions(first: 5) { nodes { sessionId costUsd } totalCount } }',
+  '{ costBreakdown(groupBy: [MODEL, DAY]) { keys costUsd } }',
+  '{ latencyByIterations { iterations p99Ms } }',
+  '{ traces(first: 20) { nodes { traceId durationMs costUsd } } }',
+];
+
+async function main(): Promise<void> {
+  const seconds = Number(argument('--seconds', '20'));
+  const dataDir = temporaryDataDir('spanforge-fairness-');
+  const infra = await startBenchInfrastructure(dataDir, { API_REQUESTS_PER_SECOND: '100', API_CONCURRENT_REQUESTS: '10' });
+  try {
+    await startWorkers(infra);
+    const [httpLine] = await startGateway(infra);
+    const otlp = /http:\/\/\S+/.exec(httpLine!)![0];
+    const api = (await startApiServer(infra)).url.replace('localhost', '127.0.0.1');
+    progress('seeding project A and project B');
+    const a = await seedVolume(infra, Number(argument('--a-spans', '1000000')));
+    const b = await seedVolume(infra, Number(argument('--b-spans', '200000')));
+    await infra.tenancy.setIngestLimits({ projectId: a.projectId, spansPerSecond: A_SPANS_PER_SECOND });
+    const exports = buildCorpus({ traces: 400, spansPerRequest: 100 }).requests.map((r) => Buffer.from(r));
+    const apiClient = new Pool(api, { connections: 64 });
+    const otlpClient = new Pool(otlp.replace('/v1/traces', '').replace('localhost', '127.0.0.1'), { connections: 16 });
+
+    const query = async (key: string, document: string) => {
+      const started = performance.now();
+      const response = await apiClient.request({ path: '/graphql', method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ query: document }) });
+      const text = await response.body.text();
+      return { ms: performance.now() - started, limited: text.includes('"RATE_LIMITED"'), failed: text.includes('"errors"') };
+    };
+    const exportOnce = async (key: string, body: Buffer) => {
+      const response = await otlpClient.request({ path: '/v1/traces', method: 'POST', headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${key}` }, body });
+      await response.body.dump();
+      return response.statusCode;
+    };
+    const dashboardRound = async () => {
+      const times: number[] = [];
+      for (const document of DASHBOARD) {
+        const answer = await query(b.apiKey, document);
+        if (answer.failed) throw new Error(`B's dashboard query failed: ${document}`);
+        times.push(answer.ms);
+      }
+      return times;
+    };
+
+    progress('B on the idle server');
+    for (let i = 0; i < 5; i++) await dashboardRound();
+    const idle: number[] = [];
+    for (let i = 0; i < 20; i++) idle.push(...(await dashboardRound()));
+
+    progress(`the flood: A at 10x its ${A_SPANS_PER_SECOND} spans/s and 16 heavy query loops, B exporting and on its dashboard, for ${seconds} s`);
+    const until = Date.now() + seconds * 1000;
+    const statuses = { a: new Map<number, number>(), b: new Map<number, number>() };
+    const count = (map: Map<number, number>, status: number) => map.set(status, (map.get(status) ?? 0) + 1);
+    const aAnswers: number[] = [];
+    let aLimited = 0;
+    const aIngest = async (lane: number) => {
+      // 100 spans an export; 4 lanes of 50 exports/s ≈ 20,000 spans/s offered.
+      for (let i = lane; Date.now() < until; i += 4) {
+        count(statuses.a, await exportOnce(a.apiKey, exports[i % exports.length]!));
+        await sleep(20);
+      }
+    };
+    const aQueries = async () => {
+      while (Date.now() < until) {
+        const answer = await query(a.apiKey, HEAVY);
+        if (answer.limited) {
+          aLimited++;
+          await sleep(50);
+        } else aAnswers.push(answer.ms);
+      }
+    };
+    const bIngest = async () => {
+      // 100 spans every 200 ms: 500 spans/s, a quarter of A's limit.
+      for (let i = 0; Date.now() < until; i++) {
+        count(statuses.b, await exportOnce(b.apiKey, exports[i % exports.length]!));
+        await sleep(200);
+      }
+    };
+    const flooded: number[] = [];
+    const bDashboard = async () => {
+      await sleep(2_000); // let the flood reach its steady state
+      while (Date.now() < until) flooded.push(...(await dashboardRound()));
+    };
+    // --no-flood-ingest / --no-flood-queries leave one half of A's load out, to see which one costs B what.
+    const floodIngest = !process.argv.includes('--no-flood-ingest');
+    const floodQueries = !process.argv.includes('--no-flood-queries');
+    await Promise.all([...(floodIngest ? [0, 1, 2, 3].map(aIngest) : []), ...(floodQueries ? Array.from({ length: 16 }, aQueries) : []), bIngest(), bDashboard()]);
+
+    progress('fragment bombs');
+    const levels = 40;
+    const bomb = `{ ...F0 } ${Array.from({ length: levels }, (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`).join(' ')} fragment F${levels} on Query { __typename }`;
+    const refusal = async (key: string | undefined) => {
+      const times: number[] = [];
+      for (let i = 0; i < 21; i++) {
+        const started = performance.now();
+        const response = await apiClient.request({ path: '/graphql', method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify({ query: bomb }) });
+        await response.body.text();
+        times.push(performance.now() - started);
+      }
+      return median(times);
+    };
+    const bombAnonymousMs = await refusal(undefined);
+    const bombKeyedMs = await refusal(b.apiKey);
+    await apiClient.close();
+    await otlpClient.close();
+
+    const bSent = [...statuses.b.values()].reduce((s, n) => s + n, 0);
+    const results = {
+      fairness: {
+        seconds,
+        aIngestLimitSpansPerSec: A_SPANS_PER_SECOND,
+        aExportStatuses: Object.fromEntries(statuses.a),
+        bExportStatuses: Object.fromEntries(statuses.b),
+        bExportSuccessRate: Number(((statuses.b.get(200) ?? 0) / Math.max(1, bSent)).toFixed(4)),
+        bQueryP50IdleMs: round(median(idle)),
+        bQueryP50FloodMs: round(median(flooded)),
+        bQueryP50Ratio: round(median(flooded) / median(idle)),
+        bQueriesUnderFlood: flooded.length,
+        aStatementP50Ms: round(median(aAnswers)),
+        aQueriesAnswered: aAnswers.length,
+        aQueriesRateLimited: aLimited,
+        fragmentBombRefusalMs: { anonymous: round(bombAnonymousMs), withKey: round(bombKeyedMs), levels },
+        dataset: { aSpans: a.spans, bSpans: b.spans },
+      },
+    };
+    progress(`B exports ${(results.fairness.bExportSuccessRate * 100).toFixed(1)} % answered 200; B's p50 ${results.fairness.bQueryP50IdleMs} ms idle, ${results.fairness.bQueryP50FloodMs} ms under the flood (${results.fairness.bQueryP50Ratio}x); A's heavy query p50 ${results.fairness.aStatementP50Ms} ms`);
+    writeResults(results);
+  } finally {
+    await infra.shutdown.run();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const round = (n: number) => Number(n.toFixed(2));
+
+function median(values: number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+main().then(
+  () => process.exit(0),
+  (error: Error) => {
+    process.stderr.write(`bench:fairness failed: ${error.stack ?? error.message}\n`);
+    process.exit(1);
+  },
+);
