@@ -33,6 +33,11 @@ export interface CostReportDeps {
   warn?: (message: string) => void;
 }
 
+/** A delivery attempt the receiver did not take; already recorded on the report and logged with its reason. */
+export class WebhookDeliveryError extends Error {
+  override readonly name = 'WebhookDeliveryError';
+}
+
 /**
  * Scheduled cost reports. A schedule is a BullMQ job scheduler (its cron in its timezone) whose
  * jobs produce every due window's report exactly once (UNIQUE (schedule, window end) in
@@ -117,7 +122,7 @@ export class CostReportService {
     await this.deps.repository.recordDelivery(report.id, { delivered: result.ok, error: result.error, final: finalAttempt });
     if (!result.ok) {
       this.deps.warn?.(`cost report ${report.id} (schedule ${report.schedule_id}): delivery failed, ${finalAttempt ? 'last attempt, giving up' : 'will retry'}: ${result.error}`);
-      throw new Error(result.error);
+      throw new WebhookDeliveryError(result.error ?? 'webhook delivery failed');
     }
   }
 

@@ -49,8 +49,13 @@ export class SpanRepository {
   /** Inserts rows already serialised as JSONEachRow lines (one string per export), as one insert. */
   async insertSpanLines(texts: string[]): Promise<void> {
     const result = await this.client.exec({ query: 'INSERT INTO spans FORMAT JSONEachRow', values: Readable.from(texts), ...named('ingest.insert_spans') });
+    // The answer to an INSERT has no rows, but it has to be read to its end: a connection cut
+    // before then, or an exception ClickHouse writes into a response it already started, means the
+    // insert may not have been stored. Such a failure propagates: without a ClickHouse error code
+    // it counts as transient and the insert is retried (a copy stored twice collapses), instead of
+    // the jobs being acknowledged for rows that may be missing.
     result.stream.resume();
-    await finished(result.stream).catch(() => undefined);
+    await finished(result.stream);
   }
 
   async insertAccounting(rows: AccountingRow[]): Promise<void> {

@@ -15,7 +15,10 @@ async function freshDatabase(): Promise<{ pool: Pool; drop: () => Promise<void> 
   await admin.query(`CREATE DATABASE ${name}`);
   const url = new URL(testDatabaseUrl());
   url.pathname = `/${name}`;
-  const pool = createPostgresPool(url.toString(), 4);
+  // pool.end() resolves while its connections are still closing, so DROP ... WITH (FORCE) below may
+  // terminate one of them; the pool says so, which is right but not what these tests are about.
+  const cleanup: string[] = [];
+  const pool = createPostgresPool(url.toString(), 4, { warn: (m) => cleanup.push(m), error: (m) => cleanup.push(m) });
   return {
     pool,
     drop: async () => {
@@ -82,6 +85,30 @@ describe('PostgreSQL migrations', () => {
       expect(rows.map((r) => r.version)).toEqual([1]);
       const half = await db.pool.query("SELECT to_regclass('half') AS t");
       expect(half.rows[0].t).toBeNull();
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('still say why a migration failed when its connection died with it, and leave no lock behind', async () => {
+    const db = await freshDatabase();
+    const own = mkdtempSync(path.join(os.tmpdir(), 'pg-migrations-'));
+    const warnings: string[] = [];
+    const log = { warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };
+    try {
+      writeFileSync(path.join(own, '001_ok.sql'), 'CREATE TABLE IF NOT EXISTS ok_table (id int);');
+      // The session ends under the migration: its ROLLBACK and the unlock cannot run on it any more.
+      writeFileSync(path.join(own, '002_dies.sql'), 'SELECT pg_terminate_backend(pg_backend_pid());');
+      await expect(migratePostgres(db.pool, own, log)).rejects.toThrow(/^PostgreSQL migration 002_dies failed: terminating connection due to administrator command/);
+      // Said, not thrown at the process: the connection's own 'error' event, and the ROLLBACK that could not run.
+      expect(warnings.sort()).toEqual([
+        expect.stringMatching(/^PostgreSQL migration 002_dies: ROLLBACK failed too \(.+\); closing that connection$/),
+        expect.stringMatching(/^PostgreSQL migrations: the PostgreSQL connection failed while in use \(.+\); it is closed, not reused$/),
+      ]);
+      // The dead connection went back to no one, and its lock went with it: the next run is not blocked.
+      writeFileSync(path.join(own, '002_dies.sql'), 'SELECT 1;');
+      const next = await Promise.race([migratePostgres(db.pool, own, log), new Promise((_, reject) => setTimeout(() => reject(new Error('blocked on the migration lock')), 5_000))]);
+      expect(next).toEqual({ applied: ['002_dies'], alreadyApplied: 1 });
     } finally {
       await db.drop();
     }

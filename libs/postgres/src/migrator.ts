@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Pool } from 'pg';
+import { reasonOf, stderrLog, type ErrorLog } from './error-log';
+import { checkOut } from './pool';
 
 export interface Migration {
   version: number;
@@ -39,9 +41,12 @@ export interface MigrationResult {
  * that several processes starting at once apply each file exactly once. A file edited after it
  * was applied stops the start: migrations are never edited after landing.
  */
-export async function migratePostgres(pool: Pool, dir: string): Promise<MigrationResult> {
+export async function migratePostgres(pool: Pool, dir: string, log: ErrorLog = stderrLog('postgres')): Promise<MigrationResult> {
   const migrations = await readMigrations(dir);
-  const client = await pool.connect();
+  const held = await checkOut(pool, log, 'PostgreSQL migrations');
+  const client = held.client;
+  /** Set when the session may still hold the lock or an open transaction: the connection is then closed, not pooled. */
+  let broken: Error | undefined;
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -70,14 +75,28 @@ export async function migratePostgres(pool: Pool, dir: string): Promise<Migratio
         ]);
         await client.query('COMMIT');
       } catch (error) {
-        await client.query('ROLLBACK');
+        // A ROLLBACK that fails too (the connection is gone) must not hide why the migration failed;
+        // PostgreSQL aborts the transaction of a lost session by itself, and the session is discarded below.
+        await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+          log.warn(`PostgreSQL migration ${migration.name}: ROLLBACK failed too (${reasonOf(rollbackError)}); closing that connection`);
+        });
         throw new Error(`PostgreSQL migration ${migration.name} failed: ${(error as Error).message}`);
       }
       applied.push(`${migration.name}`);
     }
     return { applied, alreadyApplied: migrations.length - applied.length };
   } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
-    client.release();
+    broken ??= held.failure();
+    if (!broken) {
+      // The lock belongs to the session: if unlocking fails, the session is ended instead (release
+      // with an error closes the connection), which frees the lock just the same. Never pool it as
+      // it is, or the next migrator would wait on a lock that nobody releases.
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch((unlockError: unknown) => {
+        broken = unlockError instanceof Error ? unlockError : new Error(String(unlockError));
+        log.warn(`PostgreSQL migrations: releasing the advisory lock failed (${reasonOf(unlockError)}); closing that connection, which releases it`);
+      });
+    }
+    held.release(broken);
   }
 }

@@ -1,6 +1,7 @@
 import { Queue, Worker, createPostgresBackend, withBackend, type QueueOptions, type WorkerOptions } from 'bullmq';
 import IORedis from 'ioredis';
 import { Pool } from 'pg';
+import { ThrottledWarning, reasonOf, stderrLog, type ErrorLog } from '@spanforge/postgres';
 import { JobConsumer, type JobConsumerOptions, type JobProcessor } from './job-consumer';
 
 export type QueueBackendKind = 'redis' | 'postgres';
@@ -9,6 +10,8 @@ export interface QueueBackendOptions {
   /** Set: BullMQ on Redis. Unset: BullMQ's PostgreSQL backend on databaseUrl. */
   redisUrl?: string;
   databaseUrl: string;
+  /** Where 'error' events of its connections, queues and workers are said (at most one line per object per 10 s). */
+  log?: ErrorLog;
 }
 
 
@@ -30,7 +33,13 @@ export interface QueueBackend {
 }
 
 export function createQueueBackend(options: QueueBackendOptions): QueueBackend {
-  return options.redisUrl ? new RedisQueueBackend(options.redisUrl) : new PostgresQueueBackend(options.databaseUrl);
+  const log = options.log ?? stderrLog('queue');
+  return options.redisUrl ? new RedisQueueBackend(options.redisUrl, log) : new PostgresQueueBackend(options.databaseUrl, log);
+}
+
+/** Anything with 'error' events: ioredis connections, pg pools, BullMQ queues and workers. */
+interface ErrorEmitter {
+  on(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 abstract class TrackingBackend implements QueueBackend {
@@ -44,17 +53,32 @@ abstract class TrackingBackend implements QueueBackend {
   abstract ping(): Promise<void>;
   abstract describe(): string;
   protected abstract closeConnections(): Promise<void>;
+  private readonly warnings: ThrottledWarning[] = [];
 
-  // Errors surface through the operations that failed; without a listener an 'error' event would crash the process.
-  protected trackQueue<T>(queue: Queue<T>): Queue<T> {
-    queue.on('error', () => undefined);
+  constructor(protected readonly log: ErrorLog) {}
+
+  /**
+   * Says the 'error' events of one connection, queue or worker: without a listener they would crash
+   * the process, and unsaid they would leave a failing queue (Redis down, a lost PostgreSQL
+   * connection, a lock that could not be renewed) without a reason in the logs. The operations that
+   * failed also fail on their own; a server that is down repeats the event on every reconnect
+   * attempt, hence at most one line per object per 10 s, with the count of the others.
+   */
+  protected reportErrors(emitter: ErrorEmitter, what: string): void {
+    const warning = new ThrottledWarning(this.log);
+    this.warnings.push(warning);
+    emitter.on('error', (error) => warning.warn(`${what}: ${reasonOf(error)}`));
+  }
+
+  protected trackQueue<T>(name: string, queue: Queue<T>): Queue<T> {
+    this.reportErrors(queue as unknown as ErrorEmitter, `queue "${name}" (${this.kind})`);
     this.queues.push(queue as unknown as Queue);
     return queue;
   }
 
   worker<T>(name: string, processor: JobProcessor<T>, options: Omit<WorkerOptions, 'connection'> = {}): Worker<T> {
     const worker = this.makeWorker(name, processor, options);
-    worker.on('error', () => undefined);
+    this.reportErrors(worker as unknown as ErrorEmitter, `worker of queue "${name}" (${this.kind})`);
     this.workers.push(worker as unknown as Worker);
     return worker;
   }
@@ -63,17 +87,22 @@ abstract class TrackingBackend implements QueueBackend {
     // No processor and no autorun: the consumer fetches and finishes jobs itself, and closes the worker.
     // A 1 s block (instead of 5 s) bounds how long closing waits for the fetch on an empty queue.
     const worker = this.makeWorker<T>(name, null, { ...options, autorun: false, drainDelay: 1 });
-    worker.on('error', () => undefined);
+    this.reportErrors(worker as unknown as ErrorEmitter, `consumer of queue "${name}" (${this.kind})`);
     const consumer = new JobConsumer<T>(worker, processor, options);
     this.jobConsumers.push(consumer as unknown as JobConsumer<unknown>);
     return consumer;
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.jobConsumers.map((c) => c.close()));
-    await Promise.all(this.workers.map((w) => w.close()));
-    await Promise.all(this.queues.map((q) => q.close()));
-    await this.closeConnections();
+    try {
+      await Promise.all(this.jobConsumers.map((c) => c.close()));
+      await Promise.all(this.workers.map((w) => w.close()));
+      await Promise.all(this.queues.map((q) => q.close()));
+      await this.closeConnections();
+    } finally {
+      // Warnings still held back are said before the process goes.
+      for (const warning of this.warnings) warning.flush();
+    }
   }
 }
 
@@ -83,20 +112,23 @@ class RedisQueueBackend extends TrackingBackend {
   private readonly producer: IORedis;
   private readonly consumers: IORedis[] = [];
 
-  constructor(private readonly url: string) {
-    super();
+  constructor(
+    private readonly url: string,
+    log: ErrorLog,
+  ) {
+    super(log);
     this.producer = new IORedis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
-    this.producer.on('error', () => undefined);
+    this.reportErrors(this.producer, `Redis connection of the producers (${redisHost(url)})`);
   }
 
   queue<T>(name: string, options: Omit<QueueOptions, 'connection'> = {}): Queue<T> {
-    return this.trackQueue(new Queue<T>(name, { ...options, connection: this.producer }));
+    return this.trackQueue(name, new Queue<T>(name, { ...options, connection: this.producer }));
   }
 
   protected makeWorker<T>(name: string, processor: JobProcessor<T> | null, options: Omit<WorkerOptions, 'connection'>): Worker<T> {
     // Workers block on Redis and must retry forever (BullMQ requires maxRetriesPerRequest: null).
     const connection = new IORedis(this.url, { maxRetriesPerRequest: null });
-    connection.on('error', () => undefined);
+    this.reportErrors(connection, `Redis connection of the worker of queue "${name}" (${redisHost(this.url)})`);
     this.consumers.push(connection);
     return new Worker<T>(name, processor, { ...options, connection });
   }
@@ -107,13 +139,25 @@ class RedisQueueBackend extends TrackingBackend {
   }
 
   describe(): string {
-    const url = new URL(this.url);
-    return `BullMQ on Redis ${url.host}`;
+    return `BullMQ on Redis ${redisHost(this.url)}`;
   }
 
   protected async closeConnections(): Promise<void> {
-    await Promise.all([this.producer, ...this.consumers].map((c) => c.quit().catch(() => c.disconnect())));
+    await Promise.all(
+      [this.producer, ...this.consumers].map((c) =>
+        c.quit().catch((error: unknown) => {
+          // QUIT needs a live connection; one that is down (or already closed) is simply dropped, which is what closing wants.
+          this.log.debug?.(`Redis connection did not take QUIT (${reasonOf(error)}); disconnecting it`);
+          c.disconnect();
+        }),
+      ),
+    );
   }
+}
+
+/** host:port only: the URL may carry a password. */
+function redisHost(url: string): string {
+  return new URL(url).host;
 }
 
 /** The producer connection refuses commands until connected (no offline queue); wait for it, bounded. */
@@ -137,10 +181,13 @@ class PostgresQueueBackend extends TrackingBackend {
   readonly kind = 'postgres';
   private readonly health: Pool;
 
-  constructor(private readonly url: string) {
-    super();
+  constructor(
+    private readonly url: string,
+    log: ErrorLog,
+  ) {
+    super(log);
     this.health = new Pool({ connectionString: url, max: 1, application_name: 'spanforge-queue-health' });
-    this.health.on('error', () => undefined);
+    this.reportErrors(this.health, 'PostgreSQL connection of the queue health check');
   }
 
   /** BullMQ creates its schema on first connect (`migrate: true`); without it it refuses to start. */
@@ -150,7 +197,7 @@ class PostgresQueueBackend extends TrackingBackend {
 
   queue<T>(name: string, options: Omit<QueueOptions, 'connection'> = {}): Queue<T> {
     // The Redis-typed Queue is the public face; the class is the same, only its backend differs.
-    return this.trackQueue(new PostgresClasses.Queue<T>(name, { ...options, connection: this.connection() }) as unknown as Queue<T>);
+    return this.trackQueue(name, new PostgresClasses.Queue<T>(name, { ...options, connection: this.connection() }) as unknown as Queue<T>);
   }
 
   protected makeWorker<T>(name: string, processor: JobProcessor<T> | null, options: Omit<WorkerOptions, 'connection'>): Worker<T> {

@@ -61,7 +61,8 @@ export const PRIVATE_TARGETS_REFUSED = 'private webhook targets are not allowed 
  * A problem with a webhook URL, phrased for the user, or undefined. Checks what can be checked
  * without DNS: http(s) only, no credentials, and unless `allowPrivate` no localhost names and no
  * IP literal that `ipIsPrivate` refuses. Host names are checked by the caller after resolving them,
- * on every address returned and again at delivery time (DNS can change between the two).
+ * on every address returned, and again at delivery time, where the connection then goes to the
+ * addresses just checked and nowhere else (DNS can change between a check and a connection).
  *
  * The URL is read by the WHATWG parser, the one Node's fetch uses, so `http://2130706433/`,
  * `http://0x7f.1/` and `http://[::ffff:127.0.0.1]/` are judged as the 127.0.0.1 they connect to.
@@ -74,6 +75,7 @@ export function webhookUrlProblem(url: string, allowPrivate: boolean): string | 
   try {
     parsed = new URL(url);
   } catch {
+    // Not a failure: the parser's TypeError only says "Invalid URL", and this message is the answer.
     return `webhook URL "${url}" is not a valid absolute URL`;
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `webhook URL must use http or https, not ${parsed.protocol.replace(/:$/, '')}`;

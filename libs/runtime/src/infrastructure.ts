@@ -85,9 +85,9 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
     postgresDescription = `embedded PostgreSQL 17 at ${embedded.clusterDir}`;
     log.debug(`embedded PostgreSQL ready in ${Math.round(performance.now() - started)} ms`);
   }
-  const pg = createPostgresPool(databaseUrl);
+  const pg = createPostgresPool(databaseUrl, undefined, log.child('postgres'));
   shutdown.add('close-clients', 'PostgreSQL pool', () => pg.end());
-  const pgMigrations = await migratePostgres(pg, path.join(projectRoot(), 'infra', 'postgres'));
+  const pgMigrations = await migratePostgres(pg, path.join(projectRoot(), 'infra', 'postgres'), log.child('postgres'));
   if (pgMigrations.applied.length) log.info(`PostgreSQL migrations applied: ${pgMigrations.applied.join(', ')}`);
 
   const target = clickHouseTarget(config);
@@ -96,11 +96,11 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
   const chMigrations = await migrateClickHouse(clickhouse, path.join(projectRoot(), 'infra', 'clickhouse'));
   if (chMigrations.applied.length) log.info(`ClickHouse migrations applied: ${chMigrations.applied.join(', ')}`);
 
-  const queues = createQueueBackend({ redisUrl: config.redisUrl, databaseUrl });
+  const queues = createQueueBackend({ redisUrl: config.redisUrl, databaseUrl, log: log.child('queue') });
   shutdown.add('drain', 'queues and workers', () => queues.close());
 
-  const repository = new TenancyRepository(pg);
-  const keys = new ApiKeyVerifier(repository, { databaseUrl, pepper, warn: (m) => log.warn(m) });
+  const repository = new TenancyRepository(pg, log.child('tenancy'));
+  const keys = new ApiKeyVerifier(repository, { databaseUrl, pepper, log: log.child('api-keys') });
   await keys.start();
   shutdown.add('close-clients', 'API key revocation listener', () => keys.close());
   const tenancy = new TenancyService(repository, pepper, keys);

@@ -155,4 +155,64 @@ describe('API keys', () => {
     expect(rows[0]!.scopes).toMatch(/INGEST.*READ.*MANAGE/);
     expect(apiKey.scopes).toEqual(['INGEST', 'READ', 'MANAGE']);
   });
+
+  it('say when the revocation channel is lost and when it is back, and bypass the cache meanwhile', async () => {
+    const lines: string[] = [];
+    const log = { warn: (m: string) => lines.push(`WARN ${m}`), error: (m: string) => lines.push(`ERROR ${m}`), info: (m: string) => lines.push(`INFO ${m}`) };
+    const listeners = async () =>
+      (await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = 'spanforge-key-revocations'")).rows.map((r) => r.pid);
+    const before = new Set(await listeners());
+    const verifier = new ApiKeyVerifier(new TenancyRepository(pool), { databaseUrl: testDatabaseUrl(), pepper: PEPPER, log });
+    await verifier.start();
+    verifiers.push(verifier);
+    const mine = (await listeners()).filter((pid) => !before.has(pid));
+    expect(mine).toHaveLength(1);
+    await pool.query('SELECT pg_terminate_backend($1)', [mine[0]]);
+    const waitFor = async (done: () => boolean) => {
+      for (let i = 0; i < 150 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    await waitFor(() => !verifier.isListening);
+    expect(verifier.isListening).toBe(false);
+    await waitFor(() => verifier.isListening);
+    expect(verifier.isListening).toBe(true);
+    expect(lines).toEqual([
+      expect.stringMatching(/^WARN API key revocation channel lost \(terminating connection due to administrator command.*\); verifying against PostgreSQL until it is back$/),
+      'INFO API key revocation channel is back; caching verified keys again',
+    ]);
+  });
+});
+
+describe('project names', () => {
+  let pool: Pool;
+  let service: TenancyService;
+  beforeAll(async () => {
+    pool = createPostgresPool(testDatabaseUrl(), 2);
+    await migratePostgres(pool, path.join(projectRoot(), 'infra', 'postgres'));
+    service = new TenancyService(new TenancyRepository(pool), PEPPER);
+  });
+  afterAll(async () => pool.end());
+
+  it('are unique per tenant: a second one is refused by the constraint, with the name', async () => {
+    const { tenant } = await service.createTenant(`tenant ${Math.random()}`);
+    await expect(service.createProject(tenant.id, 'support-bot')).resolves.toMatchObject({ name: 'support-bot' });
+    await expect(service.createProject(tenant.id, ' support-bot')).rejects.toThrow('the tenant already has a project named "support-bot"');
+    await expect(service.createProject(tenant.id, 'default')).rejects.toThrow('the tenant already has a project named "default"');
+    const other = await service.createTenant(`tenant ${Math.random()}`);
+    await expect(service.createProject(other.tenant.id, 'support-bot')).resolves.toMatchObject({ tenantId: other.tenant.id });
+  });
+
+  it('are refused for a tenant that does not exist, whatever the id looks like', async () => {
+    await expect(service.createProject('00000000-0000-0000-0000-000000000000', 'x')).rejects.toThrow(/no tenant with id/);
+    await expect(service.createProject('not-a-uuid', 'x')).rejects.toThrow(/no tenant with id/);
+  });
+
+  it('do not hide a database failure as "free" or "taken"', async () => {
+    const broken = createPostgresPool('postgres://nobody:wrong@127.0.0.1:1/none', 1);
+    try {
+      const unreachable = new TenancyService(new TenancyRepository(broken), PEPPER);
+      await expect(unreachable.createProject('00000000-0000-0000-0000-000000000000', 'x')).rejects.toThrow(/ECONNREFUSED/);
+    } finally {
+      await broken.end();
+    }
+  });
 });

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import { Client } from 'pg';
+import { ThrottledWarning, reasonOf, stderrLog, type ErrorLog } from '@spanforge/postgres';
 import { parseSecret, secretMatches } from './api-key.secret';
 import type { ProjectScope } from './tenancy.model';
 import { KEY_REVOKED_CHANNEL, type TenancyRepository } from './tenancy.repository';
@@ -12,7 +13,8 @@ export interface ApiKeyVerifierOptions {
   /** How long an unknown secret is remembered, so a flood of bad keys does not reach PostgreSQL. */
   negativeTtlMs?: number;
   maxEntries?: number;
-  warn?: (message: string) => void;
+  /** Where a lost revocation channel, failed reconnects and failed last-use writes are said. */
+  log?: ErrorLog;
 }
 
 interface CacheEntry {
@@ -40,6 +42,11 @@ export class ApiKeyVerifier {
   /** Bumped by every revocation; a lookup that raced one does not fill the cache. */
   private epoch = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  private readonly log: ErrorLog;
+  /** Reconnects are tried every second while PostgreSQL is away: said at most once per 10 s. */
+  private readonly reconnectFailed: ThrottledWarning;
+  /** One failed last-use write per key and minute, for every key in use while PostgreSQL is away: at most one line per 10 s. */
+  private readonly touchFailed: ThrottledWarning;
 
   constructor(
     private readonly repository: TenancyRepository,
@@ -48,6 +55,9 @@ export class ApiKeyVerifier {
     this.ttlMs = options.ttlMs ?? 60_000;
     this.negativeTtlMs = options.negativeTtlMs ?? 2_000;
     this.maxEntries = options.maxEntries ?? 50_000;
+    this.log = options.log ?? stderrLog('api-keys');
+    this.reconnectFailed = new ThrottledWarning(this.log);
+    this.touchFailed = new ThrottledWarning(this.log);
   }
 
   async start(): Promise<void> {
@@ -91,7 +101,10 @@ export class ApiKeyVerifier {
     this.closed = true;
     clearTimeout(this.reconnectTimer);
     this.listening = false;
-    await this.listener?.end().catch(() => undefined);
+    this.reconnectFailed.flush();
+    this.touchFailed.flush();
+    // At shutdown the connection may already be gone (PostgreSQL stopped first, or it was lost): nothing is left to close then.
+    await this.listener?.end().catch((error: unknown) => this.log.debug?.(`closing the API key revocation listener: ${reasonOf(error)} (already closed)`));
   }
 
   /** A key that expires is trusted from the cache only until it does. */
@@ -108,7 +121,8 @@ export class ApiKeyVerifier {
   private touch(apiKeyId: string, now: number): void {
     if (now - (this.lastTouched.get(apiKeyId) ?? 0) < TOUCH_INTERVAL_MS) return;
     this.lastTouched.set(apiKeyId, now);
-    this.repository.touchApiKey(apiKeyId).catch((error: Error) => this.options.warn?.(`could not record API key use: ${error.message}`));
+    // Best effort: the request it serves goes on; the next use a minute later tries again.
+    this.repository.touchApiKey(apiKeyId).catch((error: unknown) => this.touchFailed.warn(`could not record the use of API key ${apiKeyId} (last_used_at): ${reasonOf(error)}`));
   }
 
   private async listen(): Promise<void> {
@@ -119,13 +133,14 @@ export class ApiKeyVerifier {
       this.listener = undefined;
       this.cache.clear();
       this.epoch++;
-      client.end().catch(() => undefined);
+      // The connection failed already; ending it only frees what is left of it, and may fail for that very reason.
+      client.end().catch((error: unknown) => this.log.debug?.(`ending the lost API key revocation connection: ${reasonOf(error)}`));
       if (this.closed) return;
-      this.options.warn?.(`API key revocation channel lost (${reason}); verifying against PostgreSQL until it is back`);
+      this.log.warn(`API key revocation channel lost (${reason}); verifying against PostgreSQL until it is back`);
       this.scheduleReconnect();
     };
     this.listener = client;
-    client.on('error', (error) => lost(error.message));
+    client.on('error', (error) => lost(reasonOf(error)));
     client.on('end', () => lost('connection ended'));
     client.on('notification', (message) => {
       if (message.channel === KEY_REVOKED_CHANNEL && message.payload) this.evict(message.payload);
@@ -135,7 +150,8 @@ export class ApiKeyVerifier {
       await client.query(`LISTEN ${KEY_REVOKED_CHANNEL}`);
     } catch (error) {
       this.listener = undefined;
-      client.end().catch(() => undefined);
+      // The caller reports `error`; ending a client that never connected can fail as well, and says nothing new.
+      client.end().catch((endError: unknown) => this.log.debug?.(`ending the failed API key revocation connection: ${reasonOf(endError)}`));
       throw error;
     }
     // Anything cached before the subscription may have missed a revocation.
@@ -145,10 +161,19 @@ export class ApiKeyVerifier {
   }
 
   private scheduleReconnect(): void {
+    clearTimeout(this.reconnectTimer);
     this.reconnectTimer = setTimeout(() => {
-      this.listen().catch(() => {
-        if (!this.closed) this.scheduleReconnect();
-      });
+      this.listen().then(
+        () => {
+          this.reconnectFailed.flush();
+          if (!this.closed) this.log.info?.('API key revocation channel is back; caching verified keys again');
+        },
+        (error: unknown) => {
+          if (this.closed) return;
+          this.reconnectFailed.warn(`API key revocation channel: reconnecting failed (${reasonOf(error)}); trying again every second, verifying against PostgreSQL meanwhile`);
+          this.scheduleReconnect();
+        },
+      );
     }, 1_000);
     this.reconnectTimer.unref();
   }

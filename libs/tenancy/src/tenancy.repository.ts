@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import { checkOut, reasonOf, stderrLog, type ErrorLog } from '@spanforge/postgres';
 import { displayPrefix } from './api-key.secret';
 import type { ApiKey, ApiKeyScope, Project, Tenant } from './tenancy.model';
 
@@ -84,9 +85,24 @@ export interface ProjectIngestLimits {
   bytesPerSecond: number | null;
 }
 
+/** PostgreSQL's SQLSTATE unique_violation: the only error that means "this name (or key) is taken". */
+export const UNIQUE_VIOLATION = '23505';
+
+/** True only for PostgreSQL's unique_violation (optionally on one constraint); any other error is a failure, not an answer. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = error as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === UNIQUE_VIOLATION && (constraint === undefined || e.constraint === constraint);
+}
+
+/** The constraint that makes a project name unique within its tenant (infra/postgres/001_tenancy.sql). */
+export const PROJECT_NAME_CONSTRAINT = 'projects_tenant_id_name_key';
+
 /** Owns all tenancy SQL. */
 export class TenancyRepository {
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly log: ErrorLog = stderrLog('tenancy'),
+  ) {}
 
   async createTenantWithProject(tenantName: string, projectName: string): Promise<{ tenant: Tenant; project: Project }> {
     return this.transaction(async (client) => {
@@ -108,6 +124,7 @@ export class TenancyRepository {
   }
 
   async projectNameTaken(tenantId: string, name: string): Promise<boolean> {
+    if (!isUuid(tenantId)) return false;
     const { rowCount } = await this.pool.query('SELECT 1 FROM projects WHERE tenant_id = $1 AND name = $2', [tenantId, name]);
     return (rowCount ?? 0) > 0;
   }
@@ -258,17 +275,25 @@ export class TenancyRepository {
   }
 
   private async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const held = await checkOut(this.pool, this.log, 'tenancy transaction');
+    const client = held.client;
+    /** Set when the connection may still be inside the transaction: it is then closed, never handed to the next caller. */
+    let broken: Error | undefined;
     try {
       await client.query('BEGIN');
       const result = await work(client);
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      // The caller gets `error`. A ROLLBACK that fails as well usually means the connection is gone
+      // (which aborts the transaction anyway); it is said, and the connection is discarded below.
+      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+        this.log.warn(`tenancy: ROLLBACK after a failed transaction failed too (${reasonOf(rollbackError)}); closing that connection. The transaction failed with: ${reasonOf(error)}`);
+      });
       throw error;
     } finally {
-      client.release();
+      held.release(broken);
     }
   }
 }

@@ -2,7 +2,7 @@ import { badInput, notFound } from '@spanforge/errors';
 import { generateSecret, hashSecret, newSalt } from './api-key.secret';
 import type { ApiKeyVerifier } from './api-key.verifier';
 import { ALL_SCOPES, type ApiKey, type ApiKeyScope, type Project, type Tenant } from './tenancy.model';
-import type { ProjectIngestLimits, PriceOverrideRow, TenancyRepository } from './tenancy.repository';
+import { PROJECT_NAME_CONSTRAINT, isUniqueViolation, type ProjectIngestLimits, type PriceOverrideRow, type TenancyRepository } from './tenancy.repository';
 import { PriceTable, type PriceOverride } from '@spanforge/pricing';
 
 export const DEFAULT_PROJECT_NAME = 'default';
@@ -28,12 +28,20 @@ export class TenancyService {
     return this.repository.createTenantWithProject(cleanName(name, 'tenant name'), DEFAULT_PROJECT_NAME);
   }
 
+  /**
+   * The name is checked by the insert itself: the unique constraint on (tenant, name) is the one
+   * answer that holds under concurrent creations. Only PostgreSQL's unique_violation on it means
+   * "taken"; any other failure (PostgreSQL down, a timeout) propagates as the failure it is.
+   */
   async createProject(tenantId: string, name: string): Promise<Project> {
     const projectName = cleanName(name, 'project name');
-    if (await this.repository.projectNameTaken(tenantId, projectName).catch(() => false)) {
-      throw badInput(`the tenant already has a project named "${projectName}"`);
+    let project: Project | undefined;
+    try {
+      project = await this.repository.createProject(tenantId, projectName);
+    } catch (error) {
+      if (isUniqueViolation(error, PROJECT_NAME_CONSTRAINT)) throw badInput(`the tenant already has a project named "${projectName}"`);
+      throw error;
     }
-    const project = await this.repository.createProject(tenantId, projectName);
     if (!project) throw notFound(`no tenant with id ${tenantId}`);
     return project;
   }
