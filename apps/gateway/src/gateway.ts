@@ -17,14 +17,14 @@ const ACCOUNTING_FLUSH_MS = 5_000;
 /** Starts both OTLP receivers on one IngestService; returns the banner lines. */
 export async function startGateway(infra: Infrastructure): Promise<string[]> {
   const queue = infra.queues.queue<IngestJob>(INGEST_QUEUE) as Queue<IngestJob>;
-  const backlog = new BacklogMonitor(queue, infra.config.queueMaxBacklog);
+  const backlog = new BacklogMonitor(queue, infra.config.queueMaxBacklog, infra.log.child('gateway'));
   backlog.start();
   const refusals = new RefusalCounter();
   const metrics = new GatewayMetrics(infra.metrics, () => backlog.depth, () => backlog.active);
   const ingest = new IngestService({
     queue,
     limiter: new IngestRateLimiter(),
-    limits: new ProjectLimitsCache(infra.tenancyRepository),
+    limits: new ProjectLimitsCache(infra.tenancyRepository, infra.log.child('gateway')),
     backlog,
     shares: new BacklogShares(),
     refusals,
@@ -34,7 +34,8 @@ export async function startGateway(infra: Infrastructure): Promise<string[]> {
     refusals.flush(async (job) => {
       await queue.add(IngestJobName.Accounting, job, INGEST_JOB_OPTIONS);
     });
-  const timer = setInterval(() => flushRefusals().catch(() => undefined), ACCOUNTING_FLUSH_MS);
+  // A flush that fails keeps its counts for the next one (RefusalCounter puts them back).
+  const timer = setInterval(() => flushRefusals().catch((error: Error) => infra.log.warn(`gateway accounting flush failed, retried in ${ACCOUNTING_FLUSH_MS / 1000} s: ${error.message}`)), ACCOUNTING_FLUSH_MS);
   timer.unref();
 
   const http = await startOtlpHttpServer(infra, ingest, metrics);

@@ -31,10 +31,10 @@ export class TraceResolver {
     // The spans (when a field will need the capped read) are read while the figures are.
     const asked = selectedFields(info);
     const spans = selectedWithoutArguments(info, 'spans');
-    if (spans) void reads.spans(id, spans.has('attributes')).catch(() => undefined);
-    if (ANALYSIS_FIELDS.some((f) => asked.has(f))) void reads.spans(id, false).catch(() => undefined);
+    if (spans) prefetch(reads.spans(id, spans.has('attributes')));
+    if (ANALYSIS_FIELDS.some((f) => asked.has(f))) prefetch(reads.spans(id, false));
     // After those: answered from a read made above, or counted meanwhile.
-    if (asked.has('spansTruncated')) void reads.truncated(id).catch(() => undefined);
+    if (asked.has('spansTruncated')) prefetch(reads.truncated(id));
     const figures = await reads.figures(id);
     return figures ? toTrace(figures, LOOP_FIELDS.some((f) => asked.has(f))) : null;
   }
@@ -174,4 +174,16 @@ export class TraceResolver {
   async findings(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<Finding[]> {
     return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).findings.map((f) => ({ kind: f.kind, message: f.message, spanIds: f.spanIds }));
   }
+}
+
+/**
+ * Starts a read a field will need, early. Its failure is reported where it matters: the field
+ * resolver awaits the same (cached) read and fails with it; here it must only not be unhandled.
+ */
+function prefetch(read: Promise<unknown>): void {
+  read.catch(reportedByTheFieldThatAwaitsIt);
+}
+
+function reportedByTheFieldThatAwaitsIt(): void {
+  // Intentionally empty: see prefetch.
 }

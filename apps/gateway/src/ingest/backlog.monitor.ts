@@ -9,9 +9,13 @@ export class BacklogMonitor {
   private activeJobs = 0;
   private timer: NodeJS.Timeout | undefined;
 
+  /** Whether the last poll failed: a failure is said once, and so is the recovery. */
+  private failing = false;
+
   constructor(
     private readonly queue: Queue,
     private readonly maxBacklog: number,
+    private readonly log: { warn(message: string): void; info(message: string): void },
     private readonly intervalMs = 1_000,
   ) {}
 
@@ -21,8 +25,12 @@ export class BacklogMonitor {
         const counts = await this.queue.getJobCounts('waiting', 'delayed', 'prioritized', 'active');
         this.backlog = counts.waiting! + counts.delayed! + counts.prioritized!;
         this.activeJobs = counts.active!;
-      } catch {
-        // Unreachable queue: the next enqueue fails and answers 503 on its own.
+        if (this.failing) this.log.info('ingest queue depth readable again');
+        this.failing = false;
+      } catch (error) {
+        // Unreachable queue: the last depth stands, and the next enqueue fails and answers 503 on its own.
+        if (!this.failing) this.log.warn(`cannot read the ingest queue's depth (kept at ${this.backlog}): ${(error as Error).message}`);
+        this.failing = true;
       }
       this.timer = setTimeout(poll, this.intervalMs);
       this.timer.unref();
