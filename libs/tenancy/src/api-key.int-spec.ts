@@ -180,6 +180,24 @@ describe('API keys', () => {
       'INFO API key revocation channel is back; caching verified keys again',
     ]);
   });
+  it('keep a valid key cached through a flood of unknown ones', async () => {
+    const { secret } = await newKey();
+    const lookups = new TenancyRepository(pool);
+    let reads = 0;
+    const find = lookups.findKeyByLookupId.bind(lookups);
+    lookups.findKeyByLookupId = async (lookupId: string) => {
+      reads++;
+      return find(lookupId);
+    };
+    const verifier = new ApiKeyVerifier(lookups, { databaseUrl: testDatabaseUrl(), pepper: PEPPER, maxEntries: 5 });
+    await verifier.start();
+    verifiers.push(verifier);
+    expect(await verifier.verify(secret)).toBeDefined();
+    for (let i = 0; i < 50; i++) expect(await verifier.verify(`sf_${i.toString(16).padStart(12, '0')}_${'y'.repeat(43)}`)).toBeUndefined();
+    const before = reads;
+    expect(await verifier.verify(secret)).toBeDefined();
+    expect(reads).toBe(before);
+  });
 });
 
 describe('project names', () => {
@@ -215,4 +233,5 @@ describe('project names', () => {
       await broken.end();
     }
   });
+
 });

@@ -32,6 +32,11 @@ const TOUCH_INTERVAL_MS = 60_000;
  */
 export class ApiKeyVerifier {
   private readonly cache = new Map<string, CacheEntry>();
+  /**
+   * Unknown secrets, apart from the known ones: a flood of random keys evicts only other unknown
+   * ones, never a valid key from `cache` (which would send every request of real callers to PostgreSQL).
+   */
+  private readonly unknown = new Map<string, number>();
   private readonly lastTouched = new Map<string, number>();
   private readonly ttlMs: number;
   private readonly negativeTtlMs: number;
@@ -75,6 +80,7 @@ export class ApiKeyVerifier {
     // One-shot hash: every authenticated request computes this, and it is ~2x cheaper than createHash().update().digest().
     const digest = hash('sha256', secret, 'base64');
     const now = Date.now();
+    if (this.listening && (this.unknown.get(digest) ?? 0) > now) return undefined;
     const cached = this.listening ? this.cache.get(digest) : undefined;
     if (cached && cached.expiresAt > now) {
       if (cached.scope) this.touch(cached.scope.apiKeyId, now);
@@ -109,11 +115,13 @@ export class ApiKeyVerifier {
 
   /** A key that expires is trusted from the cache only until it does. */
   private remember(digest: string, scope: ProjectScope | undefined, now: number, keyExpiresAt: Date | null): void {
-    if (this.cache.size >= this.maxEntries) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest !== undefined) this.cache.delete(oldest);
+    if (!scope) {
+      evictOldest(this.unknown, this.maxEntries);
+      this.unknown.set(digest, now + this.negativeTtlMs);
+      return;
     }
-    const expiresAt = now + (scope ? this.ttlMs : this.negativeTtlMs);
+    evictOldest(this.cache, this.maxEntries);
+    const expiresAt = now + this.ttlMs;
     this.cache.set(digest, { scope, expiresAt: keyExpiresAt ? Math.min(expiresAt, keyExpiresAt.getTime()) : expiresAt });
   }
 
@@ -132,6 +140,7 @@ export class ApiKeyVerifier {
       this.listening = false;
       this.listener = undefined;
       this.cache.clear();
+      this.unknown.clear();
       this.epoch++;
       // The connection failed already; ending it only frees what is left of it, and may fail for that very reason.
       client.end().catch((error: unknown) => this.log.debug?.(`ending the lost API key revocation connection: ${reasonOf(error)}`));
@@ -156,6 +165,7 @@ export class ApiKeyVerifier {
     }
     // Anything cached before the subscription may have missed a revocation.
     this.cache.clear();
+    this.unknown.clear();
     this.epoch++;
     this.listening = true;
   }
@@ -177,4 +187,11 @@ export class ApiKeyVerifier {
     }, 1_000);
     this.reconnectTimer.unref();
   }
+}
+
+/** Makes room for one more entry: the oldest one goes (Maps keep insertion order). */
+function evictOldest(map: Map<string, unknown>, maxEntries: number): void {
+  if (map.size < maxEntries) return;
+  const oldest = map.keys().next().value;
+  if (oldest !== undefined) map.delete(oldest);
 }
