@@ -82,6 +82,20 @@ describe('feedback limits and batched GraphQL', () => {
     expect(keyed.status).toBe(202);
   });
 
+  it('ends the feedback tokens of a key when the key is revoked', async () => {
+    const project = await h.newProject('revoked-minter');
+    const traceId = 'c'.repeat(32);
+    const created = await graphql<{ createFeedbackToken: { token: string } }>(api, 'mutation($t: String!) { createFeedbackToken(traceId: $t, name: "thumbs", ttlSeconds: 600) { token } }', { t: traceId }, project.apiKey);
+    const token = created.data!.createFeedbackToken.token;
+    const post = () => fetch(`${api}/v1/feedback`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ traceId, name: 'thumbs', value: true }) });
+    expect((await post()).status).toBe(202);
+    await h.infra.tenancy.revokeApiKey(project.apiKeyId);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const refused = await post();
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/revoked/);
+  });
+
   it('refuses a batched request with a clear error instead of an empty one', async () => {
     const project = await h.newProject('batch');
     const response = await fetch(`${api}/graphql`, {

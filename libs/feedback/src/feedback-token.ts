@@ -13,7 +13,8 @@ function key(pepper: string): Buffer {
 }
 
 export function signFeedbackToken(claims: FeedbackTokenClaims, pepper: string): string {
-  const payload = Buffer.from(JSON.stringify([claims.tenantId, claims.projectId, claims.traceId, claims.name, claims.expiresAt])).toString('base64url');
+  const fields = [claims.tenantId, claims.projectId, claims.traceId, claims.name, claims.expiresAt, ...(claims.apiKeyId ? [claims.apiKeyId] : [])];
+  const payload = Buffer.from(JSON.stringify(fields)).toString('base64url');
   const signature = createHmac('sha256', key(pepper)).update(payload).digest('base64url');
   return `${FEEDBACK_TOKEN_PREFIX}${payload}.${signature}`;
 }
@@ -27,9 +28,9 @@ export function verifyFeedbackToken(token: string, pepper: string, nowSeconds = 
   const given = Buffer.from(signature, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
   try {
-    const [tenantId, projectId, traceId, name, expiresAt] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as [string, string, string, string, number];
+    const [tenantId, projectId, traceId, name, expiresAt, apiKeyId] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as [string, string, string, string, number, string?];
     if (typeof expiresAt !== 'number' || expiresAt <= nowSeconds) return undefined;
-    return { tenantId, projectId, traceId, name, expiresAt };
+    return { tenantId, projectId, traceId, name, expiresAt, ...(typeof apiKeyId === 'string' ? { apiKeyId } : {}) };
   } catch {
     return undefined;
   }

@@ -49,4 +49,6 @@ export interface FeedbackTokenClaims {
   name: string;
   /** Seconds since the epoch. */
   expiresAt: number;
+  /** The API key that made the token: revoking the key ends its tokens. Absent in tokens made before it was recorded. */
+  apiKeyId?: string;
 }

@@ -76,12 +76,13 @@ export class FeedbackService {
     return verifyFeedbackToken(token, this.pepper);
   }
 
-  createToken(scope: FeedbackScope, traceId: string, name: string, ttlSeconds: number): { token: string; expiresAt: number } {
+  createToken(scope: FeedbackScope & { apiKeyId?: string }, traceId: string, name: string, ttlSeconds: number): { token: string; expiresAt: number } {
     const id = traceId.toLowerCase();
     if (!/^[0-9a-f]{32}$/.test(id)) throw badInput('traceId must be 32 hex characters');
     if (!name.trim() || name.length > 100) throw badInput('name must be 1 to 100 characters');
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_TOKEN_TTL_S) throw badInput(`ttlSeconds must be between 1 and ${MAX_TOKEN_TTL_S}`);
     const expiresAt = Math.floor(Date.now() / 1000) + ttlSeconds;
-    return { token: signFeedbackToken({ ...scope, traceId: id, name: name.trim(), expiresAt }, this.pepper), expiresAt };
+    const claims = { tenantId: scope.tenantId, projectId: scope.projectId, traceId: id, name: name.trim(), expiresAt, ...(scope.apiKeyId ? { apiKeyId: scope.apiKeyId } : {}) };
+    return { token: signFeedbackToken(claims, this.pepper), expiresAt };
   }
 }

@@ -37,6 +37,8 @@ export class ApiKeyVerifier {
    * ones, never a valid key from `cache` (which would send every request of real callers to PostgreSQL).
    */
   private readonly unknown = new Map<string, number>();
+  /** isActive's answers by key id. */
+  private readonly activeById = new Map<string, { active: boolean; expiresAt: number }>();
   private readonly lastTouched = new Map<string, number>();
   private readonly ttlMs: number;
   private readonly negativeTtlMs: number;
@@ -95,9 +97,29 @@ export class ApiKeyVerifier {
     return scope;
   }
 
+  /**
+   * Whether a key (by id) is neither revoked nor expired: for what a key made and that outlives
+   * the request (feedback tokens). Cached like verify, evicted by revocations the same way.
+   */
+  async isActive(apiKeyId: string): Promise<boolean> {
+    const now = Date.now();
+    const cached = this.listening ? this.activeById.get(apiKeyId) : undefined;
+    if (cached && cached.expiresAt > now) return cached.active;
+    const epoch = this.epoch;
+    const key = await this.repository.findApiKey(apiKeyId);
+    const active = !!key && !key.revokedAt && !(key.expiresAt && key.expiresAt.getTime() <= now);
+    if (this.listening && epoch === this.epoch) {
+      evictOldest(this.activeById, this.maxEntries);
+      const expiresAt = now + this.ttlMs;
+      this.activeById.set(apiKeyId, { active, expiresAt: key?.expiresAt ? Math.min(expiresAt, key.expiresAt.getTime()) : expiresAt });
+    }
+    return active;
+  }
+
   /** Drops every cached entry of one key (a revocation seen on the channel, or in this process). */
   evict(apiKeyId: string): void {
     this.epoch++;
+    this.activeById.delete(apiKeyId);
     for (const [digest, entry] of this.cache) {
       if (entry.scope?.apiKeyId === apiKeyId) this.cache.delete(digest);
     }
@@ -141,6 +163,7 @@ export class ApiKeyVerifier {
       this.listener = undefined;
       this.cache.clear();
       this.unknown.clear();
+      this.activeById.clear();
       this.epoch++;
       // The connection failed already; ending it only frees what is left of it, and may fail for that very reason.
       client.end().catch((error: unknown) => this.log.debug?.(`ending the lost API key revocation connection: ${reasonOf(error)}`));
@@ -166,6 +189,7 @@ export class ApiKeyVerifier {
     // Anything cached before the subscription may have missed a revocation.
     this.cache.clear();
     this.unknown.clear();
+    this.activeById.clear();
     this.epoch++;
     this.listening = true;
   }

@@ -38,6 +38,9 @@ export class FeedbackController {
     if (isFeedbackToken(bearer)) {
       token = this.infra.feedback.verifyToken(bearer);
       if (!token) throw new DomainError(ErrorCode.UNAUTHENTICATED, 'the feedback token is invalid or has expired');
+      if (token.apiKeyId && !(await this.infra.keys.isActive(token.apiKeyId))) {
+        throw new DomainError(ErrorCode.UNAUTHENTICATED, 'the API key that made this feedback token was revoked or has expired');
+      }
       scope = { tenantId: token.tenantId, projectId: token.projectId };
     } else {
       const caller = await callerOf(request, this.infra);
