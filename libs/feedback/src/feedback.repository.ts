@@ -63,6 +63,7 @@ export class FeedbackRepository {
               WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}`,
       query_params: { ...scope, traceIds },
       format: 'JSONEachRow',
+      query_id: `feedback.stored_traces:${randomUUID()}`,
       clickhouse_settings: { log_comment: 'feedback.stored_traces' },
     });
     return new Set((await result.json<{ trace_id: string }>()).map((r) => r.trace_id));

@@ -199,7 +199,7 @@ export class TraceRepository {
       'query.median_iterations',
       `SELECT quantileExact(0.5)(iterations) AS median, count() AS n FROM trace_figures FINAL
        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-         AND start_time BETWEEN {before:DateTime64(9)} - INTERVAL 7 DAY AND {before:DateTime64(9)}`,
+         AND start_time BETWEEN {before:DateTime64(9, 'UTC')} - INTERVAL 7 DAY AND {before:DateTime64(9, 'UTC')}`,
       { before },
     );
     return row && Number(row.n) >= 20 ? Number(row.median) : undefined;
