@@ -25,7 +25,7 @@ function formatOf(request: FastifyRequest): OtlpFormat | undefined {
 }
 
 /**
- * OTLP/HTTP on OTLP_HTTP_PORT (spec §1.1–1.5): POST /v1/traces in protobuf or JSON, gzip allowed,
+ * OTLP/HTTP on OTLP_HTTP_PORT (the OTLP/HTTP specification; answers in docs/api.md): POST /v1/traces in protobuf or JSON, gzip allowed,
  * every answer in the request's own content type. Key and content type are checked before the
  * body is read; the body is inflated as a stream under OTLP_MAX_BODY_BYTES.
  */

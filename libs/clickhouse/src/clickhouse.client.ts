@@ -12,7 +12,7 @@ export function clickHouseTarget(config: { dataDir: string; clickhouse?: { url: 
   return config.clickhouse ? { kind: 'server', ...config.clickhouse } : { kind: 'embedded', path: path.join(config.dataDir, 'clickhouse') };
 }
 
-/** Same `ClickHouseClient` either way; only the connection differs (ARCHITECTURE decision 1). */
+/** Same `ClickHouseClient` either way, same SQL and binding; only the connection differs (HTTP to a server, or chDB in-process). */
 export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClient {
   if (target.kind === 'server') {
     return createClient({

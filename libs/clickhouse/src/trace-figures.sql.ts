@@ -1,5 +1,5 @@
 /**
- * The per-trace figures of CONTRACT section 4, computed from the `traces` rollup: its rows of one
+ * The per-trace figures (duration, iterations, cost, tokens, errors; docs/architecture.md), computed from the `traces` rollup: its rows of one
  * trace (one per day its spans start on) are merged with GROUP BY, then each figure is derived.
  * `rowFilter` adds conditions on the rollup rows (day pruning, trace id); it must keep the scope.
  */

@@ -28,7 +28,7 @@ export interface AccountingRow {
 export interface StoredTrace {
   sessionId: string;
   hasSessionless: boolean;
-  /** Its root is stored with a type that becomes RUN in a GenAI trace, and its spans show it is one (CONTRACT section 4). */
+  /** Its root is stored with a type that becomes RUN in a GenAI trace, and its spans show it is one. */
   rootToRun: boolean;
 }
 

@@ -76,7 +76,7 @@ interface UpkeepItem {
  * 1. Inserts: the rows of many exports in one insert.
  * 2. Upkeep: for every trace inserted since the last round, the derived tables — the trace and
  *    session figures and the daily costs — recomputed from the idempotent rollups; and session
- *    attribution (CONTRACT section 4: the session is a property of the whole trace), which gives
+ *    attribution (the session is a property of the whole trace: any span naming it gives it to all), which gives
  *    spans stored before the span naming their session that session.
  *
  * Under load a round covers every insert made while the previous round ran, so the upkeep's fixed
@@ -87,7 +87,7 @@ interface UpkeepItem {
  * The back-fill: after a round finds traces that have a session and spans stored without it, those
  * spans are read back with the session and written again (the newer copy replaces the old one in
  * the ReplacingMergeTree, and the session rollup picks it up). Roots that turn out to be the root
- * of a GenAI trace (CONTRACT section 4: RUN) when only their children said so are written again
+ * of a GenAI trace (shown as RUN) when only their children said so are written again
  * as RUN the same way. The lines join the next insert lazily, so they cost no insert of their own.
  */
 export class SpanWriter {

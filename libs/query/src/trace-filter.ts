@@ -14,7 +14,7 @@ export interface FeedbackScoreFilter {
   max?: number | null;
 }
 
-/** What users filter traces by (CONTRACT section 5 TraceFilter). Absent from/to = all time. */
+/** What users filter traces by (GraphQL TraceFilter). Absent from/to = all time. */
 export interface TraceFilter {
   feedback?: FeedbackScoreFilter | null;
   from?: string | Date;

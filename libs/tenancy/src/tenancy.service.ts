@@ -15,7 +15,7 @@ function cleanName(value: string, what: string): string {
   return name;
 }
 
-/** The admin operations of CONTRACT section 2. */
+/** The admin operations on tenants, projects, keys and per-project settings (docs/api.md, admin). */
 export class TenancyService {
   constructor(
     private readonly repository: TenancyRepository,

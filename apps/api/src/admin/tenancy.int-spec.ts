@@ -5,7 +5,7 @@ import { startApiServer } from '../api.server';
 
 const ADMIN = 'test-admin-token-0123456789';
 
-describe('admin API (GraphQL, CONTRACT section 2)', () => {
+describe('admin API (GraphQL: tenants, projects, keys)', () => {
   let infra: Infrastructure;
   let url: string;
 

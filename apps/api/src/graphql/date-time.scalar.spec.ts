@@ -1,7 +1,7 @@
 import { GraphQLError, Kind } from 'graphql';
 import { DateTimeScalar } from './date-time.scalar';
 
-describe('DateTime scalar (CONTRACT section 5: ISO-8601 UTC strings with Z)', () => {
+describe('DateTime scalar (ISO-8601 UTC strings with Z)', () => {
   it('writes Dates as ISO-8601 UTC with Z, and passes strings already in that form through', () => {
     expect(DateTimeScalar.serialize(new Date(Date.UTC(2026, 10, 30, 8, 11, 39, 123)))).toBe('2026-11-30T08:11:39.123Z');
     expect(DateTimeScalar.serialize('2026-11-30T08:11:39.123Z')).toBe('2026-11-30T08:11:39.123Z');

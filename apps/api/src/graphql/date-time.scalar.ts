@@ -39,7 +39,7 @@ function parse(value: unknown): Date {
 }
 
 /**
- * CONTRACT section 5: times are ISO-8601 UTC strings with `Z` (`DateTime`). Out: a Date, or a
+ * Times in answers are ISO-8601 UTC strings with `Z` (`DateTime`, docs/api.md). Out: a Date, or a
  * string already in that form (span times keep the milliseconds ClickHouse gave them). In: any
  * ISO-8601 date-time with a zone, as a Date; anything else is BAD_USER_INPUT, naming the value.
  * (Nest's own DateTime scalar turns strings into null and lets "Invalid Date" through.)

@@ -9,7 +9,7 @@ async function repository(context: RequestContext): Promise<AnalyticsRepository>
   return new AnalyticsRepository(await projectClickHouse(context));
 }
 
-/** CONTRACT section 5 aggregates, served from the rollups. */
+/** The project aggregates (latency by iterations, sessions, cost breakdown; docs/api.md), served from the rollups. */
 @RequireScope(ApiKeyScope.READ)
 @Resolver()
 export class AnalyticsResolver {

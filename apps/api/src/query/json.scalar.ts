@@ -17,7 +17,7 @@ function literal(node: ValueNode): unknown {
   }
 }
 
-/** CONTRACT section 5: `attributes` is a JSON object (key → string, number, boolean or array). */
+/** `attributes` in answers: a JSON object (key → string, number, boolean or array). */
 export const JSONScalar = new GraphQLScalarType({
   name: 'JSON',
   description: 'A JSON value: object, array, string, number, boolean or null.',

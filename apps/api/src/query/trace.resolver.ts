@@ -20,7 +20,7 @@ export const MAX_TRACES_WITH_SPANS = 50;
 /** What TraceService's analysis needs to know of a trace shown by GraphQL. */
 const factsOf = (trace: TraceSource): TraceFacts => ({ traceId: trace.traceId, iterations: trace.iterations, startTime: trace.bounds.start });
 
-/** CONTRACT section 5: `trace`, `traces`; spans, critical path and analysis resolve only when asked. */
+/** `trace`, `traces`, `spanDetail`; spans, critical path and analysis resolve only when asked. */
 @RequireScope(ApiKeyScope.READ)
 @Resolver(() => Trace)
 export class TraceResolver {

@@ -1,4 +1,4 @@
-/** Input and options of the SVG waterfall (`renderWaterfall`). Span types follow CONTRACT.md §4. */
+/** Input and options of the SVG waterfall (`renderWaterfall`). Span types are the GraphQL SpanType values (docs/api.md). */
 
 /** Every span type, in the order the legend and the summary rows list them. */
 export const SPAN_TYPES = [
@@ -35,7 +35,7 @@ export interface WaterfallSpan {
 export interface WaterfallInput {
   traceId: string;
   spans: WaterfallSpan[];
-  /** Span ids, root first (CONTRACT.md §4). Ids not among `spans` are ignored. */
+  /** Span ids of the critical path, root first (libs/analysis). Ids not among `spans` are ignored. */
   criticalPath: string[];
 }
 
