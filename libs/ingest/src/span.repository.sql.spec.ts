@@ -1,5 +1,4 @@
-import { Readable } from 'node:stream';
-import type { ClickHouseClient } from '@spanforge/clickhouse';
+import { BOUND_SCOPE_INSERT, describeStatementChecks, expectScopedSql, placeholders, recordingClient, type RecordedStatement } from '@spanforge/testing/sql';
 import { SpanRepository, type AccountingRow } from './span.repository';
 
 /**
@@ -36,14 +35,14 @@ describe('SpanRepository SQL', () => {
   });
 
   /** Checks each statement's scope (or, for a row-scoped write, its rows'), then snapshots it under its query name. */
-  function expectStatements(statements: Statement[], count: number): void {
+  function expectStatements(statements: RecordedStatement[], count: number): void {
     expect(statements).toHaveLength(count);
     for (const statement of statements) {
       expect(statement.logComment).toBe(statement.queryId);
       if (ROW_SCOPED_WRITES.has(statement.queryId)) {
         for (const row of insertedRows().flat()) expect(row).toEqual(expect.objectContaining({ tenant_id: expect.any(String), project_id: expect.any(String) }));
       } else if (BOUND_SCOPE_WRITES.has(statement.queryId)) {
-        expect(statement.sql).toMatch(/^INSERT INTO \w+ \([^)]*\) SELECT \{tenantId:String\}, \{projectId:String\}, /);
+        expect(statement.sql).toMatch(BOUND_SCOPE_INSERT);
         expect(statement.sql).not.toMatch(/\b(FROM|JOIN) [A-Za-z_]\w*\b(?! ?\()/);
         expect(statement.params).toEqual(expect.arrayContaining([...placeholders(statement.sql!), 'tenantId', 'projectId']));
       } else {
@@ -113,133 +112,4 @@ describe('SpanRepository SQL', () => {
   });
 });
 
-// ---- The recording stand-in (the same in every non-ScopedClickHouse *.sql.spec.ts) --------------
-
-/**
- * One call on the client as ClickHouse would receive it: the statement with whitespace collapsed,
- * the names of its bound parameters (values left out), or for an insert its table and the columns
- * of its rows.
- */
-interface Statement {
-  call: 'query' | 'command' | 'insert' | 'exec';
-  queryId: string;
-  logComment: string | undefined;
-  sql?: string;
-  params?: string[];
-  format?: string;
-  table?: string;
-  columns?: string[];
-}
-
-interface CallParams {
-  query?: string;
-  query_params?: Record<string, unknown>;
-  query_id?: string;
-  clickhouse_settings?: { log_comment?: string };
-  format?: string;
-  table?: string;
-  values?: unknown;
-}
-
-const SCOPE = ['tenant_id = {tenantId:String}', 'project_id = {projectId:String}'];
-const QUERY_ID = /^([\w.]+):[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/**
- * A fake ClickHouseClient that records every call. A query answers the rows `answers` gives for
- * its name (none by default); exec answers an empty stream.
- */
-function recordingClient(answers: (queryId: string) => unknown[] = () => []) {
-  let statements: Statement[] = [];
-  /** The rows each insert was given, in call order. */
-  let insertedRows: Array<Array<Record<string, unknown>>> = [];
-  const recordCall = (call: Statement['call'], params: CallParams): string => {
-    const queryId = params.query_id === undefined ? '(no query_id)' : (QUERY_ID.exec(params.query_id)?.[1] ?? `(query_id not name:uuid: ${params.query_id})`);
-    const statement: Statement = { call, queryId, logComment: params.clickhouse_settings?.log_comment };
-    if (params.query !== undefined) statement.sql = params.query.replace(/\s+/g, ' ').trim();
-    if (params.query_params !== undefined) statement.params = Object.keys(params.query_params).sort();
-    if (params.format !== undefined) statement.format = params.format;
-    if (params.table !== undefined) statement.table = params.table;
-    if (Array.isArray(params.values)) {
-      const rows = params.values as Array<Record<string, unknown>>;
-      insertedRows.push(rows);
-      statement.columns = [...new Set(rows.flatMap((row) => Object.keys(row)))].sort();
-    }
-    statements.push(statement);
-    return queryId;
-  };
-  const client = {
-    query: async (params: CallParams) => {
-      const rows = answers(recordCall('query', params));
-      return { json: async () => rows, text: async () => rows.map((row) => `${JSON.stringify(row)}\n`).join('') };
-    },
-    command: async (params: CallParams) => {
-      recordCall('command', params);
-      return { query_id: params.query_id ?? '' };
-    },
-    insert: async (params: CallParams) => {
-      recordCall('insert', params);
-      return { executed: true, query_id: params.query_id ?? '' };
-    },
-    exec: async (params: CallParams) => {
-      recordCall('exec', params);
-      return { stream: Readable.from([]), query_id: params.query_id ?? '' };
-    },
-  } as unknown as ClickHouseClient;
-  return {
-    client,
-    insertedRows: () => insertedRows,
-    record: async (call: () => Promise<unknown>): Promise<Statement[]> => {
-      statements = [];
-      insertedRows = [];
-      await call();
-      return statements;
-    },
-  };
-}
-
-/** The {name:Type} placeholders of a statement, by name. */
-function placeholders(sql: string): string[] {
-  return [...new Set([...sql.matchAll(/\{(\w+):[^{}]+\}/g)].map((m) => m[1]!))].sort();
-}
-
-/** The tables a statement reads (FROM or JOIN a name, not a subquery) without the scope at the read's own level. */
-function unscopedReads(sql: string): string[] {
-  const unscoped: string[] = [];
-  for (const match of sql.matchAll(/(?<!ARRAY )\b(?:FROM|JOIN) ([A-Za-z_]\w*)\b(?! ?\()/g)) {
-    let depth = 0;
-    let level = '';
-    for (let i = match.index; i < sql.length; i++) {
-      const c = sql[i];
-      if (c === '(') depth++;
-      else if (c === ')' && --depth < 0) break;
-      else if (depth === 0) {
-        if (sql.startsWith('UNION ALL', i)) break;
-        level += c;
-      }
-    }
-    if (!SCOPE.every((s) => level.includes(s))) unscoped.push(match[1]!);
-  }
-  return unscoped;
-}
-
-/** Checks a statement with SQL text: scoped, every table read scoped at its level, every placeholder bound. */
-function expectScopedSql(statement: Statement): void {
-  const sql = statement.sql ?? '';
-  for (const scope of SCOPE) expect(sql).toContain(scope);
-  expect(statement.params).toEqual(expect.arrayContaining(['tenantId', 'projectId']));
-  expect({ queryId: statement.queryId, unscopedReads: unscopedReads(sql) }).toEqual({ queryId: statement.queryId, unscopedReads: [] });
-  expect({ queryId: statement.queryId, unbound: placeholders(sql).filter((p) => !statement.params!.includes(p)) }).toEqual({ queryId: statement.queryId, unbound: [] });
-  // An INSERT … SELECT writes the bound scope as the rows' tenant and project.
-  if (sql.startsWith('INSERT INTO')) expect(sql).toMatch(/^INSERT INTO \w+ \([^)]*\) SELECT \{tenantId:String\}, \{projectId:String\}, /);
-}
-
-describe('the statement checks themselves', () => {
-  it('find a read whose own level lacks the scope, even when the statement has it elsewhere', () => {
-    const scoped = 'SELECT * FROM t WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}';
-    expect(unscopedReads(scoped)).toEqual([]);
-    expect(unscopedReads(`${scoped} AND x IN (SELECT x FROM u WHERE y = 1)`)).toEqual(['u']);
-    expect(unscopedReads(`SELECT * FROM (${scoped}) AS a LEFT JOIN other AS b ON a.x = b.x`)).toEqual(['other']);
-    expect(unscopedReads(`SELECT * FROM a FINAL ARRAY JOIN r WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} UNION ALL SELECT * FROM b`)).toEqual(['b']);
-    expect(placeholders('a = {x:String} AND b IN {y:Array(String)} AND c = {x:String}')).toEqual(['x', 'y']);
-  });
-});
+describeStatementChecks();
