@@ -4,7 +4,7 @@ import type { ClickHouseClient } from '@spanforge/clickhouse';
 import { badInput, notFound } from '@spanforge/errors';
 import { COST_DIMENSIONS, type CostDimension } from '@spanforge/query';
 import { CostReportJobName, DELIVERY_JOB_OPTIONS, deliveryJobId, schedulerId, type DeliverJob, type FireJob } from '@spanforge/queue';
-import { canonicalTimezone, dueWindows, parseWindow, validateCron, validateTimezone, type CostReport } from '@spanforge/reports';
+import { canonicalTimezone, dueWindows, parseWindow, validateCron, validateCronFrequency, validateTimezone, type CostReport } from '@spanforge/reports';
 import { buildCostReport } from './cost-report.builder';
 import type { CostReportRepository, ReportRow, ScheduleRow } from './schedule.repository';
 import { checkWebhookUrl, deliverWebhook } from './webhook.delivery';
@@ -43,11 +43,17 @@ export class WebhookDeliveryError extends Error {
  * jobs produce every due window's report exactly once (UNIQUE (schedule, window end) in
  * PostgreSQL) and queue one delivery per report; deliveries retry with backoff and are recorded.
  */
+/** Schedules one project may have: with MIN_SCHEDULE_INTERVAL_MS, it bounds a project's share of the report workers. */
+export const MAX_SCHEDULES_PER_PROJECT = 20;
+
 export class CostReportService {
   constructor(private readonly deps: CostReportDeps) {}
 
   async createSchedule(scope: Scope, input: ScheduleInput): Promise<{ schedule: ScheduleRow; signingSecret: string }> {
     const checked = await this.check(input);
+    if ((await this.deps.repository.schedules(scope.projectId)).length >= MAX_SCHEDULES_PER_PROJECT) {
+      throw badInput(`this project has ${MAX_SCHEDULES_PER_PROJECT} cost report schedules, the most it may have; delete one first`);
+    }
     const signingSecret = `whsec_${randomBytes(32).toString('base64url')}`;
     const schedule = await this.deps.repository.createSchedule({ tenant_id: scope.tenantId, project_id: scope.projectId, ...checked, signing_secret: signingSecret });
     await this.register(schedule);
@@ -164,7 +170,8 @@ export class CostReportService {
 
   private async check(input: ScheduleInput) {
     // Every problem at once, so a schedule is fixed in one round trip.
-    const problems = [validateCron(input.cron), validateTimezone(input.timezone)];
+    const cronProblem = validateCron(input.cron);
+    const problems = [cronProblem ?? validateCronFrequency(input.cron), validateTimezone(input.timezone)];
     let windowMs = 0;
     try {
       windowMs = parseWindow(input.window);

@@ -9,6 +9,8 @@ export {
   parseWindow,
   reportWindow,
   validateCron,
+  validateCronFrequency,
+  MIN_SCHEDULE_INTERVAL_MS,
   validateTimezone,
   validateWindow,
   type ReportSchedule,

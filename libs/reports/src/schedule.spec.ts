@@ -1,5 +1,7 @@
 import {
   DUE_WINDOWS_CAP,
+  MIN_SCHEDULE_INTERVAL_MS,
+  validateCronFrequency,
   canonicalTimezone,
   dueWindows,
   fireTimes,
@@ -247,5 +249,19 @@ describe('dueWindows', () => {
     expect(Math.max(...batches)).toBe(DUE_WINDOWS_CAP);
     expect(batches).toHaveLength(Math.ceil(downtimeMinutes / DUE_WINDOWS_CAP));
     expect(ends).toEqual(Array.from({ length: downtimeMinutes }, (_, at) => lastWindowEnd.getTime() + (at + 1) * 60_000));
+  });
+});
+
+describe('validateCronFrequency', () => {
+  it.each(['0 9 * * *', '*/15 * * * *', '0,30 * * * *', '0 9 * * 1-5'])('accepts %s (at most every 15 minutes)', (cron) => {
+    expect(validateCronFrequency(cron)).toBeUndefined();
+  });
+
+  it.each([
+    ['* * * * *', 1],
+    ['*/5 * * * *', 5],
+    ['0,5 9 * * *', 5],
+  ])('refuses %s, naming its shortest gap (%i minutes)', (cron, minutes) => {
+    expect(validateCronFrequency(cron)).toBe(`cron expression "${cron}" fires every ${minutes} minute(s) at its most frequent; a report schedule may fire at most every ${MIN_SCHEDULE_INTERVAL_MS / 60_000} minutes`);
   });
 });

@@ -64,6 +64,28 @@ export function validateCron(expr: string): string | undefined {
 }
 
 /**
+ * The shortest a schedule may fire: more often would let one project keep the report workers (a
+ * few, shared by every project) busy with its own reports.
+ */
+export const MIN_SCHEDULE_INTERVAL_MS = 15 * 60_000;
+/** Firings looked at to find a cron's shortest gap (irregular crons: "0,5 9 * * *" has a 5-minute one). */
+const FIRINGS_EXAMINED = 200;
+
+/** A problem when a valid cron fires more often than MIN_SCHEDULE_INTERVAL_MS, or undefined. */
+export function validateCronFrequency(expr: string): string | undefined {
+  const firings = CronExpressionParser.parse(expr, { tz: 'UTC', currentDate: 0 });
+  let previous = firings.next().getTime();
+  let shortest = Infinity;
+  for (let i = 0; i < FIRINGS_EXAMINED && firings.hasNext(); i++) {
+    const at = firings.next().getTime();
+    shortest = Math.min(shortest, at - previous);
+    previous = at;
+  }
+  if (shortest >= MIN_SCHEDULE_INTERVAL_MS) return undefined;
+  return `cron expression "${expr}" fires every ${Math.round(shortest / 60_000)} minute(s) at its most frequent; a report schedule may fire at most every ${MIN_SCHEDULE_INTERVAL_MS / 60_000} minutes`;
+}
+
+/**
  * A problem with the time zone, or undefined. IANA names only (any case; store `canonicalTimezone`):
  * fixed offsets such as "+01:00" are refused although Intl accepts them, because the same zone is
  * used for DAY grouping in ClickHouse, which knows only tz database names.
