@@ -1,4 +1,5 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 
 export type { ClickHouseClient } from '@clickhouse/client';
@@ -25,6 +26,8 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
       compression: { request: true, response: true },
     });
   }
+  // Every span of every tenant lives here: readable by this process's user only (chDB would create it with the umask's mode).
+  mkdirSync(target.path, { recursive: true, mode: 0o700 });
   // Loaded lazily: the ~560 MB libchdb is only mapped when embedded mode is chosen.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');

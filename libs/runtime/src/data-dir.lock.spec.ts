@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { lockDataDir } from './data-dir.lock';
@@ -10,6 +10,12 @@ describe('lockDataDir', () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'lock-'));
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('makes a new DATA_DIR that others may traverse (embedded PostgreSQL runs as its own user) but not list', () => {
+    const fresh = path.join(dir, 'fresh', 'data');
+    lockDataDir(fresh).release();
+    expect(statSync(fresh).mode & 0o777).toBe(0o711);
+  });
 
   it('claims DATA_DIR with this process id and gives it back', () => {
     const lock = lockDataDir(dir);

@@ -26,7 +26,9 @@ export interface DataDirLock {
  * `spanforge.pid`; a claim whose process is gone (a crash) is taken over.
  */
 export function lockDataDir(dataDir: string): DataDirLock {
-  mkdirSync(dataDir, { recursive: true });
+  // Traversable, not listable, by others: embedded PostgreSQL runs as its own user (as root) and must
+  // reach its cluster inside; nobody else needs to see what is kept here (secrets, every span).
+  mkdirSync(dataDir, { recursive: true, mode: 0o711 });
   const file = path.join(dataDir, LOCK_FILE);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
