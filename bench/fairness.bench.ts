@@ -4,14 +4,16 @@ import { Pool } from 'undici';
 import { startApiServer } from '@spanforge/api-app';
 import { startGateway } from '@spanforge/gateway-app';
 import { startWorkers } from '@spanforge/worker-app';
+import { ScopedClickHouse, TraceRepository } from '@spanforge/query';
+import type { Infrastructure } from '@spanforge/runtime';
 import { startBenchInfrastructure, temporaryDataDir } from './bench-infrastructure';
 import { buildCorpus } from './corpus';
 import { argument, progress, writeResults } from './report';
 import { seedVolume } from './seed-volume';
 
 /**
- * `npm run bench:fairness [-- --seconds S] [--a-spans N] [--b-spans N] [--no-flood-ingest] [--no-flood-queries]`: project A floods ingest
- * at 10× its limit and runs 16 concurrent heavy queries in loops while project B exports at an
+ * `npm run bench:fairness [-- --seconds S] [--a-spans N] [--b-spans N] [--no-flood-ingest] [--no-flood-queries] [--concurrent N]`: project A floods ingest
+ * at 10× its limit and runs 16 loops of the heaviest traces page (50 traces, each analysed) while project B exports at an
  * ordinary rate and runs the dashboard queries of bench:query. Reports, from one run: B's export
  * success rate under the flood, B's query p50 under the flood ÷ B's p50 on the idle server, A's
  * statement p50 (its heavy queries' answer time), what A was refused, and how long a 40-level
@@ -20,7 +22,8 @@ import { seedVolume } from './seed-volume';
  */
 
 const A_SPANS_PER_SECOND = 2_000;
-const HEAVY = '{ traces(first: 100) { nodes { traceId findings { kind } criticalPath { name } } } }';
+/** The heaviest page a project may ask for: 50 traces (the most with per-trace analysis), each analysed. */
+const HEAVY = '{ traces(first: 50) { nodes { traceId findings { kind } criticalPath { name } } } }';
 const DASHBOARD = [
   '{ sessions(first: 5) { nodes { sessionId costUsd } totalCount } }',
   '{ costBreakdown(groupBy: [MODEL, DAY]) { keys costUsd } }',
@@ -31,7 +34,8 @@ const DASHBOARD = [
 async function main(): Promise<void> {
   const seconds = Number(argument('--seconds', '20'));
   const dataDir = temporaryDataDir('spanforge-fairness-');
-  const infra = await startBenchInfrastructure(dataDir, { API_REQUESTS_PER_SECOND: '100', API_CONCURRENT_REQUESTS: '10' });
+  // The product's defaults unless asked otherwise (--concurrent N: API_CONCURRENT_REQUESTS).
+  const infra = await startBenchInfrastructure(dataDir, { API_REQUESTS_PER_SECOND: '100', API_CONCURRENT_REQUESTS: argument('--concurrent', '10') });
   try {
     await startWorkers(infra);
     const [httpLine] = await startGateway(infra);
@@ -90,7 +94,8 @@ async function main(): Promise<void> {
         if (answer.limited) {
           aLimited++;
           await sleep(50);
-        } else aAnswers.push(answer.ms);
+        } else if (answer.failed) throw new Error("A's heavy query failed (not RATE_LIMITED): the bench would measure refusals, not load");
+        else aAnswers.push(answer.ms);
       }
     };
     const bIngest = async () => {
@@ -109,6 +114,9 @@ async function main(): Promise<void> {
     const floodIngest = !process.argv.includes('--no-flood-ingest');
     const floodQueries = !process.argv.includes('--no-flood-queries');
     await Promise.all([...(floodIngest ? [0, 1, 2, 3].map(aIngest) : []), ...(floodQueries ? Array.from({ length: 16 }, aQueries) : []), bIngest(), bDashboard()]);
+
+    progress("A's statement alone: its heaviest kind, one trace's span read, on the idle server");
+    const aStatementMs = await measureSpanReads(infra, a);
 
     progress('fragment bombs');
     const levels = 40;
@@ -140,19 +148,40 @@ async function main(): Promise<void> {
         bQueryP50FloodMs: round(median(flooded)),
         bQueryP50Ratio: round(median(flooded) / median(idle)),
         bQueriesUnderFlood: flooded.length,
-        aStatementP50Ms: round(median(aAnswers)),
+        aRequestP50Ms: round(median(aAnswers)),
+        aStatementP50Ms: round(aStatementMs),
+        bAddedWaitP50Ms: round(median(flooded) - median(idle)),
         aQueriesAnswered: aAnswers.length,
         aQueriesRateLimited: aLimited,
         fragmentBombRefusalMs: { anonymous: round(bombAnonymousMs), withKey: round(bombKeyedMs), levels },
         dataset: { aSpans: a.spans, bSpans: b.spans },
       },
     };
-    progress(`B exports ${(results.fairness.bExportSuccessRate * 100).toFixed(1)} % answered 200; B's p50 ${results.fairness.bQueryP50IdleMs} ms idle, ${results.fairness.bQueryP50FloodMs} ms under the flood (${results.fairness.bQueryP50Ratio}x); A's heavy query p50 ${results.fairness.aStatementP50Ms} ms`);
+    progress(`B exports ${(results.fairness.bExportSuccessRate * 100).toFixed(1)} % answered 200; B's p50 ${results.fairness.bQueryP50IdleMs} ms idle, ${results.fairness.bQueryP50FloodMs} ms under the flood (${results.fairness.bQueryP50Ratio}x); B's added wait ${results.fairness.bAddedWaitP50Ms} ms against A's statement p50 ${results.fairness.aStatementP50Ms} ms; A's heavy request p50 ${results.fairness.aRequestP50Ms} ms`);
     writeResults(results);
   } finally {
     await infra.shutdown.run();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** p50 of reading one trace's spans (what A's analysed pages are made of), 40 traces, each read twice. */
+async function measureSpanReads(infra: Infrastructure, project: { tenantId: string; projectId: string }): Promise<number> {
+  const result = await infra.clickhouse.query({
+    query: 'SELECT trace_id FROM trace_figures FINAL WHERE tenant_id = {t:String} AND project_id = {p:String} ORDER BY start_time DESC LIMIT 40',
+    query_params: { t: project.tenantId, p: project.projectId },
+    format: 'JSONEachRow',
+  });
+  const traces = new TraceRepository(new ScopedClickHouse(infra.clickhouse, project));
+  const times: number[] = [];
+  for (const { trace_id: traceId } of await result.json<{ trace_id: string }>()) {
+    for (let i = 0; i < 2; i++) {
+      const started = performance.now();
+      await traces.spans(traceId, undefined, undefined, false);
+      times.push(performance.now() - started);
+    }
+  }
+  return median(times);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
