@@ -93,6 +93,25 @@ describe('feedback', () => {
     expect(invalid.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
   });
 
+  it('changes a score config\'s bounds, and archives it so its name takes any value or a new config', async () => {
+    // On a trace no session holds: the session figures other tests check stay as they are.
+    const status = (value: unknown) => post({ traceId: 'e'.repeat(32), name: 'effort', value }, project.apiKey).then((r) => r.status);
+    expect((await q('mutation { createScoreConfig(input: { name: "effort", dataType: NUMERIC, minValue: 1, maxValue: 5 }) { name } }')).errors).toBeUndefined();
+    expect(await status(7)).toBe(400);
+    const updated = await q<{ updateScoreConfig: { maxValue: number } }>('mutation { updateScoreConfig(input: { name: "effort", dataType: NUMERIC, minValue: 1, maxValue: 10 }) { maxValue } }');
+    expect(updated.data!.updateScoreConfig.maxValue).toBe(10);
+    expect(await status(7)).toBe(202);
+    const retyped = await q('mutation { updateScoreConfig(input: { name: "effort", dataType: TEXT }) { name } }');
+    expect(retyped.errors![0]!.message).toMatch(/type cannot change: archive it and create a new one/);
+    expect((await q('mutation { archiveScoreConfig(name: "effort") { name } }')).errors).toBeUndefined();
+    expect(await status('anything')).toBe(202);
+    const configs = await q<{ scoreConfigs: Array<{ name: string }> }>('{ scoreConfigs { name } }');
+    expect(configs.data!.scoreConfigs.map((c) => c.name)).not.toContain('effort');
+    expect((await q('mutation { createScoreConfig(input: { name: "effort", dataType: CATEGORICAL, categories: ["low", "high"] }) { name } }')).errors).toBeUndefined();
+    expect(await status('medium')).toBe(400);
+    expect((await q('mutation { archiveScoreConfig(name: "nothing-here") { name } }')).errors![0]!.extensions!.code).toBe('NOT_FOUND');
+  });
+
   it('refuses feedback without a key, or with another project\'s key for its own trace only', async () => {
     expect((await post({ traceId: traceIds[0], name: 'helpful', value: 1 })).status).toBe(401);
     const other = await h.newProject();

@@ -70,20 +70,40 @@ export class FeedbackRepository {
   }
 
   async scoreConfig(projectId: string, name: string): Promise<ScoreConfig | undefined> {
-    const { rows } = await this.pg.query<ScoreConfigRow>('SELECT id, name, data_type, min_value, max_value, categories FROM score_configs WHERE project_id = $1 AND name = $2', [projectId, name]);
+    const { rows } = await this.pg.query<ScoreConfigRow>('SELECT id, name, data_type, min_value, max_value, categories FROM score_configs WHERE project_id = $1 AND name = $2 AND archived_at IS NULL', [projectId, name]);
     return rows[0] && toConfig(rows[0]);
   }
 
   async scoreConfigs(projectId: string): Promise<ScoreConfig[]> {
-    const { rows } = await this.pg.query<ScoreConfigRow>('SELECT id, name, data_type, min_value, max_value, categories FROM score_configs WHERE project_id = $1 ORDER BY name', [projectId]);
+    const { rows } = await this.pg.query<ScoreConfigRow>('SELECT id, name, data_type, min_value, max_value, categories FROM score_configs WHERE project_id = $1 AND archived_at IS NULL ORDER BY name', [projectId]);
     return rows.map(toConfig);
   }
 
   async createScoreConfig(scope: { tenantId: string; projectId: string }, config: Omit<ScoreConfig, 'id'>): Promise<ScoreConfig | undefined> {
     const { rows } = await this.pg.query<ScoreConfigRow>(
       `INSERT INTO score_configs (tenant_id, project_id, name, data_type, min_value, max_value, categories) VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (project_id, name) DO NOTHING RETURNING id, name, data_type, min_value, max_value, categories`,
+       ON CONFLICT (project_id, name) WHERE archived_at IS NULL DO NOTHING RETURNING id, name, data_type, min_value, max_value, categories`,
       [scope.tenantId, scope.projectId, config.name, config.dataType, config.minValue, config.maxValue, config.categories],
+    );
+    return rows[0] && toConfig(rows[0]);
+  }
+
+  /** New bounds and categories of a live config (its type stays); undefined when there is none by that name. */
+  async updateScoreConfig(projectId: string, name: string, change: Pick<ScoreConfig, 'minValue' | 'maxValue' | 'categories'>): Promise<ScoreConfig | undefined> {
+    const { rows } = await this.pg.query<ScoreConfigRow>(
+      `UPDATE score_configs SET min_value = $3, max_value = $4, categories = $5 WHERE project_id = $1 AND name = $2 AND archived_at IS NULL
+       RETURNING id, name, data_type, min_value, max_value, categories`,
+      [projectId, name, change.minValue, change.maxValue, change.categories],
+    );
+    return rows[0] && toConfig(rows[0]);
+  }
+
+  /** Archives the live config of that name; undefined when there is none. */
+  async archiveScoreConfig(projectId: string, name: string): Promise<ScoreConfig | undefined> {
+    const { rows } = await this.pg.query<ScoreConfigRow>(
+      `UPDATE score_configs SET archived_at = now() WHERE project_id = $1 AND name = $2 AND archived_at IS NULL
+       RETURNING id, name, data_type, min_value, max_value, categories`,
+      [projectId, name],
     );
     return rows[0] && toConfig(rows[0]);
   }

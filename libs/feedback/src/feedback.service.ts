@@ -1,4 +1,4 @@
-import { badInput, DomainError, ErrorCode } from '@spanforge/errors';
+import { badInput, DomainError, ErrorCode, notFound } from '@spanforge/errors';
 import { signFeedbackToken, verifyFeedbackToken } from './feedback-token';
 import type { FeedbackInput, FeedbackRecord, FeedbackScope, FeedbackTokenClaims, ScoreConfig, ScoreType } from './feedback.model';
 import type { FeedbackRepository } from './feedback.repository';
@@ -52,6 +52,28 @@ export class FeedbackService {
   /** Stores a score `check` accepted. */
   async store(scope: FeedbackScope, record: FeedbackRecord): Promise<void> {
     await this.writer.add(scope, record);
+  }
+
+  /**
+   * Changes a live config's bounds or categories. Its type cannot change (stored scores were
+   * checked against it): archive it and create a new one instead.
+   */
+  async updateScoreConfig(scope: FeedbackScope, input: { name: string; dataType: ScoreType; minValue?: number | null; maxValue?: number | null; categories?: string[] | null }): Promise<ScoreConfig> {
+    validateScoreConfig(input);
+    const name = input.name.trim();
+    const current = await this.repository.scoreConfig(scope.projectId, name);
+    if (!current) throw notFound(`the project has no score config named "${name}"`);
+    if (current.dataType !== input.dataType) throw badInput(`score config "${name}" is ${current.dataType}; its type cannot change: archive it and create a new one`);
+    const updated = await this.repository.updateScoreConfig(scope.projectId, name, { minValue: input.minValue ?? null, maxValue: input.maxValue ?? null, categories: input.categories ?? null });
+    if (!updated) throw notFound(`the project has no score config named "${name}"`);
+    return updated;
+  }
+
+  /** Archives a config: its name checks no value any more, and may be given a new config. */
+  async archiveScoreConfig(scope: FeedbackScope, name: string): Promise<ScoreConfig> {
+    const archived = await this.repository.archiveScoreConfig(scope.projectId, name.trim());
+    if (!archived) throw notFound(`the project has no score config named "${name.trim()}"`);
+    return archived;
   }
 
   async createScoreConfig(scope: FeedbackScope, input: { name: string; dataType: ScoreType; minValue?: number | null; maxValue?: number | null; categories?: string[] | null }): Promise<ScoreConfig> {

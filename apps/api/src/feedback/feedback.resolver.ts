@@ -29,6 +29,20 @@ export class FeedbackResolver {
     return { ...config, dataType: config.dataType as ScoreDataType };
   }
 
+  @RequireScope(ApiKeyScope.MANAGE)
+  @Mutation(() => ScoreConfig, { description: "Changes a score config's bounds or categories (its type stays: archive it and create a new one to change that)." })
+  async updateScoreConfig(@CurrentProject() scope: ProjectScope, @Args('input') input: ScoreConfigInput, @Context() context: RequestContext): Promise<ScoreConfig> {
+    const config = await context.infra.feedback.updateScoreConfig(scope, input);
+    return { ...config, dataType: config.dataType as ScoreDataType };
+  }
+
+  @RequireScope(ApiKeyScope.MANAGE)
+  @Mutation(() => ScoreConfig, { description: 'Archives a score config: its name checks no value any more and may be given a new config. Stored scores stay.' })
+  async archiveScoreConfig(@CurrentProject() scope: ProjectScope, @Args('name') name: string, @Context() context: RequestContext): Promise<ScoreConfig> {
+    const config = await context.infra.feedback.archiveScoreConfig(scope, name);
+    return { ...config, dataType: config.dataType as ScoreDataType };
+  }
+
   @RequireScope(ApiKeyScope.READ)
   @Query(() => [ScoreConfig])
   async scoreConfigs(@CurrentProject() scope: ProjectScope, @Context() context: RequestContext): Promise<ScoreConfig[]> {
