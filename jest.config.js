@@ -29,7 +29,11 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
-      testMatch: ['<rootDir>/{apps,libs}/**/*.int-spec.ts', '<rootDir>/test/integration/**/*.int-spec.ts', '<rootDir>/test/security/**/*.int-spec.ts'],
+      testMatch: [
+        '<rootDir>/{apps,libs}/**/*.int-spec.ts',
+        '<rootDir>/test/integration/**/*.int-spec.ts',
+        '<rootDir>/test/security/**/*.int-spec.ts',
+      ],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

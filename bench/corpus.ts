@@ -19,7 +19,10 @@ class SeededIds implements IdGenerator {
   constructor(private readonly random: () => number) {}
   private hex(bytes: number): string {
     let out = '';
-    for (let i = 0; i < bytes; i++) out += Math.floor(this.random() * 256).toString(16).padStart(2, '0');
+    for (let i = 0; i < bytes; i++)
+      out += Math.floor(this.random() * 256)
+        .toString(16)
+        .padStart(2, '0');
     return out;
   }
   generateTraceId(): string {
@@ -97,9 +100,24 @@ export function buildCorpus(options: CorpusOptions): Corpus {
     const iterations = 1 + Math.floor(random() * random() * 6);
     clock += 1_000 + Math.floor(random() * 5_000);
     let at = clock;
-    const root = start(tracer, 'agent.run', undefined, at, { 'session.id': session, 'user.id': `user-${Math.floor(t / perSession) % 50}`, 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support-agent' }, SpanKind.SERVER);
+    const root = start(
+      tracer,
+      'agent.run',
+      undefined,
+      at,
+      {
+        'session.id': session,
+        'user.id': `user-${Math.floor(t / perSession) % 50}`,
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.agent.name': 'support-agent',
+      },
+      SpanKind.SERVER,
+    );
     for (let i = 0; i < iterations; i++) {
-      const agent = start(tracer, 'invoke_agent planner', root, at, { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'planner' });
+      const agent = start(tracer, 'invoke_agent planner', root, at, {
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.agent.name': 'planner',
+      });
       const model = pickModel();
       const attempts = random() < 0.03 ? 2 : 1;
       for (let a = 0; a < attempts; a++) {
@@ -108,17 +126,24 @@ export function buildCorpus(options: CorpusOptions): Corpus {
         const cached = random() < 0.4 ? Math.floor(input * 0.5) : 0;
         const output = 20 + Math.floor(random() * 600);
         const prompt = JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: text(1_000 + Math.floor(random() * 2_000)) }] }]);
-        const llm = start(tracer, `chat ${model.model}`, agent, at, {
-          'gen_ai.operation.name': 'chat',
-          'gen_ai.provider.name': model.provider,
-          'gen_ai.request.model': model.model,
-          'gen_ai.response.model': model.model,
-          'gen_ai.usage.input_tokens': input,
-          'gen_ai.usage.cache_read.input_tokens': cached,
-          'gen_ai.usage.output_tokens': output,
-          'gen_ai.input.messages': prompt,
-          'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: text(200) }] }]),
-        }, SpanKind.CLIENT);
+        const llm = start(
+          tracer,
+          `chat ${model.model}`,
+          agent,
+          at,
+          {
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.provider.name': model.provider,
+            'gen_ai.request.model': model.model,
+            'gen_ai.response.model': model.model,
+            'gen_ai.usage.input_tokens': input,
+            'gen_ai.usage.cache_read.input_tokens': cached,
+            'gen_ai.usage.output_tokens': output,
+            'gen_ai.input.messages': prompt,
+            'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: text(200) }] }]),
+          },
+          SpanKind.CLIENT,
+        );
         const failed = a < attempts - 1;
         if (failed) llm.setStatus({ code: SpanStatusCode.ERROR, message: 'rate limited by provider' }).setAttribute('error.type', '429');
         at += duration;
@@ -127,12 +152,19 @@ export function buildCorpus(options: CorpusOptions): Corpus {
       const tools = Math.floor(random() * 3);
       for (let k = 0; k < tools; k++) {
         const tool = pick(TOOLS);
-        const span = start(tracer, `execute_tool ${tool}`, agent, at, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool, 'gen_ai.tool.call.arguments': JSON.stringify({ query: text(60) }) });
+        const span = start(tracer, `execute_tool ${tool}`, agent, at, {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': tool,
+          'gen_ai.tool.call.arguments': JSON.stringify({ query: text(60) }),
+        });
         at += 50 + Math.floor(random() * 800);
         span.end(at);
       }
       if (random() < 0.3) {
-        const span = start(tracer, 'retrieval knowledge-base', agent, at, { 'gen_ai.operation.name': 'retrieval', 'gen_ai.data_source.id': 'kb-main' });
+        const span = start(tracer, 'retrieval knowledge-base', agent, at, {
+          'gen_ai.operation.name': 'retrieval',
+          'gen_ai.data_source.id': 'kb-main',
+        });
         at += 30 + Math.floor(random() * 200);
         span.end(at);
       }
@@ -149,7 +181,14 @@ export function buildCorpus(options: CorpusOptions): Corpus {
   return { spans, requests, spanCount: spans.length, traceCount: options.traces };
 }
 
-function start(tracer: Tracer, name: string, parent: Span | undefined, at: number, attributes: Record<string, string | number>, kind = SpanKind.INTERNAL): Span {
+function start(
+  tracer: Tracer,
+  name: string,
+  parent: Span | undefined,
+  at: number,
+  attributes: Record<string, string | number>,
+  kind = SpanKind.INTERNAL,
+): Span {
   const ctx = parent ? trace.setSpan(context.active(), parent) : context.active();
   return tracer.startSpan(name, { startTime: at, attributes, kind, root: !parent }, ctx);
 }

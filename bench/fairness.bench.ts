@@ -35,7 +35,10 @@ async function main(): Promise<void> {
   const seconds = Number(argument('--seconds', '20'));
   const dataDir = temporaryDataDir('spanforge-fairness-');
   // The product's defaults unless asked otherwise (--concurrent N: API_CONCURRENT_REQUESTS).
-  const infra = await startBenchInfrastructure(dataDir, { API_REQUESTS_PER_SECOND: '100', API_CONCURRENT_REQUESTS: argument('--concurrent', '10') });
+  const infra = await startBenchInfrastructure(dataDir, {
+    API_REQUESTS_PER_SECOND: '100',
+    API_CONCURRENT_REQUESTS: argument('--concurrent', '10'),
+  });
   try {
     await startWorkers(infra);
     const [httpLine] = await startGateway(infra);
@@ -51,12 +54,22 @@ async function main(): Promise<void> {
 
     const query = async (key: string, document: string) => {
       const started = performance.now();
-      const response = await apiClient.request({ path: '/graphql', method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ query: document }) });
+      const response = await apiClient.request({
+        path: '/graphql',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ query: document }),
+      });
       const text = await response.body.text();
       return { ms: performance.now() - started, limited: text.includes('"RATE_LIMITED"'), failed: text.includes('"errors"') };
     };
     const exportOnce = async (key: string, body: Buffer) => {
-      const response = await otlpClient.request({ path: '/v1/traces', method: 'POST', headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${key}` }, body });
+      const response = await otlpClient.request({
+        path: '/v1/traces',
+        method: 'POST',
+        headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${key}` },
+        body,
+      });
       await response.body.dump();
       return response.statusCode;
     };
@@ -75,7 +88,9 @@ async function main(): Promise<void> {
     const idle: number[] = [];
     for (let i = 0; i < 20; i++) idle.push(...(await dashboardRound()));
 
-    progress(`the flood: A at 10x its ${A_SPANS_PER_SECOND} spans/s and 16 heavy query loops, B exporting and on its dashboard, for ${seconds} s`);
+    progress(
+      `the flood: A at 10x its ${A_SPANS_PER_SECOND} spans/s and 16 heavy query loops, B exporting and on its dashboard, for ${seconds} s`,
+    );
     const until = Date.now() + seconds * 1000;
     const statuses = { a: new Map<number, number>(), b: new Map<number, number>() };
     const count = (map: Map<number, number>, status: number) => map.set(status, (map.get(status) ?? 0) + 1);
@@ -113,7 +128,12 @@ async function main(): Promise<void> {
     // --no-flood-ingest / --no-flood-queries leave one half of A's load out, to see which one costs B what.
     const floodIngest = !process.argv.includes('--no-flood-ingest');
     const floodQueries = !process.argv.includes('--no-flood-queries');
-    await Promise.all([...(floodIngest ? [0, 1, 2, 3].map(aIngest) : []), ...(floodQueries ? Array.from({ length: 16 }, aQueries) : []), bIngest(), bDashboard()]);
+    await Promise.all([
+      ...(floodIngest ? [0, 1, 2, 3].map(aIngest) : []),
+      ...(floodQueries ? Array.from({ length: 16 }, aQueries) : []),
+      bIngest(),
+      bDashboard(),
+    ]);
 
     progress("A's statement alone: its heaviest kind, one trace's span read, on the idle server");
     const aStatementMs = await measureSpanReads(infra, a);
@@ -125,7 +145,12 @@ async function main(): Promise<void> {
       const times: number[] = [];
       for (let i = 0; i < 21; i++) {
         const started = performance.now();
-        const response = await apiClient.request({ path: '/graphql', method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify({ query: bomb }) });
+        const response = await apiClient.request({
+          path: '/graphql',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+          body: JSON.stringify({ query: bomb }),
+        });
         await response.body.text();
         times.push(performance.now() - started);
       }
@@ -157,7 +182,9 @@ async function main(): Promise<void> {
         dataset: { aSpans: a.spans, bSpans: b.spans },
       },
     };
-    progress(`B exports ${(results.fairness.bExportSuccessRate * 100).toFixed(1)} % answered 200; B's p50 ${results.fairness.bQueryP50IdleMs} ms idle, ${results.fairness.bQueryP50FloodMs} ms under the flood (${results.fairness.bQueryP50Ratio}x); B's added wait ${results.fairness.bAddedWaitP50Ms} ms against A's statement p50 ${results.fairness.aStatementP50Ms} ms; A's heavy request p50 ${results.fairness.aRequestP50Ms} ms`);
+    progress(
+      `B exports ${(results.fairness.bExportSuccessRate * 100).toFixed(1)} % answered 200; B's p50 ${results.fairness.bQueryP50IdleMs} ms idle, ${results.fairness.bQueryP50FloodMs} ms under the flood (${results.fairness.bQueryP50Ratio}x); B's added wait ${results.fairness.bAddedWaitP50Ms} ms against A's statement p50 ${results.fairness.aStatementP50Ms} ms; A's heavy request p50 ${results.fairness.aRequestP50Ms} ms`,
+    );
     writeResults(results);
   } finally {
     await infra.shutdown.run();
@@ -168,7 +195,8 @@ async function main(): Promise<void> {
 /** p50 of reading one trace's spans (what A's analysed pages are made of), 40 traces, each read twice. */
 async function measureSpanReads(infra: Infrastructure, project: { tenantId: string; projectId: string }): Promise<number> {
   const result = await infra.clickhouse.query({
-    query: 'SELECT trace_id FROM trace_figures FINAL WHERE tenant_id = {t:String} AND project_id = {p:String} ORDER BY start_time DESC LIMIT 40',
+    query:
+      'SELECT trace_id FROM trace_figures FINAL WHERE tenant_id = {t:String} AND project_id = {p:String} ORDER BY start_time DESC LIMIT 40',
     query_params: { t: project.tenantId, p: project.projectId },
     format: 'JSONEachRow',
   });

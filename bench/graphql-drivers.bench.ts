@@ -24,17 +24,35 @@ async function main(): Promise<void> {
   const infra = await startBenchInfrastructure(dataDir);
   try {
     const seed = await seedVolume(infra, 100_000);
-    const [traceId] = (await (await infra.clickhouse.query({ query: 'SELECT trace_id FROM trace_index WHERE project_id = {p:String} LIMIT 1', query_params: { p: seed.projectId }, format: 'JSONEachRow' })).json<{ trace_id: string }>()).map((r) => r.trace_id);
+    const [traceId] = (
+      await (
+        await infra.clickhouse.query({
+          query: 'SELECT trace_id FROM trace_index WHERE project_id = {p:String} LIMIT 1',
+          query_params: { p: seed.projectId },
+          format: 'JSONEachRow',
+        })
+      ).json<{ trace_id: string }>()
+    ).map((r) => r.trace_id);
     const queries = {
       light: { query: '{ currentProject { id name } }' },
-      trace: { query: 'query($id: String!) { trace(traceId: $id) { traceId durationMs costUsd spans { spanId name type durationMs } } }', variables: { id: traceId } },
-      aggregate: { query: 'query($f: TraceFilter) { latencyByIterations(filter: $f) { iterations traceCount p50Ms p99Ms } }', variables: { f: { from: seed.from, to: seed.to } } },
+      trace: {
+        query: 'query($id: String!) { trace(traceId: $id) { traceId durationMs costUsd spans { spanId name type durationMs } } }',
+        variables: { id: traceId },
+      },
+      aggregate: {
+        query: 'query($f: TraceFilter) { latencyByIterations(filter: $f) { iterations traceCount p50Ms p99Ms } }',
+        variables: { f: { from: seed.from, to: seed.to } },
+      },
     };
     const results: Record<string, Record<string, number>> = {};
     for (const driver of ['mercurius', 'apollo'] as const) {
       const api = (await startApiServer(infra, { driver })).url;
       const send = async (body: object) => {
-        const response = await fetch(`${api}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${seed.apiKey}` }, body: JSON.stringify(body) });
+        const response = await fetch(`${api}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${seed.apiKey}` },
+          body: JSON.stringify(body),
+        });
         const json = (await response.json()) as { errors?: unknown };
         if (json.errors) throw new Error(`${driver}: ${JSON.stringify(json.errors)}`);
       };
@@ -52,9 +70,11 @@ async function main(): Promise<void> {
       }
       let next = 0;
       const started = performance.now();
-      await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-        while (next++ < CONCURRENT) await send(queries.light);
-      }));
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next++ < CONCURRENT) await send(queries.light);
+        }),
+      );
       row.lightRequestsPerSec = Math.round(CONCURRENT / ((performance.now() - started) / 1000));
       results[driver] = row;
       progress(`${driver}: ${JSON.stringify(row)}`);

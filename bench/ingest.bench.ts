@@ -39,13 +39,17 @@ async function main(): Promise<void> {
   const infra = await startBenchInfrastructure(dataDir, { QUEUE_MAX_BACKLOG: '1000000' });
   try {
     const queueHop = await measureQueueHop(infra, corpus);
-    progress(`queue hop: per-span JSON jobs ${queueHop.perSpanJsonCpuUsPerSpan.toFixed(1)} µs CPU/span, one job per export ${queueHop.perExportBytesCpuUsPerSpan.toFixed(1)} µs CPU/span`);
+    progress(
+      `queue hop: per-span JSON jobs ${queueHop.perSpanJsonCpuUsPerSpan.toFixed(1)} µs CPU/span, one job per export ${queueHop.perExportBytesCpuUsPerSpan.toFixed(1)} µs CPU/span`,
+    );
 
     // The floor is measured before and after the end-to-end run, each time on a quiet engine
     // (no background merges), and averaged: merges left by one phase would otherwise tax the next.
     const rows = await floorRows(infra, corpus);
     const validation = measureValidation(corpus, rows);
-    progress(`store-domain checks: ${validation.spanCheckUs.toFixed(3)} µs/span before the 200, ${validation.rowCheckUs.toFixed(3)} µs/row in the row builder, serialisation ${validation.serialiseUs.toFixed(3)} µs/row against ${validation.stringifyUs.toFixed(3)} with JSON.stringify alone`);
+    progress(
+      `store-domain checks: ${validation.spanCheckUs.toFixed(3)} µs/span before the 200, ${validation.rowCheckUs.toFixed(3)} µs/row in the row builder, serialisation ${validation.serialiseUs.toFixed(3)} µs/row against ${validation.stringifyUs.toFixed(3)} with JSON.stringify alone`,
+    );
     await quiet(infra.clickhouse);
     let cpu = cpuSnapshot();
     const floorBefore = await measureFloor(infra, rows);
@@ -59,12 +63,16 @@ async function main(): Promise<void> {
     const e2e = await profiled('ingest-e2e', process.argv.includes('--profile'), () => measureEndToEnd(infra, corpus, endpoint));
     const e2eCpu = cpuSince(cpu);
     progress(`CPU seconds: floor ${JSON.stringify(floorCpu)}, end to end ${JSON.stringify(e2eCpu)}`);
-    progress(`end to end: ${Math.round(e2e.spansPerSec)} spans/s stored, ${Math.round(e2e.settledSpansPerSec)} spans/s with figures up to date; stored ${e2e.stored} of ${corpus.spanCount}`);
+    progress(
+      `end to end: ${Math.round(e2e.spansPerSec)} spans/s stored, ${Math.round(e2e.settledSpansPerSec)} spans/s with figures up to date; stored ${e2e.stored} of ${corpus.spanCount}`,
+    );
     await quiet(infra.clickhouse);
     const floorAfter = await measureFloor(infra, await floorRows(infra, corpus));
     progress(`floor again: ${Math.round(floorAfter)} spans/s`);
     const floor = (floorBefore + floorAfter) / 2;
-    progress(`ratio end to end / floor: ${(e2e.spansPerSec / floor).toFixed(3)} stored, ${(e2e.settledSpansPerSec / floor).toFixed(3)} settled`);
+    progress(
+      `ratio end to end / floor: ${(e2e.spansPerSec / floor).toFixed(3)} stored, ${(e2e.settledSpansPerSec / floor).toFixed(3)} settled`,
+    );
 
     const results = {
       ingest: {
@@ -84,7 +92,12 @@ async function main(): Promise<void> {
         validation: {
           ...validation,
           // What the checks add to one span's cost end to end (the pipeline spends 1e6 / e2eSpansPerSec µs a span).
-          shareOfEndToEnd: Number(((validation.spanCheckUs * 2 + validation.rowCheckUs + Math.max(0, validation.serialiseUs - validation.stringifyUs)) / (1e6 / e2e.spansPerSec)).toFixed(4)),
+          shareOfEndToEnd: Number(
+            (
+              (validation.spanCheckUs * 2 + validation.rowCheckUs + Math.max(0, validation.serialiseUs - validation.stringifyUs)) /
+              (1e6 / e2e.spansPerSec)
+            ).toFixed(4),
+          ),
         },
       },
       dataset: { spans: corpus.spanCount, traces: corpus.traceCount, requests: corpus.requests.length },
@@ -110,7 +123,10 @@ function measureDecode(corpus: Corpus): number {
  * the gateway and the worker's decoder apply (rejectReasonOf), the row builder's last guard
  * (conformRow), and its serialisation (serialiseRow: JSON.stringify plus a scan for lone surrogates).
  */
-function measureValidation(corpus: Corpus, rows: SpanRow[]): { spanCheckUs: number; rowCheckUs: number; serialiseUs: number; stringifyUs: number } {
+function measureValidation(
+  corpus: Corpus,
+  rows: SpanRow[],
+): { spanCheckUs: number; rowCheckUs: number; serialiseUs: number; stringifyUs: number } {
   const spans = corpus.requests.flatMap((request) => decodeProtobufExport(request).spans);
   const perItem = (count: number, work: () => void) => {
     work(); // warm up
@@ -134,7 +150,12 @@ function measureValidation(corpus: Corpus, rows: SpanRow[]): { spanCheckUs: numb
   });
   if (sink < 0) progress('unreachable');
   const round = (n: number) => Number(n.toFixed(3));
-  return { spanCheckUs: round(spanCheckUs), rowCheckUs: round(rowCheckUs), serialiseUs: round(serialiseUs), stringifyUs: round(stringifyUs) };
+  return {
+    spanCheckUs: round(spanCheckUs),
+    rowCheckUs: round(rowCheckUs),
+    serialiseUs: round(serialiseUs),
+    stringifyUs: round(stringifyUs),
+  };
 }
 
 async function newProject(infra: Infrastructure, name: string) {
@@ -145,7 +166,11 @@ async function newProject(infra: Infrastructure, name: string) {
 
 /** Distinct spans stored (final = true), or rows written so far (cheap enough to poll while measuring). */
 async function storedSpans(infra: Infrastructure, projectId: string, final = true): Promise<number> {
-  const result = await infra.clickhouse.query({ query: `SELECT count() AS n FROM spans ${final ? 'FINAL' : ''} WHERE project_id = {projectId:String}`, query_params: { projectId }, format: 'JSONEachRow' });
+  const result = await infra.clickhouse.query({
+    query: `SELECT count() AS n FROM spans ${final ? 'FINAL' : ''} WHERE project_id = {projectId:String}`,
+    query_params: { projectId },
+    format: 'JSONEachRow',
+  });
   const [row] = await result.json<{ n: string }>();
   return Number(row?.n ?? 0);
 }
@@ -166,7 +191,9 @@ async function measureEndToEnd(infra: Infrastructure, corpus: Corpus, endpoint: 
   const started = performance.now();
   const { stdout } = await run(process.execPath, [path.join(__dirname, 'load-client.js'), file, endpoint, project.secret, '4']);
   rmSync(file, { force: true });
-  progress(`all ${corpus.requests.length} exports answered 200 after ${Number(stdout.trim()).toFixed(2)} s (client process); waiting for storage`);
+  progress(
+    `all ${corpus.requests.length} exports answered 200 after ${Number(stdout.trim()).toFixed(2)} s (client process); waiting for storage`,
+  );
   const deadline = Date.now() + 10 * 60_000;
   while (Date.now() < deadline && (await storedSpans(infra, project.projectId, false)) < corpus.spanCount) {
     await new Promise((r) => setTimeout(r, 250));
@@ -175,7 +202,11 @@ async function measureEndToEnd(infra: Infrastructure, corpus: Corpus, endpoint: 
   // Every span is stored, so every export's job has been taken; the ones still active wait for their upkeep.
   while (Date.now() < deadline && (await activeJobs(infra)) > 0) await new Promise((r) => setTimeout(r, 10));
   const settledSeconds = (performance.now() - started) / 1000;
-  return { spansPerSec: corpus.spanCount / storedSeconds, settledSpansPerSec: corpus.spanCount / settledSeconds, stored: await storedSpans(infra, project.projectId) };
+  return {
+    spansPerSec: corpus.spanCount / storedSeconds,
+    settledSpansPerSec: corpus.spanCount / settledSeconds,
+    stored: await storedSpans(infra, project.projectId),
+  };
 }
 
 async function activeJobs(infra: Infrastructure): Promise<number> {
@@ -197,7 +228,16 @@ async function floorRows(infra: Infrastructure, corpus: Corpus): Promise<SpanRow
   for (const request of corpus.requests) {
     for (const span of decodeProtobufExport(request).spans) {
       const normalized = normalizeSpan(span);
-      const price = priceSpan({ pricingModel: normalized.pricingModel, provider: normalized.provider, usage: normalized.usage, explicitCostUsd: normalized.explicitCostUsd, startTime: span.startTimeUnixNano }, table);
+      const price = priceSpan(
+        {
+          pricingModel: normalized.pricingModel,
+          provider: normalized.provider,
+          usage: normalized.usage,
+          explicitCostUsd: normalized.explicitCostUsd,
+          startTime: span.startTimeUnixNano,
+        },
+        table,
+      );
       rows.push(toSpanRow(project.tenantId, project.projectId, span, normalized, price));
     }
   }

@@ -9,7 +9,7 @@ async function main(): Promise<void> {
   const [file, endpoint, apiKey, concurrency] = process.argv.slice(2) as [string, string, string, string];
   const data = readFileSync(file);
   const bodies: Buffer[] = [];
-  for (let at = 0; at < data.length; ) {
+  for (let at = 0; at < data.length;) {
     const length = data.readUInt32BE(at);
     bodies.push(data.subarray(at + 4, at + 4 + length));
     at += 4 + length;
@@ -20,7 +20,11 @@ async function main(): Promise<void> {
     while (next < bodies.length) {
       const body = bodies[next++]!;
       for (;;) {
-        const response = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${apiKey}` }, body });
+        const response = await fetch(endpoint, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-protobuf', authorization: `Bearer ${apiKey}` },
+          body,
+        });
         await response.arrayBuffer();
         if (response.status === 200) break;
         if (response.status !== 429 && response.status !== 503) throw new Error(`gateway answered ${response.status}`);

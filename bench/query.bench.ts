@@ -52,7 +52,10 @@ async function send(url: string, apiKey: string, body?: string): Promise<string>
  * Both forms of a query, interleaved (SQL then GraphQL, then GraphQL then SQL, …) so that drift in
  * the machine's load lands on both sides of the ratio alike.
  */
-async function timePair(sqlRun: (i: number) => Promise<unknown>, gqlRun: (i: number) => Promise<unknown>): Promise<{ sql: Timing; gql: Timing; warmUpPairs: number }> {
+async function timePair(
+  sqlRun: (i: number) => Promise<unknown>,
+  gqlRun: (i: number) => Promise<unknown>,
+): Promise<{ sql: Timing; gql: Timing; warmUpPairs: number }> {
   const warmUntil = performance.now() + WARMUP_SECONDS * 1000;
   let warmUpPairs = 0;
   while (warmUpPairs < WARMUP && (warmUpPairs < WARMUP_FLOOR || performance.now() < warmUntil)) {
@@ -98,8 +101,12 @@ function targetChecks(query: Record<string, Timing & { ratio: number }>): string
     const target = TARGETS[name];
     if (!target) return [];
     const checks = [
-      target.p50Ms === undefined ? undefined : { met: measured.p50Ms <= target.p50Ms, text: (sign: string) => `p50 ${measured.p50Ms} ms ${sign} ${target.p50Ms} ms` },
-      target.ratio === undefined ? undefined : { met: measured.ratio <= target.ratio, text: (sign: string) => `GraphQL ÷ SQL ${measured.ratio} ${sign} ${target.ratio}` },
+      target.p50Ms === undefined
+        ? undefined
+        : { met: measured.p50Ms <= target.p50Ms, text: (sign: string) => `p50 ${measured.p50Ms} ms ${sign} ${target.p50Ms} ms` },
+      target.ratio === undefined
+        ? undefined
+        : { met: measured.ratio <= target.ratio, text: (sign: string) => `GraphQL ÷ SQL ${measured.ratio} ${sign} ${target.ratio}` },
     ].filter((check) => check !== undefined);
     const met = checks.every((check) => check.met);
     return [`target ${met ? 'met   ' : 'MISSED'} ${name}: ${checks.map((check) => check.text(check.met ? '≤' : '>')).join(', ')}`];
@@ -142,24 +149,39 @@ async function main(): Promise<void> {
     const traces = new TraceRepository(db);
     const analytics = new AnalyticsRepository(db);
     const stats = new StatsRepository(db);
-    const traceIds = (await db.rows<{ trace_id: string }>('bench.trace_ids', 'SELECT trace_id FROM trace_index WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} ORDER BY cityHash64(trace_id) LIMIT 33'))
-      .map((r) => r.trace_id);
+    const traceIds = (
+      await db.rows<{ trace_id: string }>(
+        'bench.trace_ids',
+        'SELECT trace_id FROM trace_index WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} ORDER BY cityHash64(trace_id) LIMIT 33',
+      )
+    ).map((r) => r.trace_id);
     const graphql = async (query: string, variables: Record<string, unknown> = {}) => {
       const body = JSON.parse(await send(`${api}/graphql`, seed.apiKey, JSON.stringify({ query, variables }))) as { errors?: unknown[] };
       if (body.errors) throw new Error(`GraphQL error: ${JSON.stringify(body.errors)}`);
     };
     const range = { from: seed.from, to: seed.to };
-    const partDays = { from: new Date(Date.parse(seed.from) + 5.5 * 3_600_000).toISOString(), to: new Date(Date.parse(seed.to) - 3.25 * 3_600_000).toISOString() };
+    const partDays = {
+      from: new Date(Date.parse(seed.from) + 5.5 * 3_600_000).toISOString(),
+      to: new Date(Date.parse(seed.to) - 3.25 * 3_600_000).toISOString(),
+    };
     const cases: Record<string, { gql: (i: number) => Promise<unknown>; sql: (i: number) => Promise<unknown> }> = {
       trace: {
-        gql: (i) => graphql('query($id: String!) { trace(traceId: $id) { traceId durationMs iterations costUsd inputTokens outputTokens errorCount spans { spanId parentSpanId name type startTime endTime durationMs statusCode model costUsd } } }', { id: traceIds[i % traceIds.length] }),
+        gql: (i) =>
+          graphql(
+            'query($id: String!) { trace(traceId: $id) { traceId durationMs iterations costUsd inputTokens outputTokens errorCount spans { spanId parentSpanId name type startTime endTime durationMs statusCode model costUsd } } }',
+            { id: traceIds[i % traceIds.length] },
+          ),
         sql: async (i) => {
           const id = traceIds[i % traceIds.length]!;
           await Promise.all([traces.latestFigures(id), traces.spans(id, undefined, undefined, false)]);
         },
       },
       trace10kSpans: {
-        gql: () => graphql('query($id: String!) { trace(traceId: $id) { traceId durationMs spans { spanId parentSpanId name type durationMs statusCode } criticalPath { spanId } } }', { id: largeTraceId }),
+        gql: () =>
+          graphql(
+            'query($id: String!) { trace(traceId: $id) { traceId durationMs spans { spanId parentSpanId name type durationMs statusCode } criticalPath { spanId } } }',
+            { id: largeTraceId },
+          ),
         sql: () => traces.spans(largeTraceId, undefined, undefined, false),
       },
       waterfall10kSpans: {
@@ -167,32 +189,56 @@ async function main(): Promise<void> {
         sql: () => traces.spans(largeTraceId, undefined, undefined, false),
       },
       tracesFirstPage: {
-        gql: () => graphql('query($f: TraceFilter) { traces(filter: $f, first: 20) { nodes { traceId durationMs costUsd iterations } totalCount } }', { f: range }),
+        gql: () =>
+          graphql(
+            'query($f: TraceFilter) { traces(filter: $f, first: 20) { nodes { traceId durationMs costUsd iterations } totalCount } }',
+            { f: range },
+          ),
         sql: () => traces.page(range, 20, undefined),
       },
       latencyByIterations: {
-        gql: () => graphql('query($f: TraceFilter) { latencyByIterations(filter: $f) { iterations traceCount p50Ms p95Ms p99Ms avgCostUsd } }', { f: range }),
+        gql: () =>
+          graphql('query($f: TraceFilter) { latencyByIterations(filter: $f) { iterations traceCount p50Ms p95Ms p99Ms avgCostUsd } }', {
+            f: range,
+          }),
         sql: () => analytics.latencyByIterations(range),
       },
       sessionsFirstPage: {
-        gql: () => graphql('query($f: SessionFilter) { sessions(filter: $f, first: 20) { nodes { sessionId traceCount costUsd inputTokens outputTokens } totalCount } }', { f: range }),
+        gql: () =>
+          graphql(
+            'query($f: SessionFilter) { sessions(filter: $f, first: 20) { nodes { sessionId traceCount costUsd inputTokens outputTokens } totalCount } }',
+            { f: range },
+          ),
         sql: () => analytics.sessions(range, 20, undefined),
       },
       spanTypeStats: {
-        gql: () => graphql('query($f: TraceFilter) { spanTypeStats(filter: $f) { type spanCount errorRate p50Ms p95Ms p99Ms } }', { f: range }),
+        gql: () =>
+          graphql('query($f: TraceFilter) { spanTypeStats(filter: $f) { type spanCount errorRate p50Ms p95Ms p99Ms } }', { f: range }),
         sql: () => stats.spanTypeStats(range),
       },
       modelStats: {
-        gql: () => graphql('query($f: TraceFilter) { modelStats(filter: $f) { model calls inputTokens outputTokens costUsd ttftP50Ms ttftP95Ms outputTokensPerSecond } }', { f: range }),
+        gql: () =>
+          graphql(
+            'query($f: TraceFilter) { modelStats(filter: $f) { model calls inputTokens outputTokens costUsd ttftP50Ms ttftP95Ms outputTokensPerSecond } }',
+            { f: range },
+          ),
         sql: () => stats.modelStats(range),
       },
       costBreakdownModelDay: {
-        gql: () => graphql('query($f: TraceFilter) { costBreakdown(groupBy: [MODEL, DAY], filter: $f) { keys costUsd inputTokens outputTokens spanCount } }', { f: range }),
+        gql: () =>
+          graphql(
+            'query($f: TraceFilter) { costBreakdown(groupBy: [MODEL, DAY], filter: $f) { keys costUsd inputTokens outputTokens spanCount } }',
+            { f: range },
+          ),
         sql: () => analytics.costBreakdown(['MODEL', 'DAY'], range),
       },
       // The same over a range that does not start or end at midnight (a dashboard's "last 30 days" from now).
       costBreakdownPartDays: {
-        gql: () => graphql('query($f: TraceFilter) { costBreakdown(groupBy: [MODEL, DAY], filter: $f) { keys costUsd inputTokens outputTokens spanCount } }', { f: partDays }),
+        gql: () =>
+          graphql(
+            'query($f: TraceFilter) { costBreakdown(groupBy: [MODEL, DAY], filter: $f) { keys costUsd inputTokens outputTokens spanCount } }',
+            { f: partDays },
+          ),
         sql: () => analytics.costBreakdown(['MODEL', 'DAY'], partDays),
       },
     };
@@ -207,7 +253,9 @@ async function main(): Promise<void> {
       await quiet(infra.clickhouse);
       const { sql, gql, warmUpPairs } = await timePair(run.sql, run.gql);
       query[name] = { ...gql, sqlP50Ms: sql.p50Ms, sqlP99Ms: sql.p99Ms, ratio: Number((gql.p50Ms / sql.p50Ms).toFixed(2)) };
-      progress(`${name}: GraphQL p50 ${gql.p50Ms} ms p99 ${gql.p99Ms} ms; SQL p50 ${sql.p50Ms} ms p99 ${sql.p99Ms} ms (after ${warmUpPairs} warm-up pairs)`);
+      progress(
+        `${name}: GraphQL p50 ${gql.p50Ms} ms p99 ${gql.p99Ms} ms; SQL p50 ${sql.p50Ms} ms p99 ${sql.p99Ms} ms (after ${warmUpPairs} warm-up pairs)`,
+      );
     }
     for (const line of targetChecks(query)) progress(line);
     if (only.length > 0) {

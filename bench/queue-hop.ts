@@ -12,7 +12,10 @@ const SAMPLE_SPANS = 5_000;
  * - per-span JSON: one job per span carrying the decoded span as JSON (what a naive design queues);
  * - one job per export: the OTLP body zstd-compressed and base64-encoded, decoded again by the consumer.
  */
-export async function measureQueueHop(infra: Infrastructure, corpus: Corpus): Promise<{ perSpanJsonCpuUsPerSpan: number; perExportBytesCpuUsPerSpan: number; sampleSpans: number }> {
+export async function measureQueueHop(
+  infra: Infrastructure,
+  corpus: Corpus,
+): Promise<{ perSpanJsonCpuUsPerSpan: number; perExportBytesCpuUsPerSpan: number; sampleSpans: number }> {
   const requests: Uint8Array[] = [];
   let spans = 0;
   for (const request of corpus.requests) {
@@ -20,14 +23,35 @@ export async function measureQueueHop(infra: Infrastructure, corpus: Corpus): Pr
     requests.push(request);
     spans += decodeProtobufExport(request).spans.length;
   }
-  const decoded = requests.flatMap((r) => decodeProtobufExport(r).spans.map((s) => ({ ...s, startTimeUnixNano: String(s.startTimeUnixNano), endTimeUnixNano: String(s.endTimeUnixNano), events: [] })));
+  const decoded = requests.flatMap((r) =>
+    decodeProtobufExport(r).spans.map((s) => ({
+      ...s,
+      startTimeUnixNano: String(s.startTimeUnixNano),
+      endTimeUnixNano: String(s.endTimeUnixNano),
+      events: [],
+    })),
+  );
 
-  const perSpan = await cpuPerSpan(infra, 'bench-hop-span', decoded.length, decoded.length, async (queue) => {
-    for (let i = 0; i < decoded.length; i += 500) await queue.addBulk(decoded.slice(i, i + 500).map((data) => ({ name: 'span', data })));
-  }, () => undefined);
-  const perExport = await cpuPerSpan(infra, 'bench-hop-export', requests.length, spans, async (queue) => {
-    await queue.addBulk(requests.map((r) => ({ name: 'export', data: packExportBody(Buffer.from(r)) })));
-  }, (data) => decodeProtobufExport(unpackExportBody(data as ExportJob)).spans.length);
+  const perSpan = await cpuPerSpan(
+    infra,
+    'bench-hop-span',
+    decoded.length,
+    decoded.length,
+    async (queue) => {
+      for (let i = 0; i < decoded.length; i += 500) await queue.addBulk(decoded.slice(i, i + 500).map((data) => ({ name: 'span', data })));
+    },
+    () => undefined,
+  );
+  const perExport = await cpuPerSpan(
+    infra,
+    'bench-hop-export',
+    requests.length,
+    spans,
+    async (queue) => {
+      await queue.addBulk(requests.map((r) => ({ name: 'export', data: packExportBody(Buffer.from(r)) })));
+    },
+    (data) => decodeProtobufExport(unpackExportBody(data as ExportJob)).spans.length,
+  );
   return { perSpanJsonCpuUsPerSpan: perSpan, perExportBytesCpuUsPerSpan: perExport, sampleSpans: spans };
 }
 
@@ -42,10 +66,14 @@ async function cpuPerSpan(
   const queue = infra.queues.queue(name);
   let done = 0;
   const allDone = new Promise<void>((resolve) => {
-    infra.queues.worker(name, async (job) => {
-      consume(job.data);
-      if (++done === jobs) resolve();
-    }, { concurrency: 64 });
+    infra.queues.worker(
+      name,
+      async (job) => {
+        consume(job.data);
+        if (++done === jobs) resolve();
+      },
+      { concurrency: 64 },
+    );
   });
   const cpu = process.cpuUsage();
   await produce(queue);

@@ -16,7 +16,12 @@ export function progress(message: string): void {
 /** Merges this run's sections into bench/results/latest.json (outside checks read its field names: keep them stable) and prints it. */
 export function writeResults(sections: Record<string, unknown>): void {
   const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>) : {};
-  const results = { ...previous, ...sections, machine: { cpus: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version }, measuredAt: new Date().toISOString() };
+  const results = {
+    ...previous,
+    ...sections,
+    machine: { cpus: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version },
+    measuredAt: new Date().toISOString(),
+  };
   mkdirSync(path.dirname(RESULTS), { recursive: true });
   writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);

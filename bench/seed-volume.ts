@@ -96,7 +96,9 @@ export async function seedVolume(infra: Infrastructure, spans: number): Promise<
     const done = first + count;
     const bar = '#'.repeat(Math.round((30 * done) / total)).padEnd(30, '.');
     const rate = done / ((performance.now() - started) / 1000);
-    process.stderr.write(`\r[${bar}] ${done.toLocaleString('en')} / ${total.toLocaleString('en')} spans  ${Math.round(rate).toLocaleString('en')} spans/s `);
+    process.stderr.write(
+      `\r[${bar}] ${done.toLocaleString('en')} / ${total.toLocaleString('en')} spans  ${Math.round(rate).toLocaleString('en')} spans/s `,
+    );
   }
   process.stderr.write('\n');
   // Feedback: ~30 % of traces get a "helpful" score (1–5) and ~10 % a thumbs up or down.

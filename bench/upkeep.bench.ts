@@ -22,7 +22,13 @@ interface Scope {
  * trace and session ids (new sessions, as most of a round's are), moved to the last seeded day. Goes
  * through the same materialized views as ingest. Returns their trace ids.
  */
-async function storeRoundOfTraces(client: ClickHouseClient, seed: SeedResult, target: Scope, round: string, count: number): Promise<string[]> {
+async function storeRoundOfTraces(
+  client: ClickHouseClient,
+  seed: SeedResult,
+  target: Scope,
+  round: string,
+  count: number,
+): Promise<string[]> {
   const shiftSeconds = Math.floor((Date.parse(seed.to) - Date.parse(seed.from)) / 1000) - 86_400;
   await client.command({
     query: `INSERT INTO spans SELECT * REPLACE ({targetTenant:String} AS tenant_id, {targetProject:String} AS project_id,
@@ -34,7 +40,16 @@ async function storeRoundOfTraces(client: ClickHouseClient, seed: SeedResult, ta
         SELECT trace_id FROM trace_index WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
         GROUP BY trace_id HAVING min(start_time) < parseDateTime64BestEffort({from:String}, 9, 'UTC') + INTERVAL 20 HOUR
         ORDER BY cityHash64(trace_id, {round:String}) LIMIT {count:UInt32})`,
-    query_params: { tenantId: seed.tenantId, projectId: seed.projectId, targetTenant: target.tenantId, targetProject: target.projectId, round, shift: shiftSeconds, from: seed.from, count },
+    query_params: {
+      tenantId: seed.tenantId,
+      projectId: seed.projectId,
+      targetTenant: target.tenantId,
+      targetProject: target.projectId,
+      round,
+      shift: shiftSeconds,
+      from: seed.from,
+      count,
+    },
   });
   const result = await client.query({
     query: `SELECT DISTINCT trace_id FROM trace_index
@@ -102,8 +117,14 @@ async function main(): Promise<void> {
       const pick = (s: Record<StatementName, number>) => (name === 'round' ? Object.values(s).reduce((a, b) => a + b, 0) : s[name]);
       const seededMs = median(samples.seeded.map(pick));
       const emptyMs = median(samples.empty.map(pick));
-      report[name] = { seededMs: Number(seededMs.toFixed(1)), emptyMs: Number(emptyMs.toFixed(1)), ratio: Number((seededMs / emptyMs).toFixed(2)) };
-      progress(`${name}: ${seededMs.toFixed(1)} ms in the seeded project, ${emptyMs.toFixed(1)} ms in an empty one (${(seededMs / emptyMs).toFixed(2)}×)`);
+      report[name] = {
+        seededMs: Number(seededMs.toFixed(1)),
+        emptyMs: Number(emptyMs.toFixed(1)),
+        ratio: Number((seededMs / emptyMs).toFixed(2)),
+      };
+      progress(
+        `${name}: ${seededMs.toFixed(1)} ms in the seeded project, ${emptyMs.toFixed(1)} ms in an empty one (${(seededMs / emptyMs).toFixed(2)}×)`,
+      );
     }
     writeResults({ upkeep: { ...report, tracesPerRound: traces, rounds, dataset: { spans: seed.spans, traces: seed.traces } } });
   } finally {

@@ -51,7 +51,11 @@ for (const dir of sourceDirs) {
     const rel = path.relative(root, file);
     const target = path.join(outDir, rel.replace(/\.ts$/, '.js'));
     if ((await mtime(target)) >= (await mtime(file))) continue;
-    const { code, map } = await transformFile(file, { ...swcOptions, filename: file, sourceFileName: path.relative(path.dirname(target), file) });
+    const { code, map } = await transformFile(file, {
+      ...swcOptions,
+      filename: file,
+      sourceFileName: path.relative(path.dirname(target), file),
+    });
     await mkdir(path.dirname(target), { recursive: true });
     await writeFile(target, `${code}\n//# sourceMappingURL=${path.basename(target)}.map\n`);
     if (map) await writeFile(`${target}.map`, map);

@@ -20,17 +20,26 @@ for (const line of readFileSync(lockFile, 'utf8').split('\n')) {
 const problems = [];
 const present = new Set();
 for (const dir of dirs) {
-  for (const name of readdirSync(path.join(root, dir)).filter((f) => f.endsWith('.sql')).sort()) {
+  for (const name of readdirSync(path.join(root, dir))
+    .filter((f) => f.endsWith('.sql'))
+    .sort()) {
     const file = `${dir}/${name}`;
     present.add(file);
-    const hash = createHash('sha256').update(readFileSync(path.join(root, file))).digest('hex');
+    const hash = createHash('sha256')
+      .update(readFileSync(path.join(root, file)))
+      .digest('hex');
     const landed = recorded.get(file);
-    if (landed === undefined) problems.push(`${file} is not recorded in infra/migrations.sha256; if it is a new migration, add the line:\n  ${hash}  ${file}`);
-    else if (landed !== hash) problems.push(`${file} differs from the migration that landed: landed migrations are never edited (a directory that applied it would differ from a fresh one); put the change in a new migration, numbered after the last`);
+    if (landed === undefined)
+      problems.push(`${file} is not recorded in infra/migrations.sha256; if it is a new migration, add the line:\n  ${hash}  ${file}`);
+    else if (landed !== hash)
+      problems.push(
+        `${file} differs from the migration that landed: landed migrations are never edited (a directory that applied it would differ from a fresh one); put the change in a new migration, numbered after the last`,
+      );
   }
 }
 for (const file of recorded.keys()) {
-  if (!present.has(file) && !existsSync(path.join(root, file))) problems.push(`${file} landed and is gone: landed migrations are never removed`);
+  if (!present.has(file) && !existsSync(path.join(root, file)))
+    problems.push(`${file} landed and is gone: landed migrations are never removed`);
 }
 if (problems.length > 0) {
   process.stderr.write(`check-migrations: ${problems.length} problem(s)\n- ${problems.join('\n- ')}\n`);

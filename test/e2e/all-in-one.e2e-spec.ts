@@ -57,7 +57,12 @@ describe('all-in-one server on embedded services', () => {
     }
     const project = await graphql<{ currentProject: { id: string } }>(api(), '{ currentProject { id } }', {}, developmentKey);
     developmentProjectId = project.data!.currentProject.id;
-    const tenant = await graphql<{ createTenant: { id: string } }>(api(), 'mutation { createTenant(input: { name: "survivor" }) { id } }', {}, adminToken);
+    const tenant = await graphql<{ createTenant: { id: string } }>(
+      api(),
+      'mutation { createTenant(input: { name: "survivor" }) { id } }',
+      {},
+      adminToken,
+    );
     tenantId = tenant.data!.createTenant.id;
     expect(tenantId).toMatch(/^[0-9a-f-]{36}$/);
   });
@@ -95,7 +100,12 @@ describe('all-in-one server on embedded services', () => {
   });
 
   it('refuses a second server on the same DATA_DIR, and the first keeps running', async () => {
-    const second = startProcess(entryPoint('all-in-one'), { DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...(await freePorts()) });
+    const second = startProcess(entryPoint('all-in-one'), {
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      ...(await freePorts()),
+    });
     expect(await second.exited).toBe(1);
     expect(second.stderr()).toContain(`DATA_DIR ${dataDir} is in use by another spanforge process (pid ${server!.child.pid})`);
     // A refusal says what to do; a stack trace would only bury it.

@@ -39,14 +39,21 @@ describe('a worker killed in the middle of a batch', () => {
   /** Queue states from /metrics: nothing waiting, nothing held, no job in the worker's hands, three polls in a row. */
   const drained = async () => {
     let quiet = 0;
-    await waitFor(async () => {
-      const text = await (await fetch(`http://127.0.0.1:${ports.API_PORT}/metrics`)).text();
-      const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-      // The queue's gauges are polled (a fresh process reads 0 before its first poll): the worker's own count of jobs in hand too.
-      const idle = value('spanforge_ingest_queue_depth') === 0 && value('spanforge_ingest_queue_active') === 0 && value('spanforge_worker_jobs_active') === 0;
-      quiet = idle ? quiet + 1 : 0;
-      return quiet >= 3;
-    }, 'the ingest queue to drain', 90_000);
+    await waitFor(
+      async () => {
+        const text = await (await fetch(`http://127.0.0.1:${ports.API_PORT}/metrics`)).text();
+        const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+        // The queue's gauges are polled (a fresh process reads 0 before its first poll): the worker's own count of jobs in hand too.
+        const idle =
+          value('spanforge_ingest_queue_depth') === 0 &&
+          value('spanforge_ingest_queue_active') === 0 &&
+          value('spanforge_worker_jobs_active') === 0;
+        quiet = idle ? quiet + 1 : 0;
+        return quiet >= 3;
+      },
+      'the ingest queue to drain',
+      90_000,
+    );
   };
 
   beforeAll(async () => {
@@ -63,19 +70,32 @@ describe('a worker killed in the middle of a batch', () => {
 
   it('loses nothing acknowledged and counts nothing twice', async () => {
     server = await start();
-    const apiKey = decodeURIComponent(/^OTEL_EXPORTER_OTLP_HEADERS=authorization=(\S+)$/m.exec(server.stdout())![1]!).replace(/^Bearer /, '');
+    const apiKey = decodeURIComponent(/^OTEL_EXPORTER_OTLP_HEADERS=authorization=(\S+)$/m.exec(server.stdout())![1]!).replace(
+      /^Bearer /,
+      '',
+    );
 
     const recorder = new SpanRecorder('crash-agent');
     const base = Date.UTC(2026, 10, 7);
     let expectedInput = 0;
     let expectedErrors = 0;
     for (let t = 0; t < TRACES; t++) {
-      const root = recorder.span('agent.run', { 'session.id': `crash-session-${t % 6}`, 'gen_ai.operation.name': 'invoke_agent' }, { start: base + t * 10_000, end: base + t * 10_000 + 5_000 });
+      const root = recorder.span(
+        'agent.run',
+        { 'session.id': `crash-session-${t % 6}`, 'gen_ai.operation.name': 'invoke_agent' },
+        { start: base + t * 10_000, end: base + t * 10_000 + 5_000 },
+      );
       for (let i = 0; i < 9; i++) {
         const failed = i === 4 && t % 5 === 0;
         const llm = recorder.span(
           'chat gpt-4o-mini',
-          { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.provider.name': 'openai', 'gen_ai.usage.input_tokens': 100 + i, 'gen_ai.usage.output_tokens': 10 },
+          {
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.request.model': 'gpt-4o-mini',
+            'gen_ai.provider.name': 'openai',
+            'gen_ai.usage.input_tokens': 100 + i,
+            'gen_ai.usage.output_tokens': 10,
+          },
           { start: base + t * 10_000 + i * 100, end: base + t * 10_000 + i * 100 + 90 },
           root,
           failed ? { code: SpanStatusCode.ERROR } : undefined,
@@ -107,7 +127,10 @@ describe('a worker killed in the middle of a batch', () => {
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
 
-    const [stored] = await queryEmbeddedClickHouse<{ spans: string; distinct: string }>(dataDir, 'SELECT count() AS spans, uniqExact(span_id) AS distinct FROM spans FINAL');
+    const [stored] = await queryEmbeddedClickHouse<{ spans: string; distinct: string }>(
+      dataDir,
+      'SELECT count() AS spans, uniqExact(span_id) AS distinct FROM spans FINAL',
+    );
     expect(Number(stored!.spans)).toBe(sent.length);
     expect(Number(stored!.distinct)).toBe(sent.length);
     const [totals] = await queryEmbeddedClickHouse<{ input: string; errors: string; traces: string }>(
@@ -118,7 +141,10 @@ describe('a worker killed in the middle of a batch', () => {
     expect(Number(totals!.traces)).toBe(TRACES);
     expect(Number(totals!.input)).toBe(expectedInput);
     expect(Number(totals!.errors)).toBe(expectedErrors);
-    const [accounting] = await queryEmbeddedClickHouse<{ accepted: string }>(dataDir, "SELECT sum(spans) AS accepted FROM ingest_accounting FINAL WHERE outcome = 'accepted'");
+    const [accounting] = await queryEmbeddedClickHouse<{ accepted: string }>(
+      dataDir,
+      "SELECT sum(spans) AS accepted FROM ingest_accounting FINAL WHERE outcome = 'accepted'",
+    );
     expect(Number(accounting!.accepted)).toBe(sent.length);
   });
 });

@@ -17,15 +17,33 @@ export interface LlmCall {
  * gen_ai.agent.iterations), `iterations` AGENT children, each with one LLM call and a tool call,
  * so a test can compute every expected figure from what it sends.
  */
-export function recordAgentTrace(recorder: SpanRecorder, options: { session: string; calls: LlmCall[]; start: number; rootIterations?: number }) {
+export function recordAgentTrace(
+  recorder: SpanRecorder,
+  options: { session: string; calls: LlmCall[]; start: number; rootIterations?: number },
+) {
   const { tracer } = recorder;
   void tracer;
   let at = options.start;
-  const root = recorder.span('agent.run', { 'session.id': options.session, 'user.id': 'user-7', 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support', ...(options.rootIterations === undefined ? {} : { 'gen_ai.agent.iterations': options.rootIterations }) }, { start: at, end: 0 });
+  const root = recorder.span(
+    'agent.run',
+    {
+      'session.id': options.session,
+      'user.id': 'user-7',
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': 'support',
+      ...(options.rootIterations === undefined ? {} : { 'gen_ai.agent.iterations': options.rootIterations }),
+    },
+    { start: at, end: 0 },
+  );
   const spans: Span[] = [];
   for (const call of options.calls) {
     const agentStart = at;
-    const agent = recorder.span('invoke_agent planner', { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'planner' }, { start: agentStart, end: 0 }, root);
+    const agent = recorder.span(
+      'invoke_agent planner',
+      { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'planner' },
+      { start: agentStart, end: 0 },
+      root,
+    );
     const llm = recorder.span(
       `chat ${call.model}`,
       {
@@ -42,9 +60,15 @@ export function recordAgentTrace(recorder: SpanRecorder, options: { session: str
       agent,
       call.failed ? { code: SpanStatusCode.ERROR, message: 'provider error' } : undefined,
     );
-    if (call.failed) llm.addEvent('exception', { 'exception.type': 'RateLimitError', 'exception.message': 'provider error: 429' }, at + 399);
+    if (call.failed)
+      llm.addEvent('exception', { 'exception.type': 'RateLimitError', 'exception.message': 'provider error: 429' }, at + 399);
     recorder.end(llm);
-    const tool = recorder.span('execute_tool get_weather', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather' }, { start: at + 401, end: at + 450 }, agent);
+    const tool = recorder.span(
+      'execute_tool get_weather',
+      { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather' },
+      { start: at + 401, end: at + 450 },
+      agent,
+    );
     recorder.end(tool);
     at += 500;
     (agent as Span & { plannedEnd: number }).plannedEnd = at;
@@ -65,7 +89,16 @@ export function expectedLlmCost(span: ReadableSpan): number {
   const output = Number(span.attributes['gen_ai.usage.output_tokens']);
   const usage = { inputUncached: input - cacheRead, cacheRead, cacheWrite: 0, output, reasoning: 0 };
   const startNanos = BigInt(span.startTime[0]) * 1_000_000_000n + BigInt(span.startTime[1]);
-  return priceSpan({ pricingModel: String(span.attributes['gen_ai.response.model']), provider: String(span.attributes['gen_ai.provider.name']), usage, explicitCostUsd: undefined, startTime: startNanos }, table).costUsd;
+  return priceSpan(
+    {
+      pricingModel: String(span.attributes['gen_ai.response.model']),
+      provider: String(span.attributes['gen_ai.provider.name']),
+      usage,
+      explicitCostUsd: undefined,
+      startTime: startNanos,
+    },
+    table,
+  ).costUsd;
 }
 
 /** The figures the API promises for a trace (wall time, iterations, tokens, cost, errors), computed from the spans as sent. */
@@ -81,7 +114,9 @@ export function expectedTrace(spans: ReadableSpan[]) {
     cost += expectedLlmCost(span);
   }
   const root = spans.find((s) => !s.parentSpanContext)!;
-  const agentChildren = spans.filter((s) => s.parentSpanContext?.spanId === root.spanContext().spanId && s.attributes['gen_ai.operation.name'] === 'invoke_agent');
+  const agentChildren = spans.filter(
+    (s) => s.parentSpanContext?.spanId === root.spanContext().spanId && s.attributes['gen_ai.operation.name'] === 'invoke_agent',
+  );
   const stated = root.attributes['gen_ai.agent.iterations'];
   return {
     traceId: root.spanContext().traceId,

@@ -13,16 +13,27 @@ describe('feedback', () => {
   const traceIds: string[] = [];
 
   const post = (body: unknown, bearer?: string) =>
-    fetch(`${api}/v1/feedback`, { method: 'POST', headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) }, body: JSON.stringify(body) });
+    fetch(`${api}/v1/feedback`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+      body: JSON.stringify(body),
+    });
   const q = <T>(query: string, variables: Record<string, unknown> = {}, key = project.apiKey) => graphql<T>(api, query, variables, key);
   const traceFeedback = async (traceId: string) =>
-    (await q<{ trace: { feedback: Array<{ name: string; value: unknown; comment: string | null }> } }>('query($id: String!) { trace(traceId: $id) { feedback { name value comment } } }', { id: traceId })).data!.trace.feedback;
+    (
+      await q<{ trace: { feedback: Array<{ name: string; value: unknown; comment: string | null }> } }>(
+        'query($id: String!) { trace(traceId: $id) { feedback { name value comment } } }',
+        { id: traceId },
+      )
+    ).data!.trace.feedback;
 
   async function sendTrace(session: string, start: number): Promise<string> {
     const recorder = new SpanRecorder();
     recordAgentTrace(recorder, { session, calls: [CALL], start });
     const spans = recorder.finished();
-    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, project.apiKey), spans))).toBe(true);
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, project.apiKey), spans))).toBe(
+      true,
+    );
     await h.waitForSpans(project.projectId, (traceIds.length + 1) * spans.length);
     return expectedTrace(spans).traceId;
   }
@@ -44,7 +55,8 @@ describe('feedback', () => {
   });
 
   it('keeps one score when the same id is sent twice', async () => {
-    for (let i = 0; i < 2; i++) expect((await post({ traceId: traceIds[1], name: 'thumbs', value: true, id: 'client-42' }, project.apiKey)).status).toBe(202);
+    for (let i = 0; i < 2; i++)
+      expect((await post({ traceId: traceIds[1], name: 'thumbs', value: true, id: 'client-42' }, project.apiKey)).status).toBe(202);
     const result = await q<{ submitFeedback: { id: string; dataType: string } }>(
       'mutation($i: FeedbackInput!) { submitFeedback(input: $i) { id dataType value } }',
       { i: { traceId: traceIds[1], name: 'thumbs', value: true, id: 'client-42' } },
@@ -61,13 +73,17 @@ describe('feedback', () => {
     expect((await post({ traceId: lateId, name: 'helpful', value: 2 }, project.apiKey)).status).toBe(202);
     const before = await q<{ trace: null }>('query($id: String!) { trace(traceId: $id) { traceId } }', { id: lateId });
     expect(before.data!.trace).toBeNull();
-    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, project.apiKey), spans))).toBe(true);
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, project.apiKey), spans))).toBe(
+      true,
+    );
     await h.waitForSpans(project.projectId, (traceIds.length + 1) * spans.length);
     expect(await traceFeedback(lateId)).toEqual([{ name: 'helpful', value: 2, comment: null }]);
   });
 
   it('refuses values that break the score config, saying why', async () => {
-    const created = await q<{ createScoreConfig: { name: string } }>('mutation { createScoreConfig(input: { name: "rating", dataType: NUMERIC, minValue: 1, maxValue: 5 }) { name } }');
+    const created = await q<{ createScoreConfig: { name: string } }>(
+      'mutation { createScoreConfig(input: { name: "rating", dataType: NUMERIC, minValue: 1, maxValue: 5 }) { name } }',
+    );
     expect(created.errors).toBeUndefined();
     await q('mutation { createScoreConfig(input: { name: "tone", dataType: CATEGORICAL, categories: ["friendly", "rude"] }) { name } }');
     const expect400 = async (body: Record<string, unknown>, message: RegExp) => {
@@ -83,22 +99,35 @@ describe('feedback', () => {
     await expect400({ name: 'n', value: { nested: true } }, /number, a boolean or a string/);
     expect((await post({ traceId: 'nothex', name: 'n', value: 1 }, project.apiKey)).status).toBe(400);
     // A misspelt field is refused, named, rather than dropped (here the comment would have been lost).
-    await expect400({ name: 'rating', value: 4, coment: 'slow answer' }, /unknown field "coment": feedback takes traceId, spanId, name, value, comment, source, id/);
+    await expect400(
+      { name: 'rating', value: 4, coment: 'slow answer' },
+      /unknown field "coment": feedback takes traceId, spanId, name, value, comment, source, id/,
+    );
     // A body that is not JSON is refused before any handler runs, in the same shape.
-    const notJson = await fetch(`${api}/v1/feedback`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${project.apiKey}` }, body: '{"traceId": ' });
+    const notJson = await fetch(`${api}/v1/feedback`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${project.apiKey}` },
+      body: '{"traceId": ',
+    });
     expect(notJson.status).toBe(400);
     expect(await notJson.json()).toEqual({ error: { code: 'BAD_USER_INPUT', message: expect.stringMatching(/JSON/i) } });
     expect((await post({ traceId: traceIds[0], name: 'tone', value: 'friendly' }, project.apiKey)).status).toBe(202);
-    const invalid = await q<{ createScoreConfig: unknown }>('mutation { createScoreConfig(input: { name: "bad", dataType: TEXT, minValue: 1 }) { name } }');
+    const invalid = await q<{ createScoreConfig: unknown }>(
+      'mutation { createScoreConfig(input: { name: "bad", dataType: TEXT, minValue: 1 }) { name } }',
+    );
     expect(invalid.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
   });
 
-  it('changes a score config\'s bounds, and archives it so its name takes any value or a new config', async () => {
+  it("changes a score config's bounds, and archives it so its name takes any value or a new config", async () => {
     // On a trace no session holds: the session figures other tests check stay as they are.
     const status = (value: unknown) => post({ traceId: 'e'.repeat(32), name: 'effort', value }, project.apiKey).then((r) => r.status);
-    expect((await q('mutation { createScoreConfig(input: { name: "effort", dataType: NUMERIC, minValue: 1, maxValue: 5 }) { name } }')).errors).toBeUndefined();
+    expect(
+      (await q('mutation { createScoreConfig(input: { name: "effort", dataType: NUMERIC, minValue: 1, maxValue: 5 }) { name } }')).errors,
+    ).toBeUndefined();
     expect(await status(7)).toBe(400);
-    const updated = await q<{ updateScoreConfig: { maxValue: number } }>('mutation { updateScoreConfig(input: { name: "effort", dataType: NUMERIC, minValue: 1, maxValue: 10 }) { maxValue } }');
+    const updated = await q<{ updateScoreConfig: { maxValue: number } }>(
+      'mutation { updateScoreConfig(input: { name: "effort", dataType: NUMERIC, minValue: 1, maxValue: 10 }) { maxValue } }',
+    );
     expect(updated.data!.updateScoreConfig.maxValue).toBe(10);
     expect(await status(7)).toBe(202);
     const retyped = await q('mutation { updateScoreConfig(input: { name: "effort", dataType: TEXT }) { name } }');
@@ -107,12 +136,15 @@ describe('feedback', () => {
     expect(await status('anything')).toBe(202);
     const configs = await q<{ scoreConfigs: Array<{ name: string }> }>('{ scoreConfigs { name } }');
     expect(configs.data!.scoreConfigs.map((c) => c.name)).not.toContain('effort');
-    expect((await q('mutation { createScoreConfig(input: { name: "effort", dataType: CATEGORICAL, categories: ["low", "high"] }) { name } }')).errors).toBeUndefined();
+    expect(
+      (await q('mutation { createScoreConfig(input: { name: "effort", dataType: CATEGORICAL, categories: ["low", "high"] }) { name } }'))
+        .errors,
+    ).toBeUndefined();
     expect(await status('medium')).toBe(400);
     expect((await q('mutation { archiveScoreConfig(name: "nothing-here") { name } }')).errors![0]!.extensions!.code).toBe('NOT_FOUND');
   });
 
-  it('refuses feedback without a key, or with another project\'s key for its own trace only', async () => {
+  it("refuses feedback without a key, or with another project's key for its own trace only", async () => {
     expect((await post({ traceId: traceIds[0], name: 'helpful', value: 1 })).status).toBe(401);
     const other = await h.newProject();
     expect((await post({ traceId: traceIds[0], name: 'helpful', value: 1 }, other.apiKey)).status).toBe(202);
@@ -121,7 +153,10 @@ describe('feedback', () => {
   });
 
   it('lets a browser send feedback with a token for one trace and name, until it expires', async () => {
-    const made = await q<{ createFeedbackToken: { token: string } }>('mutation($t: String!) { createFeedbackToken(traceId: $t, name: "thumbs", ttlSeconds: 60) { token expiresAt } }', { t: traceIds[2] });
+    const made = await q<{ createFeedbackToken: { token: string } }>(
+      'mutation($t: String!) { createFeedbackToken(traceId: $t, name: "thumbs", ttlSeconds: 60) { token expiresAt } }',
+      { t: traceIds[2] },
+    );
     const token = made.data!.createFeedbackToken.token;
     expect(token.startsWith('sffb_')).toBe(true);
     expect((await post({ traceId: traceIds[2], name: 'thumbs', value: false }, token)).status).toBe(202);
@@ -129,31 +164,53 @@ describe('feedback', () => {
     expect((await post({ traceId: traceIds[2], name: 'helpful', value: 5 }, token)).status).toBe(403);
     expect((await post({ traceId: traceIds[2], name: 'thumbs', value: false }, `${token.slice(0, -2)}xx`)).status).toBe(401);
     // From a page on another origin: the preflight allows the token's header, and every answer names any origin as allowed.
-    const preflight = await fetch(`${api}/v1/feedback`, { method: 'OPTIONS', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+    const preflight = await fetch(`${api}/v1/feedback`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://app.example.com',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type',
+      },
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
     expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
     expect(preflight.headers.get('access-control-allow-headers')).toContain('authorization');
-    const fromPage = await fetch(`${api}/v1/feedback`, { method: 'POST', headers: { origin: 'https://app.example.com', 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ traceId: traceIds[2], name: 'thumbs', value: true }) });
+    const fromPage = await fetch(`${api}/v1/feedback`, {
+      method: 'POST',
+      headers: { origin: 'https://app.example.com', 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ traceId: traceIds[2], name: 'thumbs', value: true }),
+    });
     expect(fromPage.status).toBe(202);
     expect(fromPage.headers.get('access-control-allow-origin')).toBe('*');
-    const refusedFromPage = await fetch(`${api}/v1/feedback`, { method: 'POST', headers: { origin: 'https://app.example.com', 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ traceId: traceIds[0], name: 'thumbs', value: true }) });
+    const refusedFromPage = await fetch(`${api}/v1/feedback`, {
+      method: 'POST',
+      headers: { origin: 'https://app.example.com', 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ traceId: traceIds[0], name: 'thumbs', value: true }),
+    });
     expect(refusedFromPage.status).toBe(403);
     expect(refusedFromPage.headers.get('access-control-allow-origin')).toBe('*');
     // GraphQL stays same-origin: no CORS header there.
-    const gql = await fetch(`${api}/graphql`, { method: 'POST', headers: { origin: 'https://app.example.com', 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) });
+    const gql = await fetch(`${api}/graphql`, {
+      method: 'POST',
+      headers: { origin: 'https://app.example.com', 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
     expect(gql.headers.get('access-control-allow-origin')).toBeNull();
     // The token is not an API key: it reads nothing.
     expect((await q('{ traces { totalCount } }', {}, token)).errors![0]!.extensions!.code).toBe('UNAUTHENTICATED');
-    const short = await q<{ createFeedbackToken: { token: string } }>('mutation($t: String!) { createFeedbackToken(traceId: $t, name: "thumbs", ttlSeconds: 1) { token } }', { t: traceIds[2] });
+    const short = await q<{ createFeedbackToken: { token: string } }>(
+      'mutation($t: String!) { createFeedbackToken(traceId: $t, name: "thumbs", ttlSeconds: 1) { token } }',
+      { t: traceIds[2] },
+    );
     await new Promise((r) => setTimeout(r, 2_100));
     expect((await post({ traceId: traceIds[2], name: 'thumbs', value: true }, short.data!.createFeedbackToken.token)).status).toBe(401);
   });
 
   it('attaches score counts and means to sessions and filters traces by score', async () => {
-    const result = await q<{ sessions: { nodes: Array<{ sessionId: string; feedback: Array<{ name: string; count: number; avg: number | null }> }> } }>(
-      '{ sessions { nodes { sessionId feedback { name count avg } } } }',
-    );
+    const result = await q<{
+      sessions: { nodes: Array<{ sessionId: string; feedback: Array<{ name: string; count: number; avg: number | null }> }> };
+    }>('{ sessions { nodes { sessionId feedback { name count avg } } } }');
     const s1 = result.data!.sessions.nodes.find((n) => n.sessionId === 's1')!;
     // s1 holds traces 0 and 1: helpful 4 and tone friendly on trace 0, thumbs true on trace 1.
     expect(s1.feedback).toEqual([
@@ -162,12 +219,20 @@ describe('feedback', () => {
       { name: 'tone', count: 1, avg: null },
     ]);
     const count = async (feedback: Record<string, unknown>) =>
-      (await q<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', { f: { feedback } })).data!.traces.totalCount;
+      (await q<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', { f: { feedback } }))
+        .data!.traces.totalCount;
     expect(await count({ name: 'helpful' })).toBe(2);
     expect(await count({ name: 'helpful', min: 3 })).toBe(1);
     expect(await count({ name: 'thumbs', max: 0.5 })).toBe(1);
     const sessions = async (feedback: Record<string, unknown>) =>
-      (await q<{ sessions: { nodes: Array<{ sessionId: string }> } }>('query($f: SessionFilter) { sessions(filter: $f) { nodes { sessionId } } }', { f: { feedback } })).data!.sessions.nodes.map((n) => n.sessionId).sort();
+      (
+        await q<{ sessions: { nodes: Array<{ sessionId: string }> } }>(
+          'query($f: SessionFilter) { sessions(filter: $f) { nodes { sessionId } } }',
+          { f: { feedback } },
+        )
+      )
+        .data!.sessions.nodes.map((n) => n.sessionId)
+        .sort();
     // helpful: 4 on s1 (trace 0), 2 on s3 (the late trace); thumbs: true on s1, false on s2.
     expect(await sessions({ name: 'helpful' })).toEqual(['s1', 's3']);
     expect(await sessions({ name: 'helpful', min: 3 })).toEqual(['s1']);
@@ -180,9 +245,9 @@ describe('feedback', () => {
     expect(responses.map((r) => r.status)).toEqual(values.map(() => 202));
     const ids = await Promise.all(responses.map(async (r) => ((await r.json()) as { id: string }).id));
     expect(new Set(ids).size).toBe(values.length);
-    const result = await q<{ sessions: { nodes: Array<{ sessionId: string; feedback: Array<{ name: string; count: number; avg: number | null }> }> } }>(
-      '{ sessions { nodes { sessionId feedback { name count avg } } } }',
-    );
+    const result = await q<{
+      sessions: { nodes: Array<{ sessionId: string; feedback: Array<{ name: string; count: number; avg: number | null }> }> };
+    }>('{ sessions { nodes { sessionId feedback { name count avg } } } }');
     const s2 = result.data!.sessions.nodes.find((n) => n.sessionId === 's2')!;
     const mean = values.reduce((a, b) => a + b, 0) / values.length;
     expect(s2.feedback.find((f) => f.name === 'rating')).toEqual({ name: 'rating', count: values.length, avg: mean });

@@ -46,7 +46,13 @@ const OTLP = parse(`
   message KeyValueList { repeated KeyValue values = 1; }
 `).root.lookupType('ExportTraceServiceRequest');
 
-type AnyValue = { stringValue: string } | { boolValue: boolean } | { intValue: string } | { doubleValue: number } | { arrayValue: { values: AnyValue[] } } | { kvlistValue: { values: KeyValue[] } };
+type AnyValue =
+  | { stringValue: string }
+  | { boolValue: boolean }
+  | { intValue: string }
+  | { doubleValue: number }
+  | { arrayValue: { values: AnyValue[] } }
+  | { kvlistValue: { values: KeyValue[] } };
 interface KeyValue {
   key: string;
   value: AnyValue;
@@ -68,7 +74,17 @@ const NOW = BigInt(Date.now()) * 1_000_000n;
 const U64_MAX = 2n ** 64n - 1n;
 
 const time = fc.oneof(
-  fc.constantFrom(0n, 1n, 1_000_000_000n, 99_999_999_999_999_999n, TIME_DOMAIN.maxNanos, TIME_DOMAIN.maxNanos + 1n, 2n ** 63n - 1n, U64_MAX, NOW),
+  fc.constantFrom(
+    0n,
+    1n,
+    1_000_000_000n,
+    99_999_999_999_999_999n,
+    TIME_DOMAIN.maxNanos,
+    TIME_DOMAIN.maxNanos + 1n,
+    2n ** 63n - 1n,
+    U64_MAX,
+    NOW,
+  ),
   fc.bigInt({ min: 0n, max: U64_MAX }),
   fc.bigInt({ min: NOW - 10n ** 16n, max: NOW + 10n ** 16n }),
 );
@@ -77,14 +93,26 @@ const text = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 20 }),
   fc.constantFrom('', '\ud800', 'a\udc00b', '🙂', '\u0000', 'é', '\\ud800', '{"a":1}', '[1,2]', 'x'.repeat(2_000)),
 );
-const hexId = (bytes: number) => fc.oneof({ weight: 8, arbitrary: fc.uint8Array({ minLength: bytes, maxLength: bytes }) }, { weight: 1, arbitrary: fc.uint8Array({ maxLength: 20 }) }).map((b) => Buffer.from(b).toString('hex'));
+const hexId = (bytes: number) =>
+  fc
+    .oneof(
+      { weight: 8, arbitrary: fc.uint8Array({ minLength: bytes, maxLength: bytes }) },
+      { weight: 1, arbitrary: fc.uint8Array({ maxLength: 20 }) },
+    )
+    .map((b) => Buffer.from(b).toString('hex'));
 const number = fc.oneof(
   fc.double(),
   fc.integer(),
   fc.constantFrom(12.25, -1, 2 ** 53, 2 ** 63, MAX_TOKEN_COUNT, MAX_TOKEN_COUNT + 1, 1e308, Number.NaN, Number.POSITIVE_INFINITY, -0),
 );
-const int64 = fc.oneof(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), fc.constantFrom(2n ** 63n - 1n, -1n, 0n, 4_294_967_296n)).map((n) => n.toString());
-const numeric = fc.oneof(number.map((doubleValue): AnyValue => ({ doubleValue })), int64.map((intValue): AnyValue => ({ intValue })), number.map((n): AnyValue => ({ stringValue: String(n) })));
+const int64 = fc
+  .oneof(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), fc.constantFrom(2n ** 63n - 1n, -1n, 0n, 4_294_967_296n))
+  .map((n) => n.toString());
+const numeric = fc.oneof(
+  number.map((doubleValue): AnyValue => ({ doubleValue })),
+  int64.map((intValue): AnyValue => ({ intValue })),
+  number.map((n): AnyValue => ({ stringValue: String(n) })),
+);
 
 const { anyValue } = fc.letrec<{ anyValue: AnyValue; keyValue: KeyValue }>((tie) => ({
   anyValue: fc.oneof(
@@ -100,12 +128,50 @@ const { anyValue } = fc.letrec<{ anyValue: AnyValue; keyValue: KeyValue }>((tie)
 
 /** Keys the normaliser reads as numbers, ids or JSON: where a bad value could reach a typed column. */
 const typedAttribute = fc.oneof(
-  fc.record({ key: fc.constantFrom('gen_ai.usage.input_tokens', 'gen_ai.usage.output_tokens', 'gen_ai.usage.cache_read.input_tokens', 'gen_ai.usage.reasoning.output_tokens', 'llm.token_count.prompt', 'llm.token_count.completion', 'ai.usage.inputTokens', 'ai.usage.outputTokens', 'agent.iterations', 'gen_ai.agent.iterations', 'llm.cost.total', 'gen_ai.usage.cost', 'gen_ai.server.time_to_first_token', 'gen_ai.response.time_to_first_chunk'), value: numeric }),
-  fc.record({ key: fc.constantFrom('session.id', 'user.id', 'gen_ai.request.model', 'gen_ai.response.model', 'gen_ai.provider.name', 'gen_ai.tool.name', 'gen_ai.agent.name', 'service.name', 'gen_ai.input.messages', 'input.value', 'output.value'), value: anyValue }),
-  fc.record({ key: fc.constant('gen_ai.operation.name'), value: fc.constantFrom('chat', 'invoke_agent', 'execute_tool', 'embeddings', '').map((stringValue): AnyValue => ({ stringValue })) }),
+  fc.record({
+    key: fc.constantFrom(
+      'gen_ai.usage.input_tokens',
+      'gen_ai.usage.output_tokens',
+      'gen_ai.usage.cache_read.input_tokens',
+      'gen_ai.usage.reasoning.output_tokens',
+      'llm.token_count.prompt',
+      'llm.token_count.completion',
+      'ai.usage.inputTokens',
+      'ai.usage.outputTokens',
+      'agent.iterations',
+      'gen_ai.agent.iterations',
+      'llm.cost.total',
+      'gen_ai.usage.cost',
+      'gen_ai.server.time_to_first_token',
+      'gen_ai.response.time_to_first_chunk',
+    ),
+    value: numeric,
+  }),
+  fc.record({
+    key: fc.constantFrom(
+      'session.id',
+      'user.id',
+      'gen_ai.request.model',
+      'gen_ai.response.model',
+      'gen_ai.provider.name',
+      'gen_ai.tool.name',
+      'gen_ai.agent.name',
+      'service.name',
+      'gen_ai.input.messages',
+      'input.value',
+      'output.value',
+    ),
+    value: anyValue,
+  }),
+  fc.record({
+    key: fc.constant('gen_ai.operation.name'),
+    value: fc.constantFrom('chat', 'invoke_agent', 'execute_tool', 'embeddings', '').map((stringValue): AnyValue => ({ stringValue })),
+  }),
   fc.record({
     key: fc.constantFrom('langfuse.observation.usage_details', 'langfuse.observation.cost_details'),
-    value: fc.dictionary(fc.constantFrom('input', 'output', 'total', 'prompt_tokens', 'cache_read_input_tokens'), number, { maxKeys: 4 }).map((details): AnyValue => ({ stringValue: JSON.stringify(details) })),
+    value: fc
+      .dictionary(fc.constantFrom('input', 'output', 'total', 'prompt_tokens', 'cache_read_input_tokens'), number, { maxKeys: 4 })
+      .map((details): AnyValue => ({ stringValue: JSON.stringify(details) })),
   }),
 );
 
@@ -150,7 +216,8 @@ function jsonBody(spans: FuzzSpan[]): Buffer {
 function protobufBody(spans: FuzzSpan[]): Buffer {
   const toProto = (value: AnyValue): Record<string, unknown> => {
     if ('arrayValue' in value) return { arrayValue: { values: value.arrayValue.values.map(toProto) } };
-    if ('kvlistValue' in value) return { kvlistValue: { values: value.kvlistValue.values.map((kv) => ({ key: kv.key, value: toProto(kv.value) })) } };
+    if ('kvlistValue' in value)
+      return { kvlistValue: { values: value.kvlistValue.values.map((kv) => ({ key: kv.key, value: toProto(kv.value) })) } };
     return value;
   };
   const message = {
@@ -181,7 +248,18 @@ function protobufBody(spans: FuzzSpan[]): Buffer {
 }
 
 function job(projectId: string, format: ExportJob['format'], body: Buffer, result: DecodeResult): ExportJob {
-  return { v: 1, tenantId: 'fuzz-tenant', projectId, format, ...packExportBody(body), receivedAt: Date.now(), exportId: randomUUID(), receivedSpans: result.received, acceptedSpans: result.spans.length, bytes: body.length };
+  return {
+    v: 1,
+    tenantId: 'fuzz-tenant',
+    projectId,
+    format,
+    ...packExportBody(body),
+    receivedAt: Date.now(),
+    exportId: randomUUID(),
+    receivedSpans: result.received,
+    acceptedSpans: result.spans.length,
+    bytes: body.length,
+  };
 }
 
 describe('ingest under fuzzed exports', () => {
@@ -193,10 +271,17 @@ describe('ingest under fuzzed exports', () => {
     client = createClickHouseClient({ kind: 'embedded', path: path.join(workerDataDir(), 'clickhouse') });
     await migrateClickHouse(client, path.join(projectRoot(), 'infra', 'clickhouse'));
     const repository = new DeadLetterRepository(client);
-    writer = new SpanWriter(new SpanRepository(client), { maxItems: 10_000, maxDelayMs: 5 }, {
-      deadLetters: { add: async (letters) => void (deadLetters.push(...letters.map((l) => `${l.error}: ${l.payload.slice(0, 300)}`)), await repository.add(letters)) },
-      log: { warn: () => undefined, error: () => undefined },
-    });
+    writer = new SpanWriter(
+      new SpanRepository(client),
+      { maxItems: 10_000, maxDelayMs: 5 },
+      {
+        deadLetters: {
+          add: async (letters) =>
+            void (deadLetters.push(...letters.map((l) => `${l.error}: ${l.payload.slice(0, 300)}`)), await repository.add(letters)),
+        },
+        log: { warn: () => undefined, error: () => undefined },
+      },
+    );
   });
   afterAll(async () => {
     await writer?.close();
@@ -204,41 +289,54 @@ describe('ingest under fuzzed exports', () => {
   });
 
   const storedKeys = async (projectId: string) =>
-    (await (await client.query({ query: 'SELECT DISTINCT trace_id, span_id FROM spans FINAL WHERE project_id = {p:String}', query_params: { p: projectId }, format: 'JSONEachRow' })).json<{ trace_id: string; span_id: string }>()).map((r) => `${r.trace_id}/${r.span_id}`).sort();
+    (
+      await (
+        await client.query({
+          query: 'SELECT DISTINCT trace_id, span_id FROM spans FINAL WHERE project_id = {p:String}',
+          query_params: { p: projectId },
+          format: 'JSONEachRow',
+        })
+      ).json<{ trace_id: string; span_id: string }>()
+    )
+      .map((r) => `${r.trace_id}/${r.span_id}`)
+      .sort();
 
   it.each<[string, ExportJob['format'], (spans: FuzzSpan[]) => Buffer, (body: Buffer) => DecodeResult]>([
     ['OTLP/JSON', 'json', jsonBody, (body) => decodeJsonExport(body)],
     ['OTLP/protobuf', 'protobuf', protobufBody, (body) => decodeProtobufExport(body)],
-  ])('%s: every accepted span is stored, nothing reaches the store that it refuses, and the canary is always stored', async (_name, format, encode, decode) => {
-    await fc.assert(
-      fc.asyncProperty(exportOf, async (spans) => {
-        const body = encode(spans);
-        let result: DecodeResult;
-        try {
-          result = decode(body); // what the gateway does before its 200
-        } catch (error) {
-          // A body refused whole is a 400 with its reason: nothing is acknowledged.
-          if (error instanceof OtlpDecodeError) return;
-          throw error;
-        }
-        expect(result.received).toBe(spans.length);
-        expect(result.spans.length + result.rejected).toBe(result.received);
+  ])(
+    '%s: every accepted span is stored, nothing reaches the store that it refuses, and the canary is always stored',
+    async (_name, format, encode, decode) => {
+      await fc.assert(
+        fc.asyncProperty(exportOf, async (spans) => {
+          const body = encode(spans);
+          let result: DecodeResult;
+          try {
+            result = decode(body); // what the gateway does before its 200
+          } catch (error) {
+            // A body refused whole is a 400 with its reason: nothing is acknowledged.
+            if (error instanceof OtlpDecodeError) return;
+            throw error;
+          }
+          expect(result.received).toBe(spans.length);
+          expect(result.spans.length + result.rejected).toBe(result.received);
 
-        const [fuzzed, canary] = [`fuzz-${randomUUID()}`, `canary-${randomUUID()}`];
-        const chunk = exportRows(job(fuzzed, format, body, result), []);
-        const other = innocentTrace(5);
-        const canaryBody = jsonExport(other.spans);
-        const canaryChunk: RowChunk = exportRows(job(canary, 'json', canaryBody, decodeJsonExport(canaryBody)), []);
-        // Both in one batch: the writer's 5 ms window takes them together.
-        await Promise.all([writer.write(chunk), writer.write(canaryChunk)]);
+          const [fuzzed, canary] = [`fuzz-${randomUUID()}`, `canary-${randomUUID()}`];
+          const chunk = exportRows(job(fuzzed, format, body, result), []);
+          const other = innocentTrace(5);
+          const canaryBody = jsonExport(other.spans);
+          const canaryChunk: RowChunk = exportRows(job(canary, 'json', canaryBody, decodeJsonExport(canaryBody)), []);
+          // Both in one batch: the writer's 5 ms window takes them together.
+          await Promise.all([writer.write(chunk), writer.write(canaryChunk)]);
 
-        expect(Object.fromEntries(chunk.conversions)).toEqual({});
-        expect(deadLetters).toEqual([]);
-        const expected = [...new Set(result.spans.filter((s) => !normalizeSpan(s).drop).map((s) => `${s.traceId}/${s.spanId}`))].sort();
-        expect(await storedKeys(fuzzed)).toEqual(expected);
-        expect(await storedKeys(canary)).toHaveLength(other.spans.length);
-      }),
-      { numRuns: RUNS, seed: SEED, endOnFailure: true },
-    );
-  });
+          expect(Object.fromEntries(chunk.conversions)).toEqual({});
+          expect(deadLetters).toEqual([]);
+          const expected = [...new Set(result.spans.filter((s) => !normalizeSpan(s).drop).map((s) => `${s.traceId}/${s.spanId}`))].sort();
+          expect(await storedKeys(fuzzed)).toEqual(expected);
+          expect(await storedKeys(canary)).toHaveLength(other.spans.length);
+        }),
+        { numRuns: RUNS, seed: SEED, endOnFailure: true },
+      );
+    },
+  );
 });

@@ -22,7 +22,10 @@ export interface IngestHarness {
  * BullMQ (PostgreSQL backend, or Redis when `redisUrl` is given): the real components, started
  * the way the all-in-one starts them.
  */
-export async function startIngestHarness(overrides: Record<string, string> = {}, options: { beforeWorkers?: (infra: Infrastructure) => void; workers?: boolean } = {}): Promise<IngestHarness> {
+export async function startIngestHarness(
+  overrides: Record<string, string> = {},
+  options: { beforeWorkers?: (infra: Infrastructure) => void; workers?: boolean } = {},
+): Promise<IngestHarness> {
   const infra = await startInfrastructure(testConfig(overrides), 'all-in-one');
   // A seam for fault injection (e.g. a ClickHouse that refuses some inserts), set before the worker takes the client.
   options.beforeWorkers?.(infra);
@@ -47,7 +50,9 @@ export async function startIngestHarness(overrides: Record<string, string> = {},
       const deadline = Date.now() + timeoutMs;
       let stored = 0;
       while (Date.now() < deadline) {
-        const [row] = await query<{ n: string }>('SELECT count() AS n FROM spans FINAL WHERE project_id = {projectId:String}', { projectId });
+        const [row] = await query<{ n: string }>('SELECT count() AS n FROM spans FINAL WHERE project_id = {projectId:String}', {
+          projectId,
+        });
         stored = Number(row?.n ?? 0);
         if (stored >= count) return stored;
         await new Promise((r) => setTimeout(r, 100));

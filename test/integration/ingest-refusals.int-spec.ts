@@ -47,7 +47,12 @@ interface IngestMinute {
 /** A project's ingestStats once their accepted and refused spans add up to `until` (accounting is written in its own batches). */
 async function ingestStats(api: string, apiKey: string, until: (minutes: IngestMinute[]) => boolean): Promise<IngestMinute[]> {
   const ask = async () => {
-    const result = await graphql<{ ingestStats: IngestMinute[] }>(api, '{ ingestStats { minute received accepted rejected rateLimited refused rejectedByReason { reason spans } } }', {}, apiKey);
+    const result = await graphql<{ ingestStats: IngestMinute[] }>(
+      api,
+      '{ ingestStats { minute received accepted rejected rateLimited refused rejectedByReason { reason spans } } }',
+      {},
+      apiKey,
+    );
     expect(result.errors).toBeUndefined();
     return result.data!.ingestStats;
   };
@@ -59,7 +64,8 @@ async function ingestStats(api: string, apiKey: string, until: (minutes: IngestM
   return minutes;
 }
 
-const sum = (minutes: IngestMinute[], field: 'received' | 'accepted' | 'rejected' | 'rateLimited' | 'refused') => minutes.reduce((n, m) => n + m[field], 0);
+const sum = (minutes: IngestMinute[], field: 'received' | 'accepted' | 'rejected' | 'rateLimited' | 'refused') =>
+  minutes.reduce((n, m) => n + m[field], 0);
 
 async function count(h: IngestHarness, sql: string, params: Record<string, unknown>): Promise<number> {
   const [row] = await h.query<{ n: string }>(sql, params);
@@ -125,7 +131,9 @@ describe('OTLP ingest answers (default limits)', () => {
     it('answers partial_success for a hand-made JSON export with broken spans and stores the rest', async () => {
       const project = await h.newProject();
       const spans = recordTrace(6);
-      const request = JSON.parse(Buffer.from(jsonBody(spans)).toString('utf8')) as { resourceSpans: { scopeSpans: { spans: Record<string, string>[] }[] }[] };
+      const request = JSON.parse(Buffer.from(jsonBody(spans)).toString('utf8')) as {
+        resourceSpans: { scopeSpans: { spans: Record<string, string>[] }[] }[];
+      };
       const sent = request.resourceSpans[0]!.scopeSpans[0]!.spans;
       const [zeroTrace, endsEarly] = [[sent[1]!], [sent[2]!, sent[3]!]];
       for (const span of zeroTrace) span.traceId = ZERO_TRACE_ID;
@@ -143,7 +151,12 @@ describe('OTLP ingest answers (default limits)', () => {
       expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(valid);
       // ingestStats tells the same story, per minute and per reason.
       const minutes = await ingestStats(api, project.apiKey, (m) => sum(m, 'accepted') + sum(m, 'rejected') >= sent.length);
-      expect({ received: sum(minutes, 'received'), accepted: sum(minutes, 'accepted'), rejected: sum(minutes, 'rejected'), rateLimited: sum(minutes, 'rateLimited') }).toEqual({
+      expect({
+        received: sum(minutes, 'received'),
+        accepted: sum(minutes, 'accepted'),
+        rejected: sum(minutes, 'rejected'),
+        rateLimited: sum(minutes, 'rateLimited'),
+      }).toEqual({
         received: sent.length,
         accepted: valid,
         rejected: zeroTrace.length + endsEarly.length,
@@ -174,7 +187,14 @@ describe('OTLP ingest answers (default limits)', () => {
     it.each([
       ['a truncated protobuf export', PROTOBUF, () => whole.subarray(0, whole.length - 7), undefined, /truncated/, [traceIdOf(spans)]],
       ['malformed JSON', JSON_TYPE, () => Buffer.from('{"resourceSpans": [{"scopeSpans": ['), undefined, /JSON/, []],
-      ['an OTLP logs export', PROTOBUF, logsProtobufBody, undefined, /an OTLP logs export .*spanforge takes traces only: send spans to \/v1\/traces/, []],
+      [
+        'an OTLP logs export',
+        PROTOBUF,
+        logsProtobufBody,
+        undefined,
+        /an OTLP logs export .*spanforge takes traces only: send spans to \/v1\/traces/,
+        [],
+      ],
       ['Content-Encoding: gzip on a plain body', PROTOBUF, () => whole, 'gzip', /gzip/, [traceIdOf(spans)]],
     ])('refuses %s as INVALID_ARGUMENT in the request content type', async (_name, type, body, encoding, message, traceIds) => {
       const project = await h.newProject();
@@ -208,7 +228,8 @@ describe('OTLP ingest answers (default limits)', () => {
       const revokedAt = Date.now();
       const spans = recordTrace(2);
       let answer = await postTraces(h.http, protobufBody(spans), { type: PROTOBUF, key: project.apiKey });
-      while (answer.status === 200 && Date.now() - revokedAt < 1_000) answer = await postTraces(h.http, protobufBody(spans), { type: PROTOBUF, key: project.apiKey });
+      while (answer.status === 200 && Date.now() - revokedAt < 1_000)
+        answer = await postTraces(h.http, protobufBody(spans), { type: PROTOBUF, key: project.apiKey });
 
       expectRefusal(answer, 401, PROTOBUF, RpcCode.UNAUTHENTICATED, /API key/);
       expect((await grpcExport(h.grpc, protobufBody(spans), project.apiKey)).code).toBe(GrpcStatus.UNAUTHENTICATED);
@@ -255,7 +276,12 @@ describe('OTLP ingest answers (default limits)', () => {
       const project = await h.newProject();
       const perSecond = 5;
       // Set through the admin API before the project's first export (the gateway caches limits for 30 s).
-      const set = await graphql(api, 'mutation($i: IngestLimitsInput!) { setIngestLimits(input: $i) { spansPerSecond } }', { i: { projectId: project.projectId, spansPerSecond: perSecond } }, h.infra.adminToken!);
+      const set = await graphql(
+        api,
+        'mutation($i: IngestLimitsInput!) { setIngestLimits(input: $i) { spansPerSecond } }',
+        { i: { projectId: project.projectId, spansPerSecond: perSecond } },
+        h.infra.adminToken!,
+      );
       expect(set.errors).toBeUndefined();
       const burst = 2 * perSecond;
       const batch = Math.ceil((burst * 2) / 3); // two batches overrun the 2 s burst, one does not
@@ -273,7 +299,11 @@ describe('OTLP ingest answers (default limits)', () => {
       expectRefusal(answers[0]!, 429, JSON_TYPE, RpcCode.RESOURCE_EXHAUSTED, /rate/);
       expectRefusal(answers[1]!, 429, PROTOBUF, RpcCode.RESOURCE_EXHAUSTED, /rate/);
       for (const answer of answers) expect(expectRetryAfter(answer)).toBeLessThanOrEqual(longestWait);
-      expect(grpc).toMatchObject({ code: GrpcStatus.RESOURCE_EXHAUSTED, details: expect.stringMatching(/rate/), status: { code: RpcCode.RESOURCE_EXHAUSTED } });
+      expect(grpc).toMatchObject({
+        code: GrpcStatus.RESOURCE_EXHAUSTED,
+        details: expect.stringMatching(/rate/),
+        status: { code: RpcCode.RESOURCE_EXHAUSTED },
+      });
       expect(grpc.status?.retryDelaySeconds).toBeGreaterThanOrEqual(1);
 
       await h.waitForSpans(project.projectId, admitted.length);
@@ -281,8 +311,16 @@ describe('OTLP ingest answers (default limits)', () => {
       expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(admitted.length);
       // ingestStats: the admitted export accepted, the three refused ones counted as rate-limited.
       const limited = overJson.length + overProto.length + overGrpc.length;
-      const minutes = await ingestStats(api, project.apiKey, (m) => sum(m, 'accepted') >= admitted.length && sum(m, 'rateLimited') >= limited);
-      expect({ accepted: sum(minutes, 'accepted'), rateLimited: sum(minutes, 'rateLimited'), rejected: sum(minutes, 'rejected') }).toEqual({ accepted: admitted.length, rateLimited: limited, rejected: 0 });
+      const minutes = await ingestStats(
+        api,
+        project.apiKey,
+        (m) => sum(m, 'accepted') >= admitted.length && sum(m, 'rateLimited') >= limited,
+      );
+      expect({ accepted: sum(minutes, 'accepted'), rateLimited: sum(minutes, 'rateLimited'), rejected: sum(minutes, 'rejected') }).toEqual({
+        accepted: admitted.length,
+        rateLimited: limited,
+        rejected: 0,
+      });
     });
   });
 
@@ -300,7 +338,12 @@ describe('OTLP ingest answers (default limits)', () => {
       // Fault injection at the queue seam: the n-th export job of this project fails when plan[n] says so.
       let call = 0;
       const add = Queue.prototype.add as (...args: unknown[]) => ReturnType<Queue['add']>;
-      const spy = jest.spyOn(Queue.prototype, 'add').mockImplementation(function (this: Queue, name: string, data: unknown, options?: unknown) {
+      const spy = jest.spyOn(Queue.prototype, 'add').mockImplementation(function (
+        this: Queue,
+        name: string,
+        data: unknown,
+        options?: unknown,
+      ) {
         const ours = name === IngestJobName.Export && (data as { projectId: string }).projectId === project.projectId;
         if (ours && plan[call++]?.refuse) return Promise.reject(new Error('injected: queue unreachable'));
         return add.call(this, name, data, options);
@@ -311,11 +354,17 @@ describe('OTLP ingest answers (default limits)', () => {
           const spans = recordTrace(i + 1);
           if (step.via === 'grpc') {
             const answer = await grpcExport(h.grpc, protobufBody(spans), project.apiKey);
-            expect(answer).toMatchObject({ code: GrpcStatus.UNAVAILABLE, status: { code: RpcCode.UNAVAILABLE, retryDelaySeconds: expect.any(Number) } });
+            expect(answer).toMatchObject({
+              code: GrpcStatus.UNAVAILABLE,
+              status: { code: RpcCode.UNAVAILABLE, retryDelaySeconds: expect.any(Number) },
+            });
             if (answer.code === GrpcStatus.OK) acknowledged.push([traceIdOf(spans), spans.length]);
             continue;
           }
-          const answer = await postTraces(h.http, step.via === PROTOBUF ? protobufBody(spans) : jsonBody(spans), { type: step.via, key: project.apiKey });
+          const answer = await postTraces(h.http, step.via === PROTOBUF ? protobufBody(spans) : jsonBody(spans), {
+            type: step.via,
+            key: project.apiKey,
+          });
           if (answer.status === 200) acknowledged.push([traceIdOf(spans), spans.length]);
           if (!step.refuse) {
             expect({ status: answer.status, type: answer.type }).toEqual({ status: 200, type: step.via });
@@ -328,10 +377,16 @@ describe('OTLP ingest answers (default limits)', () => {
         spy.mockRestore();
       }
 
-      await h.waitForSpans(project.projectId, acknowledged.reduce((sum, [, n]) => sum + n, 0));
-      const stored = await h.query<{ trace_id: string; n: string }>('SELECT trace_id, count() AS n FROM spans FINAL WHERE project_id = {p:String} GROUP BY trace_id', {
-        p: project.projectId,
-      });
+      await h.waitForSpans(
+        project.projectId,
+        acknowledged.reduce((sum, [, n]) => sum + n, 0),
+      );
+      const stored = await h.query<{ trace_id: string; n: string }>(
+        'SELECT trace_id, count() AS n FROM spans FINAL WHERE project_id = {p:String} GROUP BY trace_id',
+        {
+          p: project.projectId,
+        },
+      );
       const sorted = (rows: [string, number][]) => [...rows].sort(([a], [b]) => a.localeCompare(b));
       expect(sorted(stored.map((r) => [r.trace_id, Number(r.n)]))).toEqual(sorted(acknowledged));
     });
@@ -369,7 +424,10 @@ describe('OTLP ingest answers (default limits)', () => {
       const answer = await grpcExport(h.grpc, protobufBody([...invalid, ...rest]), project.apiKey);
 
       expect(answer.code).toBe(GrpcStatus.OK);
-      expect(exportResponseOf(answer.response!)).toEqual({ rejectedSpans: invalid.length, errorMessage: expect.stringMatching(/end_before_start.*invalid_trace_id|invalid_trace_id.*end_before_start/) });
+      expect(exportResponseOf(answer.response!)).toEqual({
+        rejectedSpans: invalid.length,
+        errorMessage: expect.stringMatching(/end_before_start.*invalid_trace_id|invalid_trace_id.*end_before_start/),
+      });
       await h.waitForSpans(project.projectId, rest.length);
       expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(rest.length);
     });
@@ -403,13 +461,22 @@ describe('OTLP ingest answers with OTLP_MAX_BODY_BYTES=65536', () => {
       const body = protobufBody(spans);
       expect(body.length).toBeGreaterThan(cap);
 
-      expectRefusal(await postTraces(h.http, body, { type: PROTOBUF, key: project.apiKey }), 413, PROTOBUF, RpcCode.INVALID_ARGUMENT, /OTLP_MAX_BODY_BYTES/);
+      expectRefusal(
+        await postTraces(h.http, body, { type: PROTOBUF, key: project.apiKey }),
+        413,
+        PROTOBUF,
+        RpcCode.INVALID_ARGUMENT,
+        /OTLP_MAX_BODY_BYTES/,
+      );
       await expectNothingStored(h, project, [traceIdOf(spans)]);
     });
 
     it('accepts a body under the cap; gRPC refuses one over it with RESOURCE_EXHAUSTED', async () => {
       const project = await h.newProject();
-      const [over, under] = [recordTrace(2, 'over', { 'test.padding': 'x'.repeat(cap) }), recordTrace(2, 'under', { 'test.padding': 'x'.repeat(cap / 2) })];
+      const [over, under] = [
+        recordTrace(2, 'over', { 'test.padding': 'x'.repeat(cap) }),
+        recordTrace(2, 'under', { 'test.padding': 'x'.repeat(cap / 2) }),
+      ];
       const [overBody, underBody] = [protobufBody(over), protobufBody(under)];
       expect({ over: overBody.length > cap, under: underBody.length < cap }).toEqual({ over: true, under: true });
 

@@ -45,14 +45,28 @@ describe('ingest through the real OpenTelemetry exporters', () => {
     expect(exportSucceeded(result)).toBe(true);
     expect(await h.waitForSpans(project.projectId, sent.length)).toBe(sent.length);
 
-    const stored = await h.query<{ span_id: string; parent_span_id: string; name: string; span_type: string; status_code: string; model: string; session_id: string; service_name: string }>(
+    const stored = await h.query<{
+      span_id: string;
+      parent_span_id: string;
+      name: string;
+      span_type: string;
+      status_code: string;
+      model: string;
+      session_id: string;
+      service_name: string;
+    }>(
       'SELECT span_id, parent_span_id, name, span_type, status_code, model, session_id, service_name FROM spans FINAL WHERE project_id = {p:String} ORDER BY span_id',
       { p: project.projectId },
     );
     const byId = new Map(stored.map((s) => [s.span_id, s]));
     for (const span of sent) {
       const row = byId.get(span.spanContext().spanId)!;
-      expect(row).toMatchObject({ name: span.name, parent_span_id: span.parentSpanContext?.spanId ?? '', service_name: 'checkout-agent', session_id: expected.session });
+      expect(row).toMatchObject({
+        name: span.name,
+        parent_span_id: span.parentSpanContext?.spanId ?? '',
+        service_name: 'checkout-agent',
+        session_id: expected.session,
+      });
       expect(row.status_code).toBe(span.status.code === 2 ? 'ERROR' : 'UNSET');
       const operation = span.attributes['gen_ai.operation.name'];
       const type = span.parentSpanContext ? { chat: 'LLM', invoke_agent: 'AGENT', execute_tool: 'TOOL' }[String(operation)] : 'RUN';
@@ -72,15 +86,22 @@ describe('ingest through the real OpenTelemetry exporters', () => {
     expect(figures.root_name).toBe('agent.run');
 
     const session = (await sessionFigures(h, project.projectId, expected.session))!;
-    expect(session).toEqual({ trace_count: 1, input_tokens: expected.inputTokens, output_tokens: expected.outputTokens, cost_usd: expect.closeTo(expected.costUsd, 9) });
+    expect(session).toEqual({
+      trace_count: 1,
+      input_tokens: expected.inputTokens,
+      output_tokens: expected.outputTokens,
+      cost_usd: expect.closeTo(expected.costUsd, 9),
+    });
   });
 
-  it('takes the root\'s stated iterations over counting', async () => {
+  it("takes the root's stated iterations over counting", async () => {
     const project = await h.newProject();
     const recorder = new SpanRecorder();
     recordAgentTrace(recorder, { session: 's-stated', calls: CALLS, start: Date.UTC(2026, 10, 2, 13), rootIterations: 7 });
     const sent = recorder.finished();
-    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, project.apiKey), sent))).toBe(true);
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, project.apiKey), sent))).toBe(
+      true,
+    );
     await h.waitForSpans(project.projectId, sent.length);
     expect((await traceFigures(h, project.projectId, expectedTrace(sent).traceId))!.iterations).toBe(7);
   });
@@ -99,10 +120,18 @@ describe('ingest through the real OpenTelemetry exporters', () => {
     // Let the duplicates land too before counting.
     await h.infra.clickhouse.command({ query: 'SYSTEM FLUSH LOGS' }).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 800));
-    const [{ n }] = await h.query<{ n: string }>('SELECT count() AS n FROM spans FINAL WHERE project_id = {p:String}', { p: project.projectId });
+    const [{ n }] = await h.query<{ n: string }>('SELECT count() AS n FROM spans FINAL WHERE project_id = {p:String}', {
+      p: project.projectId,
+    });
     expect(Number(n)).toBe(sent.length);
     const figures = (await traceFigures(h, project.projectId, expected.traceId))!;
-    expect(figures).toMatchObject({ input_tokens: expected.inputTokens, output_tokens: expected.outputTokens, error_count: expected.errorCount, llm_calls: expected.llmCalls, iterations: expected.iterations });
+    expect(figures).toMatchObject({
+      input_tokens: expected.inputTokens,
+      output_tokens: expected.outputTokens,
+      error_count: expected.errorCount,
+      llm_calls: expected.llmCalls,
+      iterations: expected.iterations,
+    });
     expect(figures.cost_usd).toBeCloseTo(expected.costUsd, 9);
     const session = (await sessionFigures(h, project.projectId, 's-dup'))!;
     expect(session.input_tokens).toBe(expected.inputTokens);
@@ -128,7 +157,10 @@ describe('ingest through the real OpenTelemetry exporters', () => {
       session = await sessionFigures(h, project.projectId, expected.session);
     }
     expect(session).toMatchObject({ trace_count: 1, input_tokens: expected.inputTokens, output_tokens: expected.outputTokens });
-    const unattributed = await h.query<{ n: string }>("SELECT count() AS n FROM spans FINAL WHERE project_id = {p:String} AND session_id = ''", { p: project.projectId });
+    const unattributed = await h.query<{ n: string }>(
+      "SELECT count() AS n FROM spans FINAL WHERE project_id = {p:String} AND session_id = ''",
+      { p: project.projectId },
+    );
     expect(Number(unattributed[0]!.n)).toBe(0);
   });
 
@@ -136,9 +168,18 @@ describe('ingest through the real OpenTelemetry exporters', () => {
     const project = await h.newProject();
     const recorder = new SpanRecorder();
     const start = Date.UTC(2026, 10, 5);
-    const root = recorder.span('batch.run', { 'session.id': 's-huge', 'gen_ai.operation.name': 'invoke_agent' }, { start, end: start + 20_000 });
+    const root = recorder.span(
+      'batch.run',
+      { 'session.id': 's-huge', 'gen_ai.operation.name': 'invoke_agent' },
+      { start, end: start + 20_000 },
+    );
     for (let i = 0; i < 9_999; i++) {
-      const child = recorder.span(`execute_tool step-${i}`, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': `tool-${i % 7}` }, { start: start + i, end: start + i + 1 }, root);
+      const child = recorder.span(
+        `execute_tool step-${i}`,
+        { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': `tool-${i % 7}` },
+        { start: start + i, end: start + i + 1 },
+        root,
+      );
       recorder.end(child);
     }
     recorder.end(root);
@@ -171,11 +212,17 @@ describe('ingest through the real OpenTelemetry exporters', () => {
     expect(result.data!.trace.criticalPath.map((s) => s.spanId)).toEqual(expectedPath);
   });
 
-  it('accepts the OTLP specification\'s example JSON', async () => {
+  it("accepts the OTLP specification's example JSON", async () => {
     const project = await h.newProject();
     const body = readFileSync(path.join(ROOT, 'libs/otlp/src/fixtures/otlp-example-trace.json'), 'utf8');
-    const spanCount = (JSON.parse(body) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: unknown[] }> }> }).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)).length;
-    const response = await fetch(`${h.http}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${project.apiKey}` }, body });
+    const spanCount = (JSON.parse(body) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: unknown[] }> }> }).resourceSpans.flatMap(
+      (r) => r.scopeSpans.flatMap((s) => s.spans),
+    ).length;
+    const response = await fetch(`${h.http}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${project.apiKey}` },
+      body,
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('application/json');
     expect(await response.json()).toEqual({});
@@ -194,7 +241,10 @@ describe('ingest through the real OpenTelemetry exporters', () => {
     const deadline = Date.now() + 10_000;
     let rows: Array<{ outcome: string; spans: string; requests: string }> = [];
     while (Date.now() < deadline) {
-      rows = await h.query('SELECT outcome, sum(spans) AS spans, sum(requests) AS requests FROM ingest_accounting FINAL WHERE project_id = {p:String} GROUP BY outcome ORDER BY outcome', { p: project.projectId });
+      rows = await h.query(
+        'SELECT outcome, sum(spans) AS spans, sum(requests) AS requests FROM ingest_accounting FINAL WHERE project_id = {p:String} GROUP BY outcome ORDER BY outcome',
+        { p: project.projectId },
+      );
       if (rows.find((r) => r.outcome === 'accepted' && Number(r.requests) === 2)) break;
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -25,9 +25,11 @@ interface PoisonCase {
   check?: (context: { api: string; project: Project; spans: Array<Record<string, unknown>> }) => Promise<void>;
 }
 
-const oneSpan = (start: bigint, attributes: Parameters<typeof jsonSpan>[0]['attributes'] = {}, extra: Partial<Parameters<typeof jsonSpan>[0]> = {}) => [
-  jsonSpan({ start, end: start + 5n * NS_PER_MS, attributes, ...extra }),
-];
+const oneSpan = (
+  start: bigint,
+  attributes: Parameters<typeof jsonSpan>[0]['attributes'] = {},
+  extra: Partial<Parameters<typeof jsonSpan>[0]> = {},
+) => [jsonSpan({ start, end: start + 5n * NS_PER_MS, attributes, ...extra })];
 
 const llm = (inputTokens: { intValue: string } | { doubleValue: number }) => ({
   'gen_ai.operation.name': { stringValue: 'chat' },
@@ -37,7 +39,14 @@ const llm = (inputTokens: { intValue: string } | { doubleValue: number }) => ({
 });
 
 async function traceOf(api: string, key: string, traceId: string) {
-  const answer = await graphql<{ trace: { inputTokens: number; outputTokens: number; startTime: string; spans: Array<{ name: string; inputTokens: number; attributes: Record<string, unknown> }> } | null }>(
+  const answer = await graphql<{
+    trace: {
+      inputTokens: number;
+      outputTokens: number;
+      startTime: string;
+      spans: Array<{ name: string; inputTokens: number; attributes: Record<string, unknown> }>;
+    } | null;
+  }>(
     api,
     'query($id: String!) { trace(traceId: $id) { inputTokens outputTokens startTime spans { name inputTokens attributes } } }',
     { id: traceId },
@@ -62,14 +71,23 @@ const cases: PoisonCase[] = [
     rejected: 0,
   },
   {
-    name: 'times from 2262-04-12 on (past DateTime64) and past 2149-06-06 (past the rollups\' days)',
-    spans: () => [...oneSpan(nanosOf('2262-04-12T00:00:00.000Z')), ...oneSpan(nanosOf('2149-06-07T00:00:00.000Z')), ...oneSpan(nanosOf('2149-06-06T23:00:00.000Z'))],
+    name: "times from 2262-04-12 on (past DateTime64) and past 2149-06-06 (past the rollups' days)",
+    spans: () => [
+      ...oneSpan(nanosOf('2262-04-12T00:00:00.000Z')),
+      ...oneSpan(nanosOf('2149-06-07T00:00:00.000Z')),
+      ...oneSpan(nanosOf('2149-06-06T23:00:00.000Z')),
+    ],
     rejected: 2,
     reason: 'timestamp_out_of_range',
   },
   {
     name: 'spans in 150 different months in one export',
-    spans: () => Array.from({ length: 150 }, (_, month) => oneSpan(nanosOf(`${2000 + Math.floor(month / 12)}-${String((month % 12) + 1).padStart(2, '0')}-15T12:00:00.000Z`))[0]!),
+    spans: () =>
+      Array.from(
+        { length: 150 },
+        (_, month) =>
+          oneSpan(nanosOf(`${2000 + Math.floor(month / 12)}-${String((month % 12) + 1).padStart(2, '0')}-15T12:00:00.000Z`))[0]!,
+      ),
     rejected: 0,
     check: async ({ api, project, spans }) => {
       const last = spans[149]!;
@@ -98,7 +116,12 @@ const cases: PoisonCase[] = [
   },
   {
     name: 'agent.iterations past a 32-bit integer, and a lone surrogate in a name and an attribute',
-    spans: () => oneSpan(BigInt(Date.now()) * NS_PER_MS, { 'agent.iterations': { intValue: String(2 ** 40) }, 'note\ud800': { stringValue: 'half \udc00 a character' } }, { name: 'broken \ud83d text' }),
+    spans: () =>
+      oneSpan(
+        BigInt(Date.now()) * NS_PER_MS,
+        { 'agent.iterations': { intValue: String(2 ** 40) }, 'note\ud800': { stringValue: 'half \udc00 a character' } },
+        { name: 'broken \ud83d text' },
+      ),
     rejected: 0,
     check: async ({ api, project, spans }) => {
       const trace = await traceOf(api, project.apiKey, spans[0]!.traceId as string);
@@ -108,7 +131,17 @@ const cases: PoisonCase[] = [
   },
   {
     name: 'an event at time 0 and one in 2300',
-    spans: () => oneSpan(BigInt(Date.now()) * NS_PER_MS, {}, { events: [{ timeUnixNano: '0', name: 'unset' }, { timeUnixNano: String(nanosOf('2300-01-01T00:00:00.000Z')), name: 'far' }] }),
+    spans: () =>
+      oneSpan(
+        BigInt(Date.now()) * NS_PER_MS,
+        {},
+        {
+          events: [
+            { timeUnixNano: '0', name: 'unset' },
+            { timeUnixNano: String(nanosOf('2300-01-01T00:00:00.000Z')), name: 'far' },
+          ],
+        },
+      ),
     rejected: 0,
   },
 ];
@@ -123,7 +156,7 @@ const PROJECT_QUERIES = `{
   ingestStats { received accepted rejected }
 }`;
 
-describe('one poison span next to another tenant\'s export', () => {
+describe("one poison span next to another tenant's export", () => {
   let h: IngestHarness;
   let api: string;
 
@@ -133,48 +166,62 @@ describe('one poison span next to another tenant\'s export', () => {
   });
   afterAll(() => h?.stop());
 
-  it.each(cases)('$name: stored or rejected with a reason; the other tenant is stored at once; every query answers', async ({ spans: make, rejected, reason, check }) => {
-    const [poisoned, innocent] = [await h.newProject(), await h.newProject()];
-    const spans = make();
-    const other = innocentTrace(50);
+  it.each(cases)(
+    '$name: stored or rejected with a reason; the other tenant is stored at once; every query answers',
+    async ({ spans: make, rejected, reason, check }) => {
+      const [poisoned, innocent] = [await h.newProject(), await h.newProject()];
+      const spans = make();
+      const other = innocentTrace(50);
 
-    const [poisonAnswer, innocentAnswer] = await Promise.all([
-      postTraces(h.http, jsonExport(spans), { type: JSON_TYPE, key: poisoned.apiKey }),
-      postTraces(h.http, jsonExport(other.spans), { type: JSON_TYPE, key: innocent.apiKey }),
-    ]);
+      const [poisonAnswer, innocentAnswer] = await Promise.all([
+        postTraces(h.http, jsonExport(spans), { type: JSON_TYPE, key: poisoned.apiKey }),
+        postTraces(h.http, jsonExport(other.spans), { type: JSON_TYPE, key: innocent.apiKey }),
+      ]);
 
-    expect([poisonAnswer.status, innocentAnswer.status]).toEqual([200, 200]);
-    expect(exportResponseOf(innocentAnswer)).toBeUndefined();
-    const partial = exportResponseOf(poisonAnswer);
-    if (rejected === 0) expect(partial).toBeUndefined();
-    else expect(partial).toEqual({ rejectedSpans: rejected, errorMessage: `${rejected} spans rejected: ${rejected} ${reason}` });
+      expect([poisonAnswer.status, innocentAnswer.status]).toEqual([200, 200]);
+      expect(exportResponseOf(innocentAnswer)).toBeUndefined();
+      const partial = exportResponseOf(poisonAnswer);
+      if (rejected === 0) expect(partial).toBeUndefined();
+      else expect(partial).toEqual({ rejectedSpans: rejected, errorMessage: `${rejected} spans rejected: ${rejected} ${reason}` });
 
-    // The other tenant is not held back: its spans are in within seconds (a worker flush is 100 ms).
-    await h.waitForSpans(innocent.projectId, other.spans.length, 10_000);
-    const [innocentTokens] = await h.query<{ n: string }>('SELECT sum(input_tokens) AS n FROM spans FINAL WHERE project_id = {p:String}', { p: innocent.projectId });
-    expect(Number(innocentTokens!.n)).toBe(other.inputTokens);
+      // The other tenant is not held back: its spans are in within seconds (a worker flush is 100 ms).
+      await h.waitForSpans(innocent.projectId, other.spans.length, 10_000);
+      const [innocentTokens] = await h.query<{ n: string }>(
+        'SELECT sum(input_tokens) AS n FROM spans FINAL WHERE project_id = {p:String}',
+        { p: innocent.projectId },
+      );
+      expect(Number(innocentTokens!.n)).toBe(other.inputTokens);
 
-    // Stored: the spans whose times the store holds (the last day of Date, 2149-06-06, included).
-    const storable = spans.filter((span) => BigInt(span.startTimeUnixNano as string) < nanosOf('2149-06-07T00:00:00.000Z'));
-    expect(spans.length - storable.length).toBe(rejected);
-    await h.waitForSpans(poisoned.projectId, storable.length, 10_000);
-    const [count] = await h.query<{ n: string }>('SELECT count() AS n FROM spans FINAL WHERE project_id = {p:String}', { p: poisoned.projectId });
-    expect(Number(count!.n)).toBe(storable.length);
-    // The trace figures follow the spans by one upkeep round.
-    const expectedTraces = new Set(storable.map((span) => span.traceId)).size;
-    let answer = await graphql(api, PROJECT_QUERIES, {}, poisoned.apiKey);
-    for (let tries = 0; tries < 50 && (answer.data as { traces?: { totalCount: number } } | null)?.traces?.totalCount !== expectedTraces; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      answer = await graphql(api, PROJECT_QUERIES, {}, poisoned.apiKey);
-    }
-    expect(answer.errors).toBeUndefined();
-    expect((answer.data as { traces: { totalCount: number } }).traces.totalCount).toBe(expectedTraces);
-    await check?.({ api, project: poisoned, spans });
-    const [dead] = await h.query<{ n: string }>('SELECT count() AS n FROM dead_letters FINAL WHERE project_id = {p:String}', { p: poisoned.projectId });
-    expect(Number(dead!.n)).toBe(0);
-  });
+      // Stored: the spans whose times the store holds (the last day of Date, 2149-06-06, included).
+      const storable = spans.filter((span) => BigInt(span.startTimeUnixNano as string) < nanosOf('2149-06-07T00:00:00.000Z'));
+      expect(spans.length - storable.length).toBe(rejected);
+      await h.waitForSpans(poisoned.projectId, storable.length, 10_000);
+      const [count] = await h.query<{ n: string }>('SELECT count() AS n FROM spans FINAL WHERE project_id = {p:String}', {
+        p: poisoned.projectId,
+      });
+      expect(Number(count!.n)).toBe(storable.length);
+      // The trace figures follow the spans by one upkeep round.
+      const expectedTraces = new Set(storable.map((span) => span.traceId)).size;
+      let answer = await graphql(api, PROJECT_QUERIES, {}, poisoned.apiKey);
+      for (
+        let tries = 0;
+        tries < 50 && (answer.data as { traces?: { totalCount: number } } | null)?.traces?.totalCount !== expectedTraces;
+        tries++
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        answer = await graphql(api, PROJECT_QUERIES, {}, poisoned.apiKey);
+      }
+      expect(answer.errors).toBeUndefined();
+      expect((answer.data as { traces: { totalCount: number } }).traces.totalCount).toBe(expectedTraces);
+      await check?.({ api, project: poisoned, spans });
+      const [dead] = await h.query<{ n: string }>('SELECT count() AS n FROM dead_letters FINAL WHERE project_id = {p:String}', {
+        p: poisoned.projectId,
+      });
+      expect(Number(dead!.n)).toBe(0);
+    },
+  );
 
-  it('keeps the poison span\'s export and the other tenant\'s when both share one worker batch with every case at once', async () => {
+  it("keeps the poison span's export and the other tenant's when both share one worker batch with every case at once", async () => {
     const innocent = await h.newProject();
     const others = Array.from({ length: 5 }, () => innocentTrace(20));
     const poisoned = await Promise.all(cases.map(() => h.newProject()));
@@ -190,7 +237,10 @@ describe('one poison span next to another tenant\'s export', () => {
     const project = await h.newProject();
     const traceId = hex(16);
     const now = BigInt(Date.now()) * NS_PER_MS;
-    const spans = [jsonSpan({ traceId, start: now, end: now + NS_PER_MS }), jsonSpan({ traceId, start: nanosOf('2262-05-01T00:00:00.000Z'), end: nanosOf('2262-05-01T00:00:01.000Z') })];
+    const spans = [
+      jsonSpan({ traceId, start: now, end: now + NS_PER_MS }),
+      jsonSpan({ traceId, start: nanosOf('2262-05-01T00:00:00.000Z'), end: nanosOf('2262-05-01T00:00:01.000Z') }),
+    ];
     const answer = await postTraces(h.http, jsonExport(spans), { type: JSON_TYPE, key: project.apiKey });
     expect(exportResponseOf(answer)).toEqual({ rejectedSpans: 1, errorMessage: '1 span rejected: 1 timestamp_out_of_range' });
     await h.waitForSpans(project.projectId, 1, 10_000);

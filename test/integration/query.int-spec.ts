@@ -58,11 +58,16 @@ describe('query API', () => {
       traces.push({ spans, expected: expectedTrace(spans) });
       expect(exportSucceeded(await exportSpans(exporter, spans))).toBe(true);
     }
-    await h.waitForSpans(project.projectId, traces.reduce((n, t) => n + t.spans.length, 0));
+    await h.waitForSpans(
+      project.projectId,
+      traces.reduce((n, t) => n + t.spans.length, 0),
+    );
     // The other project gets one trace of its own, so isolation is tested against real data.
     const recorder = new SpanRecorder('other-agent');
     recordAgentTrace(recorder, { session: 'alpha', calls: [SONNET], start: base });
-    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, other.apiKey), recorder.finished()))).toBe(true);
+    expect(
+      exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, other.apiKey), recorder.finished())),
+    ).toBe(true);
     await h.waitForSpans(other.projectId, recorder.finished().length);
   });
   afterAll(() => h.stop());
@@ -70,7 +75,11 @@ describe('query API', () => {
   const q = <T>(query: string, variables: Record<string, unknown> = {}, key = project.apiKey) => graphql<T>(api, query, variables, key);
   /** A project's costs per day, as costBreakdown(groupBy: [DAY]) answers them. */
   const costByDay = async (filter: Record<string, string>, key: string) => {
-    const result = await q<{ costBreakdown: Array<{ keys: string[]; costUsd: number }> }>('query($f: TraceFilter) { costBreakdown(groupBy: [DAY], filter: $f) { keys costUsd } }', { f: filter }, key);
+    const result = await q<{ costBreakdown: Array<{ keys: string[]; costUsd: number }> }>(
+      'query($f: TraceFilter) { costBreakdown(groupBy: [DAY], filter: $f) { keys costUsd } }',
+      { f: filter },
+      key,
+    );
     expect(result.errors).toBeUndefined();
     return result.data!.costBreakdown;
   };
@@ -120,7 +129,17 @@ describe('query API', () => {
     // Numbers stay numbers in attributes; message contents are not there (spanDetail has them).
     expect(typeof (llm.attributes as Record<string, unknown>)['gen_ai.usage.input_tokens']).toBe('number');
     expect(llm.attributes).not.toHaveProperty('gen_ai.input.messages');
-    const analysis = await q<{ trace: { criticalPath: Array<{ spanId: string }>; parallelism: number; concurrency: number; retries: number; loopSuspected: boolean; findings: unknown[]; unaccountedMs: number } }>(
+    const analysis = await q<{
+      trace: {
+        criticalPath: Array<{ spanId: string }>;
+        parallelism: number;
+        concurrency: number;
+        retries: number;
+        loopSuspected: boolean;
+        findings: unknown[];
+        unaccountedMs: number;
+      };
+    }>(
       'query($id: String!) { trace(traceId: $id) { criticalPath { spanId name durationMs selfMs } parallelism concurrency retries loopSuspected unaccountedMs findings { kind message spanIds } } }',
       { id: expected.traceId },
     );
@@ -136,7 +155,10 @@ describe('query API', () => {
     expect(analysis.data!.trace.loopSuspected).toBe(false);
     // The root's own time: the 10 ms after its last agent ended.
     expect(analysis.data!.trace.unaccountedMs).toBeCloseTo(10, 3);
-    const detail = await q<{ spanDetail: { input: string } }>('query($t: String!, $s: String!) { spanDetail(traceId: $t, spanId: $s) { input } }', { t: expected.traceId, s: llm.spanId });
+    const detail = await q<{ spanDetail: { input: string } }>(
+      'query($t: String!, $s: String!) { spanDetail(traceId: $t, spanId: $s) { input } }',
+      { t: expected.traceId, s: llm.spanId },
+    );
     expect(detail.data!.spanDetail.input).toContain('Lisbon');
     // The failed call's events, as sent: what went wrong is readable, not only that something did.
     const failed = spans.find((s) => s.status.code === 2)!;
@@ -147,7 +169,11 @@ describe('query API', () => {
     );
     expect(events.errors).toBeUndefined();
     expect(events.data!.spanDetail.events).toEqual(
-      failed.events.map((e) => ({ name: e.name, time: new Date(e.time[0] * 1000 + e.time[1] / 1e6).toISOString(), attributes: e.attributes })),
+      failed.events.map((e) => ({
+        name: e.name,
+        time: new Date(e.time[0] * 1000 + e.time[1] / 1e6).toISOString(),
+        attributes: e.attributes,
+      })),
     );
   });
 
@@ -156,11 +182,31 @@ describe('query API', () => {
     const recorder = new SpanRecorder('parallel-agent');
     const t0 = Date.UTC(2026, 10, 10, 12);
     const llm = (at: number, end: number, parent: Span) =>
-      recorder.span(`chat ${MINI.model}`, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': MINI.provider, 'gen_ai.request.model': MINI.model, 'gen_ai.usage.input_tokens': MINI.input, 'gen_ai.usage.output_tokens': MINI.output }, { start: at, end }, parent);
+      recorder.span(
+        `chat ${MINI.model}`,
+        {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': MINI.provider,
+          'gen_ai.request.model': MINI.model,
+          'gen_ai.usage.input_tokens': MINI.input,
+          'gen_ai.usage.output_tokens': MINI.output,
+        },
+        { start: at, end },
+        parent,
+      );
     const tool = (name: string, at: number, end: number, parent: Span) =>
-      recorder.span(`execute_tool ${name}`, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name }, { start: at, end }, parent);
+      recorder.span(
+        `execute_tool ${name}`,
+        { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name },
+        { start: at, end },
+        parent,
+      );
     // One turn: plan, three tools at once (the slowest calls an API), then the answer.
-    const root = recorder.span('agent.run', { 'gen_ai.operation.name': 'invoke_agent', 'session.id': 'parallel' }, { start: t0, end: t0 + 1_000 });
+    const root = recorder.span(
+      'agent.run',
+      { 'gen_ai.operation.name': 'invoke_agent', 'session.id': 'parallel' },
+      { start: t0, end: t0 + 1_000 },
+    );
     const parts = [
       llm(t0 + 10, t0 + 200, root),
       tool('weather', t0 + 200, t0 + 700, root),
@@ -171,17 +217,27 @@ describe('query API', () => {
     const api = recorder.span('GET /forecast', { 'http.request.method': 'GET' }, { start: t0 + 250, end: t0 + 680 }, parts[1]);
     for (const span of [api, ...parts, root]) recorder.end(span);
     const spans = recorder.finished();
-    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, parallel.apiKey), spans))).toBe(true);
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, parallel.apiKey), spans))).toBe(
+      true,
+    );
     await h.waitForSpans(parallel.projectId, spans.length);
 
     // The critical-path rule (agent-trace.ts), computed from the spans sent.
     const path = expectedCriticalPath(spans);
     const end = (s: ReadableSpan) => toNs(s.endTime);
     const start = (s: ReadableSpan) => toNs(s.startTime);
-    expect(path.map((s) => s.name)).toEqual(['agent.run', `chat ${MINI.model}`, 'execute_tool weather', 'GET /forecast', `chat ${MINI.model}`]);
+    expect(path.map((s) => s.name)).toEqual([
+      'agent.run',
+      `chat ${MINI.model}`,
+      'execute_tool weather',
+      'GET /forecast',
+      `chat ${MINI.model}`,
+    ]);
 
     const traceId = root.spanContext().traceId;
-    const result = await q<{ trace: { criticalPath: Array<{ spanId: string; durationMs: number }>; parallelism: number; concurrency: number } }>(
+    const result = await q<{
+      trace: { criticalPath: Array<{ spanId: string; durationMs: number }>; parallelism: number; concurrency: number };
+    }>(
       'query($id: String!) { trace(traceId: $id) { criticalPath { spanId durationMs } parallelism concurrency } }',
       { id: traceId },
       parallel.apiKey,
@@ -207,8 +263,25 @@ describe('query API', () => {
     const recorder = new SpanRecorder('support-svc');
     const t0 = Date.UTC(2026, 10, 12, 9);
     const root = recorder.span('support-turn', { 'session.id': `plain-${order}` }, { start: t0, end: t0 + 2_000 });
-    const llm = recorder.span(`chat ${MINI.model}`, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': MINI.provider, 'gen_ai.request.model': MINI.model, 'gen_ai.response.model': MINI.model, 'gen_ai.usage.input_tokens': MINI.input, 'gen_ai.usage.output_tokens': MINI.output }, { start: t0 + 10, end: t0 + 900 }, root);
-    const tool = recorder.span('execute_tool search', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search' }, { start: t0 + 900, end: t0 + 1_500 }, root);
+    const llm = recorder.span(
+      `chat ${MINI.model}`,
+      {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': MINI.provider,
+        'gen_ai.request.model': MINI.model,
+        'gen_ai.response.model': MINI.model,
+        'gen_ai.usage.input_tokens': MINI.input,
+        'gen_ai.usage.output_tokens': MINI.output,
+      },
+      { start: t0 + 10, end: t0 + 900 },
+      root,
+    );
+    const tool = recorder.span(
+      'execute_tool search',
+      { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search' },
+      { start: t0 + 900, end: t0 + 1_500 },
+      root,
+    );
     for (const span of [llm, tool, root]) recorder.end(span);
     const sent = recorder.finished();
     const rootSpan = sent.find((s) => !s.parentSpanContext)!;
@@ -221,13 +294,21 @@ describe('query API', () => {
     }
     const ask = <T>(query: string, variables: Record<string, unknown> = {}) => q<T>(query, variables, plain.apiKey);
     type Types = { spanTypeStats: Array<{ type: string; spanCount: number }> };
-    const types = async () => Object.fromEntries((await ask<Types>('{ spanTypeStats { type spanCount } }')).data!.spanTypeStats.map((r) => [r.type, r.spanCount]));
+    const types = async () =>
+      Object.fromEntries((await ask<Types>('{ spanTypeStats { type spanCount } }')).data!.spanTypeStats.map((r) => [r.type, r.spanCount]));
     await until(async () => (await types()).RUN === 1);
     if (order === 'root resent') {
       // The root's export again, as an exporter retrying it would: its copy, typed as sent, is now the stored one.
       const [{ now }] = await h.query<{ now: string }>('SELECT toString(now64(3)) AS now');
       const rootsSince = async () =>
-        Number((await h.query<{ n: string }>("SELECT count() AS n FROM spans WHERE project_id = {projectId:String} AND parent_span_id = '' AND ingested_at > {now:DateTime64(3)}", { projectId: plain.projectId, now }))[0]!.n);
+        Number(
+          (
+            await h.query<{ n: string }>(
+              "SELECT count() AS n FROM spans WHERE project_id = {projectId:String} AND parent_span_id = '' AND ingested_at > {now:DateTime64(3)}",
+              { projectId: plain.projectId, now },
+            )
+          )[0]!.n,
+        );
       expect(exportSucceeded(await exportSpans(exporter, [rootSpan]))).toBe(true);
       // Stored again (a merge keeps the newest row, so this holds whatever merges run meanwhile).
       await until(async () => (await rootsSince()) > 0);
@@ -236,16 +317,33 @@ describe('query API', () => {
     }
     // The stats, the cost breakdown, the trace and its picture all agree: one RUN, one LLM, one TOOL, nothing OTHER.
     expect(await types()).toEqual({ RUN: 1, LLM: 1, TOOL: 1 });
-    const byType = async () => (await ask<{ costBreakdown: Array<{ keys: string[]; spanCount: number; costUsd: number }> }>('{ costBreakdown(groupBy: [SPAN_TYPE]) { keys spanCount costUsd } }')).data!.costBreakdown;
+    const byType = async () =>
+      (
+        await ask<{ costBreakdown: Array<{ keys: string[]; spanCount: number; costUsd: number }> }>(
+          '{ costBreakdown(groupBy: [SPAN_TYPE]) { keys spanCount costUsd } }',
+        )
+      ).data!.costBreakdown;
     await until(async () => (await byType()).some((r) => r.keys[0] === 'RUN'));
     const breakdown = await byType();
     expect(Object.fromEntries(breakdown.map((r) => [r.keys[0], r.spanCount]))).toEqual({ RUN: 1, LLM: 1, TOOL: 1 });
-    expect(breakdown.find((r) => r.keys[0] === 'LLM')!.costUsd).toBeCloseTo(expectedLlmCost(sent.find((s) => s.name.startsWith('chat'))!), 9);
+    expect(breakdown.find((r) => r.keys[0] === 'LLM')!.costUsd).toBeCloseTo(
+      expectedLlmCost(sent.find((s) => s.name.startsWith('chat'))!),
+      9,
+    );
     const traceId = rootSpan.spanContext().traceId;
-    const trace = await ask<{ trace: { sessionId: string; spans: Array<{ spanId: string; name: string; type: string }> } }>('query($id: String!) { trace(traceId: $id) { sessionId spans { spanId name type } } }', { id: traceId });
+    const trace = await ask<{ trace: { sessionId: string; spans: Array<{ spanId: string; name: string; type: string }> } }>(
+      'query($id: String!) { trace(traceId: $id) { sessionId spans { spanId name type } } }',
+      { id: traceId },
+    );
     expect(trace.data!.trace.sessionId).toBe(`plain-${order}`);
-    expect(trace.data!.trace.spans.map((s) => [s.name, s.type])).toEqual([['support-turn', 'RUN'], [`chat ${MINI.model}`, 'LLM'], ['execute_tool search', 'TOOL']]);
-    const svg = await (await fetch(`${api}/v1/traces/${traceId}/waterfall.svg`, { headers: { authorization: `Bearer ${plain.apiKey}` } })).text();
+    expect(trace.data!.trace.spans.map((s) => [s.name, s.type])).toEqual([
+      ['support-turn', 'RUN'],
+      [`chat ${MINI.model}`, 'LLM'],
+      ['execute_tool search', 'TOOL'],
+    ]);
+    const svg = await (
+      await fetch(`${api}/v1/traces/${traceId}/waterfall.svg`, { headers: { authorization: `Bearer ${plain.apiKey}` } })
+    ).text();
     expect(svg).toContain('<title>support-turn — RUN');
     expect(svg).not.toContain('OTHER');
   });
@@ -256,20 +354,52 @@ describe('query API', () => {
     const t0 = Date.UTC(2026, 10, 14, 9);
     const root = recorder.span('answer', { 'gen_ai.operation.name': 'invoke_agent' }, { start: t0, end: t0 + 1_000 });
     const chat = (model: string, at: number) =>
-      recorder.span(`chat ${model}`, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': model, 'gen_ai.response.model': model, 'gen_ai.usage.input_tokens': 1_000, 'gen_ai.usage.output_tokens': 500 }, { start: at, end: at + 300 }, root);
+      recorder.span(
+        `chat ${model}`,
+        {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': 'openai',
+          'gen_ai.request.model': model,
+          'gen_ai.response.model': model,
+          'gen_ai.usage.input_tokens': 1_000,
+          'gen_ai.usage.output_tokens': 500,
+        },
+        { start: at, end: at + 300 },
+        root,
+      );
     const known = chat(MINI.model, t0 + 10);
     const custom = chat('my-finetune-v1', t0 + 320);
-    const tool = recorder.span('execute_tool lookup', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup' }, { start: t0 + 650, end: t0 + 700 }, root);
+    const tool = recorder.span(
+      'execute_tool lookup',
+      { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup' },
+      { start: t0 + 650, end: t0 + 700 },
+      root,
+    );
     for (const span of [known, custom, tool, root]) recorder.end(span);
     const sent = recorder.finished();
-    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, mixed.apiKey), sent))).toBe(true);
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, mixed.apiKey), sent))).toBe(
+      true,
+    );
     await h.waitForSpans(mixed.projectId, sent.length);
     const traceId = root.spanContext().traceId;
-    const trace = await q<{ trace: { spans: Array<{ name: string; costUsd: number; costSource: string | null }> } }>('query($id: String!) { trace(traceId: $id) { spans { name costUsd costSource } } }', { id: traceId }, mixed.apiKey);
+    const trace = await q<{ trace: { spans: Array<{ name: string; costUsd: number; costSource: string | null }> } }>(
+      'query($id: String!) { trace(traceId: $id) { spans { name costUsd costSource } } }',
+      { id: traceId },
+      mixed.apiKey,
+    );
     expect(trace.errors).toBeUndefined();
     const source = Object.fromEntries(trace.data!.trace.spans.map((s) => [s.name, s.costSource]));
-    expect(source).toEqual({ answer: null, [`chat ${MINI.model}`]: 'PRICE_TABLE', 'chat my-finetune-v1': 'UNPRICED', 'execute_tool lookup': null });
-    const models = await q<{ modelStats: Array<{ model: string; calls: number; costUsd: number; unpricedCalls: number }> }>('{ modelStats { model calls costUsd unpricedCalls } }', {}, mixed.apiKey);
+    expect(source).toEqual({
+      answer: null,
+      [`chat ${MINI.model}`]: 'PRICE_TABLE',
+      'chat my-finetune-v1': 'UNPRICED',
+      'execute_tool lookup': null,
+    });
+    const models = await q<{ modelStats: Array<{ model: string; calls: number; costUsd: number; unpricedCalls: number }> }>(
+      '{ modelStats { model calls costUsd unpricedCalls } }',
+      {},
+      mixed.apiKey,
+    );
     const byModel = Object.fromEntries(models.data!.modelStats.map((m) => [m.model, m]));
     expect(byModel['my-finetune-v1']).toEqual({ model: 'my-finetune-v1', calls: 1, costUsd: 0, unpricedCalls: 1 });
     expect(byModel[MINI.model]!.unpricedCalls).toBe(0);
@@ -279,48 +409,101 @@ describe('query API', () => {
   it("prices a project's spans by the model price its admin set, and lists and removes that price", async () => {
     const priced = await h.newProject('own-prices-tenant');
     const admin = h.infra.adminToken!;
-    const SET = 'mutation($i: ModelPriceInput!) { setModelPrice(input: $i) { id model inputPerMTok outputPerMTok cacheReadPerMTok effectiveFrom } }';
+    const SET =
+      'mutation($i: ModelPriceInput!) { setModelPrice(input: $i) { id model inputPerMTok outputPerMTok cacheReadPerMTok effectiveFrom } }';
     // A negative price and a project key are refused, and nothing is stored.
-    expect((await q(SET, { i: { projectId: priced.projectId, model: MINI.model, inputPerMTok: -1, outputPerMTok: 2 } }, admin)).errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
-    expect((await q(SET, { i: { projectId: priced.projectId, model: MINI.model, inputPerMTok: 1, outputPerMTok: 2 } }, priced.apiKey)).errors![0]!.extensions!.code).toBe('FORBIDDEN');
-    const set = await q<{ setModelPrice: { id: string; model: string; inputPerMTok: number; outputPerMTok: number; cacheReadPerMTok: number | null; effectiveFrom: string } }>(
-      SET,
-      { i: { projectId: priced.projectId, model: MINI.model, inputPerMTok: 100, outputPerMTok: 400, cacheReadPerMTok: 10 } },
+    expect(
+      (await q(SET, { i: { projectId: priced.projectId, model: MINI.model, inputPerMTok: -1, outputPerMTok: 2 } }, admin)).errors![0]!
+        .extensions!.code,
+    ).toBe('BAD_USER_INPUT');
+    expect(
+      (await q(SET, { i: { projectId: priced.projectId, model: MINI.model, inputPerMTok: 1, outputPerMTok: 2 } }, priced.apiKey))
+        .errors![0]!.extensions!.code,
+    ).toBe('FORBIDDEN');
+    const set = await q<{
+      setModelPrice: {
+        id: string;
+        model: string;
+        inputPerMTok: number;
+        outputPerMTok: number;
+        cacheReadPerMTok: number | null;
+        effectiveFrom: string;
+      };
+    }>(SET, { i: { projectId: priced.projectId, model: MINI.model, inputPerMTok: 100, outputPerMTok: 400, cacheReadPerMTok: 10 } }, admin);
+    expect(set.errors).toBeUndefined();
+    expect(set.data!.setModelPrice).toMatchObject({
+      model: MINI.model,
+      inputPerMTok: 100,
+      outputPerMTok: 400,
+      cacheReadPerMTok: 10,
+      effectiveFrom: '1970-01-01T00:00:00.000Z',
+    });
+    const listed = await q<{ modelPrices: Array<{ id: string }> }>(
+      'query($p: ID!) { modelPrices(projectId: $p) { id } }',
+      { p: priced.projectId },
       admin,
     );
-    expect(set.errors).toBeUndefined();
-    expect(set.data!.setModelPrice).toMatchObject({ model: MINI.model, inputPerMTok: 100, outputPerMTok: 400, cacheReadPerMTok: 10, effectiveFrom: '1970-01-01T00:00:00.000Z' });
-    const listed = await q<{ modelPrices: Array<{ id: string }> }>('query($p: ID!) { modelPrices(projectId: $p) { id } }', { p: priced.projectId }, admin);
     expect(listed.data!.modelPrices.map((p) => p.id)).toEqual([set.data!.setModelPrice.id]);
 
     const recorder = new SpanRecorder('priced-svc');
     const t0 = Date.UTC(2026, 10, 15, 9);
-    const call = recorder.span(`chat ${MINI.model}`, {
-      'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': MINI.provider, 'gen_ai.request.model': MINI.model, 'gen_ai.response.model': MINI.model,
-      'gen_ai.usage.input_tokens': MINI.input, 'gen_ai.usage.cache_read.input_tokens': MINI.cacheRead, 'gen_ai.usage.output_tokens': MINI.output,
-    }, { start: t0, end: t0 + 500 });
+    const call = recorder.span(
+      `chat ${MINI.model}`,
+      {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': MINI.provider,
+        'gen_ai.request.model': MINI.model,
+        'gen_ai.response.model': MINI.model,
+        'gen_ai.usage.input_tokens': MINI.input,
+        'gen_ai.usage.cache_read.input_tokens': MINI.cacheRead,
+        'gen_ai.usage.output_tokens': MINI.output,
+      },
+      { start: t0, end: t0 + 500 },
+    );
     recorder.end(call);
-    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, priced.apiKey), recorder.finished()))).toBe(true);
+    expect(
+      exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, priced.apiKey), recorder.finished())),
+    ).toBe(true);
     await h.waitForSpans(priced.projectId, 1);
-    const trace = await q<{ trace: { costUsd: number; spans: Array<{ costUsd: number; costSource: string }> } }>('query($id: String!) { trace(traceId: $id) { costUsd spans { costUsd costSource } } }', { id: call.spanContext().traceId }, priced.apiKey);
+    const trace = await q<{ trace: { costUsd: number; spans: Array<{ costUsd: number; costSource: string }> } }>(
+      'query($id: String!) { trace(traceId: $id) { costUsd spans { costUsd costSource } } }',
+      { id: call.spanContext().traceId },
+      priced.apiKey,
+    );
     // Uncached input at 100, cached input at 10, output at 400 USD per million tokens.
     const expected = ((MINI.input - MINI.cacheRead) * 100 + MINI.cacheRead * 10 + MINI.output * 400) / 1e6;
     expect(trace.data!.trace.spans[0]!.costSource).toBe('OVERRIDE');
     expect(trace.data!.trace.spans[0]!.costUsd).toBeCloseTo(expected, 9);
     expect(expected).not.toBeCloseTo(expectedLlmCost(recorder.finished()[0]!), 6);
 
-    const removed = await q<{ deleteModelPrice: { id: string } }>('mutation($id: ID!) { deleteModelPrice(id: $id) { id } }', { id: set.data!.setModelPrice.id }, admin);
+    const removed = await q<{ deleteModelPrice: { id: string } }>(
+      'mutation($id: ID!) { deleteModelPrice(id: $id) { id } }',
+      { id: set.data!.setModelPrice.id },
+      admin,
+    );
     expect(removed.data!.deleteModelPrice.id).toBe(set.data!.setModelPrice.id);
-    expect((await q<{ modelPrices: unknown[] }>('query($p: ID!) { modelPrices(projectId: $p) { id } }', { p: priced.projectId }, admin)).data!.modelPrices).toEqual([]);
+    expect(
+      (await q<{ modelPrices: unknown[] }>('query($p: ID!) { modelPrices(projectId: $p) { id } }', { p: priced.projectId }, admin)).data!
+        .modelPrices,
+    ).toEqual([]);
   });
 
   it('suspects a loop when a tool is called three times with near-identical arguments, and not otherwise', async () => {
     const loops = await h.newProject('loop-tenant');
     const t0 = Date.UTC(2026, 10, 10, 13);
     const turn = (recorder: SpanRecorder, at: number, args: string[]) => {
-      const root = recorder.span('agent.run', { 'gen_ai.operation.name': 'invoke_agent', 'session.id': 'loops' }, { start: at, end: at + 1_000 });
+      const root = recorder.span(
+        'agent.run',
+        { 'gen_ai.operation.name': 'invoke_agent', 'session.id': 'loops' },
+        { start: at, end: at + 1_000 },
+      );
       const calls = args.map((a, i) => {
-        const call = recorder.span('execute_tool search', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search', 'gen_ai.tool.call.arguments': a }, { start: at + 10 + i * 200, end: at + 150 + i * 200 }, root);
+        const call = recorder.span(
+          'execute_tool search',
+          { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search', 'gen_ai.tool.call.arguments': a },
+          { start: at + 10 + i * 200, end: at + 150 + i * 200 },
+          root,
+        );
         recorder.end(call);
         return call.spanContext().spanId;
       });
@@ -329,12 +512,20 @@ describe('query API', () => {
     };
     const recorder = new SpanRecorder('loop-agent');
     const stuck = turn(recorder, t0, ['{"query":"weather in Lisbon"}', '{"query":"weather in Lisbon"}', '{"query":"weather in  Lisbon"}']);
-    const varied = turn(recorder, t0 + 5_000, ['{"query":"weather in Lisbon"}', '{"query":"flights to Porto"}', '{"query":"hotels in Faro"}']);
+    const varied = turn(recorder, t0 + 5_000, [
+      '{"query":"weather in Lisbon"}',
+      '{"query":"flights to Porto"}',
+      '{"query":"hotels in Faro"}',
+    ]);
     const spans = recorder.finished();
-    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, loops.apiKey), spans))).toBe(true);
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, loops.apiKey), spans))).toBe(
+      true,
+    );
     await h.waitForSpans(loops.projectId, spans.length);
     const ask = async (id: string) => {
-      const result = await q<{ trace: { loopSuspected: boolean; criticalPath: unknown[]; findings: Array<{ kind: string; spanIds: string[] }> } }>(
+      const result = await q<{
+        trace: { loopSuspected: boolean; criticalPath: unknown[]; findings: Array<{ kind: string; spanIds: string[] }> };
+      }>(
         'query($id: String!) { trace(traceId: $id) { loopSuspected criticalPath { spanId } findings { kind spanIds } } }',
         { id },
         loops.apiKey,
@@ -356,10 +547,21 @@ describe('query API', () => {
    */
   const sendWideTrace = async (key: string, projectId: string, children: number, start: number) => {
     const recorder = new SpanRecorder('wide-agent');
-    const root = recorder.span('batch.run', { 'gen_ai.operation.name': 'invoke_agent', 'session.id': 'wide' }, { start, end: start + children + 10 });
+    const root = recorder.span(
+      'batch.run',
+      { 'gen_ai.operation.name': 'invoke_agent', 'session.id': 'wide' },
+      { start, end: start + children + 10 },
+    );
     for (let i = 0; i < children; i++) {
       const at = start + 1 + Math.floor(i / 3);
-      recorder.end(recorder.span('execute_tool step', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'step' }, { start: at, end: at + 2 }, root));
+      recorder.end(
+        recorder.span(
+          'execute_tool step',
+          { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'step' },
+          { start: at, end: at + 2 },
+          root,
+        ),
+      );
     }
     recorder.end(root);
     const sent = recorder.finished();
@@ -392,7 +594,12 @@ describe('query API', () => {
     const { traceId, rootId, spanIds } = await sendWideTrace(wide.apiKey, wide.projectId, 22, Date.UTC(2026, 10, 16, 9));
     expect(spanIds).toHaveLength(23);
     const inOrder = async () =>
-      (await h.query<{ span_id: string }>('SELECT span_id FROM spans FINAL WHERE project_id = {p:String} AND trace_id = {t:String} ORDER BY start_time, span_id', { p: wide.projectId, t: traceId })).map((r) => r.span_id);
+      (
+        await h.query<{ span_id: string }>(
+          'SELECT span_id FROM spans FINAL WHERE project_id = {p:String} AND trace_id = {t:String} ORDER BY start_time, span_id',
+          { p: wide.projectId, t: traceId },
+        )
+      ).map((r) => r.span_id);
     const order = await inOrder();
     expect([...order].sort()).toEqual([...spanIds].sort());
 
@@ -400,7 +607,10 @@ describe('query API', () => {
     const db = new ScopedClickHouse(h.infra.clickhouse, { tenantId: wide.tenantId, projectId: wide.projectId });
     const capped = new TraceService({ maxSpansPerRead: 10 });
     const read = await capped.reads(db).spans(traceId);
-    expect({ truncated: read.truncated, spans: read.records.map((r) => r.span_id) }).toEqual({ truncated: true, spans: order.slice(0, 10) });
+    expect({ truncated: read.truncated, spans: read.records.map((r) => r.span_id) }).toEqual({
+      truncated: true,
+      spans: order.slice(0, 10),
+    });
     // Told without reading the spans (a count up to the cap), and by a read large enough: not truncated.
     expect(await capped.reads(db).truncated(traceId)).toBe(true);
     expect(await new TraceService({ maxSpansPerRead: 23 }).reads(db).truncated(traceId)).toBe(false);
@@ -409,7 +619,7 @@ describe('query API', () => {
     const reads = capped.reads(db);
     const paged: string[] = [];
     let after: string | undefined;
-    for (let more = true; more; ) {
+    for (let more = true; more;) {
       const page = await reads.page(traceId, { first: 4, after });
       expect(page.records.length).toBeLessThanOrEqual(4);
       paged.push(...page.records.map((r) => r.span_id));
@@ -421,10 +631,14 @@ describe('query API', () => {
     const analysis = await reads.analysis({ traceId }, true);
     expect(analysis.spanCount).toBe(10);
     expect(analysis.findings[0]).toMatchObject({ kind: 'SPANS_TRUNCATED', message: expect.stringContaining('first 10 in start order') });
-    expect((await new TraceService({ maxSpansPerRead: 23 }).reads(db).analysis({ traceId })).findings.map((f) => f.kind)).not.toContain('SPANS_TRUNCATED');
+    expect((await new TraceService({ maxSpansPerRead: 23 }).reads(db).analysis({ traceId })).findings.map((f) => f.kind)).not.toContain(
+      'SPANS_TRUNCATED',
+    );
 
     // Through GraphQL (cap 10,000): the whole trace, not truncated, and pages of any size meet every span once.
-    const whole = await q<{ trace: { spansTruncated: boolean; spans: Array<{ spanId: string; type: string }>; findings: Array<{ kind: string }> } }>(
+    const whole = await q<{
+      trace: { spansTruncated: boolean; spans: Array<{ spanId: string; type: string }>; findings: Array<{ kind: string }> };
+    }>(
       'query($id: String!) { trace(traceId: $id) { spansTruncated spans { spanId type } findings { kind } } }',
       { id: traceId.toUpperCase() },
       wide.apiKey,
@@ -436,13 +650,22 @@ describe('query API', () => {
     expect(whole.data!.trace.findings.map((f) => f.kind)).not.toContain('SPANS_TRUNCATED');
     for (const first of [1, 4, 22, 23, 100]) expect(await pageThroughSpans(traceId, first, wide.apiKey)).toEqual(order);
     // spansTruncated alone (no spans read) and on a traces page.
-    const alone = await q<{ trace: { spansTruncated: boolean } }>('query($id: String!) { trace(traceId: $id) { spansTruncated } }', { id: traceId }, wide.apiKey);
+    const alone = await q<{ trace: { spansTruncated: boolean } }>(
+      'query($id: String!) { trace(traceId: $id) { spansTruncated } }',
+      { id: traceId },
+      wide.apiKey,
+    );
     expect(alone.data).toEqual({ trace: { spansTruncated: false } });
-    const listed = await q<{ traces: { nodes: Array<{ spansTruncated: boolean }> } }>('{ traces(first: 5) { nodes { spansTruncated } } }', {}, wide.apiKey);
+    const listed = await q<{ traces: { nodes: Array<{ spansTruncated: boolean }> } }>(
+      '{ traces(first: 5) { nodes { spansTruncated } } }',
+      {},
+      wide.apiKey,
+    );
     expect(listed.data).toEqual({ traces: { nodes: [{ spansTruncated: false }] } });
     // Bad page arguments are the caller's mistake.
     const code = (r: { errors?: Array<{ extensions?: { code?: string } }> }) => r.errors?.[0]?.extensions?.code;
-    const pageOf = (args: string) => q(`query($id: String!) { trace(traceId: $id) { spans(${args}) { spanId } } }`, { id: traceId }, wide.apiKey);
+    const pageOf = (args: string) =>
+      q(`query($id: String!) { trace(traceId: $id) { spans(${args}) { spanId } } }`, { id: traceId }, wide.apiKey);
     expect(code(await pageOf('first: 0'))).toBe('BAD_USER_INPUT');
     expect(code(await pageOf(`first: ${MAX_SPANS_PER_READ + 1}`))).toBe('BAD_USER_INPUT');
     expect(code(await pageOf('after: "not-a-cursor"'))).toBe('BAD_USER_INPUT');
@@ -452,11 +675,16 @@ describe('query API', () => {
 
   it('says an ordinary trace is not truncated, in spansTruncated, the findings and the waterfall', async () => {
     const { expected } = traces[4]!;
-    const result = await q<{ trace: { spansTruncated: boolean; findings: Array<{ kind: string }> } }>('query($id: String!) { trace(traceId: $id) { spansTruncated findings { kind } } }', { id: expected.traceId });
+    const result = await q<{ trace: { spansTruncated: boolean; findings: Array<{ kind: string }> } }>(
+      'query($id: String!) { trace(traceId: $id) { spansTruncated findings { kind } } }',
+      { id: expected.traceId },
+    );
     expect(result.errors).toBeUndefined();
     expect(result.data!.trace.spansTruncated).toBe(false);
     expect(result.data!.trace.findings.map((f) => f.kind)).not.toContain('SPANS_TRUNCATED');
-    const svg = await fetch(`${api}/v1/traces/${expected.traceId}/waterfall.svg`, { headers: { authorization: `Bearer ${project.apiKey}` } });
+    const svg = await fetch(`${api}/v1/traces/${expected.traceId}/waterfall.svg`, {
+      headers: { authorization: `Bearer ${project.apiKey}` },
+    });
     expect(svg.status).toBe(200);
     expect(svg.headers.get('x-spanforge-spans-truncated')).toBe('false');
     expect(await svg.text()).not.toContain('spans only');
@@ -465,7 +693,14 @@ describe('query API', () => {
   it(`reads at most ${MAX_SPANS_PER_READ.toLocaleString('en-US')} spans of a larger trace, through GraphQL and the waterfall, and pages through the rest`, async () => {
     const huge = await h.newProject('huge-trace-tenant');
     const { traceId, spanIds } = await sendWideTrace(huge.apiKey, huge.projectId, MAX_SPANS_PER_READ + 4, Date.UTC(2026, 10, 17, 9));
-    const result = await q<{ trace: { spansTruncated: boolean; spans: Array<{ spanId: string }>; criticalPath: Array<{ spanId: string }>; findings: Array<{ kind: string; message: string }> } }>(
+    const result = await q<{
+      trace: {
+        spansTruncated: boolean;
+        spans: Array<{ spanId: string }>;
+        criticalPath: Array<{ spanId: string }>;
+        findings: Array<{ kind: string; message: string }>;
+      };
+    }>(
       'query($id: String!) { trace(traceId: $id) { spansTruncated spans { spanId } criticalPath { spanId } findings { kind message } } }',
       { id: traceId },
       huge.apiKey,
@@ -475,7 +710,10 @@ describe('query API', () => {
     expect(trace.spansTruncated).toBe(true);
     expect(trace.spans).toHaveLength(MAX_SPANS_PER_READ);
     expect(trace.criticalPath.length).toBeGreaterThan(0);
-    expect(trace.findings[0]).toEqual({ kind: 'SPANS_TRUNCATED', message: expect.stringContaining(`first ${MAX_SPANS_PER_READ.toLocaleString('en-US')} in start order`) });
+    expect(trace.findings[0]).toEqual({
+      kind: 'SPANS_TRUNCATED',
+      message: expect.stringContaining(`first ${MAX_SPANS_PER_READ.toLocaleString('en-US')} in start order`),
+    });
     const paged = await pageThroughSpans(traceId, MAX_SPANS_PER_READ, huge.apiKey);
     expect(paged).toHaveLength(spanIds.length);
     expect(new Set(paged).size).toBe(spanIds.length);
@@ -495,14 +733,19 @@ describe('query API', () => {
     const spans = recorder.finished();
     const expected = expectedTrace(spans);
     expect(expected.inputTokens).toBeGreaterThan(2 ** 32);
-    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, busy.apiKey), spans))).toBe(true);
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, busy.apiKey), spans))).toBe(
+      true,
+    );
     await h.waitForSpans(busy.projectId, spans.length);
     const ask = async <T>(query: string, variables: Record<string, unknown> = {}) => {
       const result = await q<T>(query, variables, busy.apiKey);
       expect(result.errors).toBeUndefined();
       return result.data!;
     };
-    const trace = await ask<{ trace: { inputTokens: number; outputTokens: number } }>('query($id: String!) { trace(traceId: $id) { inputTokens outputTokens } }', { id: expected.traceId });
+    const trace = await ask<{ trace: { inputTokens: number; outputTokens: number } }>(
+      'query($id: String!) { trace(traceId: $id) { inputTokens outputTokens } }',
+      { id: expected.traceId },
+    );
     expect(trace.trace).toEqual({ inputTokens: expected.inputTokens, outputTokens: expected.outputTokens });
     // Daily costs are the worker's upkeep, written just after the spans: wait for them.
     type Costs = { costBreakdown: Array<{ keys: string[]; inputTokens: number; outputTokens: number }> };
@@ -511,7 +754,11 @@ describe('query API', () => {
       await new Promise((r) => setTimeout(r, 100));
       cost = await ask<Costs>('{ costBreakdown(groupBy: [MODEL]) { keys inputTokens outputTokens } }');
     }
-    expect(cost.costBreakdown.find((r) => r.keys[0] === SONNET.model)).toEqual({ keys: [SONNET.model], inputTokens: expected.inputTokens, outputTokens: expected.outputTokens });
+    expect(cost.costBreakdown.find((r) => r.keys[0] === SONNET.model)).toEqual({
+      keys: [SONNET.model],
+      inputTokens: expected.inputTokens,
+      outputTokens: expected.outputTokens,
+    });
     const models = await ask<{ modelStats: Array<{ model: string; inputTokens: number }> }>('{ modelStats { model inputTokens } }');
     expect(models.modelStats).toEqual([{ model: SONNET.model, inputTokens: expected.inputTokens }]);
   });
@@ -521,7 +768,17 @@ describe('query API', () => {
     let after: string | null = null;
     let total = 0;
     do {
-      const page: Awaited<ReturnType<typeof q<{ traces: { nodes: Array<{ traceId: string; startTime: string }>; totalCount: number; pageInfo: { endCursor: string | null; hasNextPage: boolean } } }>>> = await q(
+      const page: Awaited<
+        ReturnType<
+          typeof q<{
+            traces: {
+              nodes: Array<{ traceId: string; startTime: string }>;
+              totalCount: number;
+              pageInfo: { endCursor: string | null; hasNextPage: boolean };
+            };
+          }>
+        >
+      > = await q(
         'query($after: String) { traces(first: 4, after: $after) { nodes { traceId startTime } totalCount pageInfo { endCursor hasNextPage } } }',
         { after },
       );
@@ -534,20 +791,32 @@ describe('query API', () => {
     expect(seen).toEqual([...traces].reverse().map((t) => t.expected.traceId));
 
     const count = async (filter: Record<string, unknown>) =>
-      (await q<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', { f: filter })).data!.traces.totalCount;
+      (await q<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', { f: filter })).data!
+        .traces.totalCount;
     expect(await count({ sessionId: 'beta' })).toBe(traces.filter((t) => t.expected.session === 'beta').length);
     expect(await count({ hasError: true })).toBe(traces.filter((t) => t.expected.errorCount > 0).length);
     expect(await count({ minIterations: 2, maxIterations: 2 })).toBe(traces.filter((t) => t.expected.iterations === 2).length);
-    expect(await count({ model: 'claude-3-5-sonnet-20241022' })).toBe(plan.filter((p) => p.calls.some((c) => c.model === SONNET.model)).length);
+    expect(await count({ model: 'claude-3-5-sonnet-20241022' })).toBe(
+      plan.filter((p) => p.calls.some((c) => c.model === SONNET.model)).length,
+    );
     expect(await count({ from: new Date(base + 2 * 3_600_000).toISOString(), to: new Date(base + 5 * 3_600_000).toISOString() })).toBe(3);
     expect(await count({ attributes: [{ key: 'gen_ai.agent.name', value: 'support' }] })).toBe(traces.length);
-    expect(await count({ attributes: [{ key: 'gen_ai.usage.output_tokens', value: String(SONNET.output) }] })).toBe(plan.filter((p) => p.calls.some((c) => c.model === SONNET.model)).length);
+    expect(await count({ attributes: [{ key: 'gen_ai.usage.output_tokens', value: String(SONNET.output) }] })).toBe(
+      plan.filter((p) => p.calls.some((c) => c.model === SONNET.model)).length,
+    );
   });
 
   it('answers latencyByIterations with exact percentiles per iteration count', async () => {
-    const result = await q<{ latencyByIterations: Array<{ iterations: number; traceCount: number; p50Ms: number; p95Ms: number; p99Ms: number; avgCostUsd: number }> }>(
-      '{ latencyByIterations { iterations traceCount p50Ms p95Ms p99Ms avgCostUsd } }',
-    );
+    const result = await q<{
+      latencyByIterations: Array<{
+        iterations: number;
+        traceCount: number;
+        p50Ms: number;
+        p95Ms: number;
+        p99Ms: number;
+        avgCostUsd: number;
+      }>;
+    }>('{ latencyByIterations { iterations traceCount p50Ms p95Ms p99Ms avgCostUsd } }');
     expect(result.errors).toBeUndefined();
     const groups = new Map<number, typeof traces>();
     for (const t of traces) groups.set(t.expected.iterations, [...(groups.get(t.expected.iterations) ?? []), t]);
@@ -564,29 +833,54 @@ describe('query API', () => {
   });
 
   it('answers sessions, most expensive first, each the sum of its traces', async () => {
-    const result = await q<{ sessions: { nodes: Array<{ sessionId: string; traceCount: number; costUsd: number; inputTokens: number; outputTokens: number; firstSeen: string; feedback: unknown[] }>; totalCount: number } }>(
+    const result = await q<{
+      sessions: {
+        nodes: Array<{
+          sessionId: string;
+          traceCount: number;
+          costUsd: number;
+          inputTokens: number;
+          outputTokens: number;
+          firstSeen: string;
+          feedback: unknown[];
+        }>;
+        totalCount: number;
+      };
+    }>(
       '{ sessions { nodes { sessionId traceCount costUsd inputTokens outputTokens firstSeen lastSeen feedback { name count avg } } totalCount } }',
     );
     expect(result.errors).toBeUndefined();
-    const expected = ['alpha', 'beta'].map((session) => {
-      const own = traces.filter((t) => t.expected.session === session);
-      return {
-        sessionId: session,
-        traceCount: own.length,
-        costUsd: own.reduce((s, t) => s + t.expected.costUsd, 0),
-        inputTokens: own.reduce((s, t) => s + t.expected.inputTokens, 0),
-        outputTokens: own.reduce((s, t) => s + t.expected.outputTokens, 0),
-      };
-    }).sort((a, b) => b.costUsd - a.costUsd);
+    const expected = ['alpha', 'beta']
+      .map((session) => {
+        const own = traces.filter((t) => t.expected.session === session);
+        return {
+          sessionId: session,
+          traceCount: own.length,
+          costUsd: own.reduce((s, t) => s + t.expected.costUsd, 0),
+          inputTokens: own.reduce((s, t) => s + t.expected.inputTokens, 0),
+          outputTokens: own.reduce((s, t) => s + t.expected.outputTokens, 0),
+        };
+      })
+      .sort((a, b) => b.costUsd - a.costUsd);
     expect(result.data!.sessions.totalCount).toBe(2);
     expect(result.data!.sessions.nodes.map((n) => n.sessionId)).toEqual(expected.map((e) => e.sessionId));
     result.data!.sessions.nodes.forEach((node, i) => {
-      expect(node).toMatchObject({ traceCount: expected[i]!.traceCount, inputTokens: expected[i]!.inputTokens, outputTokens: expected[i]!.outputTokens, feedback: [] });
+      expect(node).toMatchObject({
+        traceCount: expected[i]!.traceCount,
+        inputTokens: expected[i]!.inputTokens,
+        outputTokens: expected[i]!.outputTokens,
+        feedback: [],
+      });
       expect(node.costUsd).toBeCloseTo(expected[i]!.costUsd, 9);
     });
-    const firstPage = await q<{ sessions: { nodes: Array<{ sessionId: string }>; pageInfo: { endCursor: string; hasNextPage: boolean } } }>('{ sessions(first: 1) { nodes { sessionId } pageInfo { endCursor hasNextPage } } }');
+    const firstPage = await q<{ sessions: { nodes: Array<{ sessionId: string }>; pageInfo: { endCursor: string; hasNextPage: boolean } } }>(
+      '{ sessions(first: 1) { nodes { sessionId } pageInfo { endCursor hasNextPage } } }',
+    );
     expect(firstPage.data!.sessions.pageInfo.hasNextPage).toBe(true);
-    const second = await q<{ sessions: { nodes: Array<{ sessionId: string }>; pageInfo: { hasNextPage: boolean } } }>('query($a: String) { sessions(first: 1, after: $a) { nodes { sessionId } pageInfo { hasNextPage } } }', { a: firstPage.data!.sessions.pageInfo.endCursor });
+    const second = await q<{ sessions: { nodes: Array<{ sessionId: string }>; pageInfo: { hasNextPage: boolean } } }>(
+      'query($a: String) { sessions(first: 1, after: $a) { nodes { sessionId } pageInfo { hasNextPage } } }',
+      { a: firstPage.data!.sessions.pageInfo.endCursor },
+    );
     expect(second.data!.sessions.nodes.map((n) => n.sessionId)).toEqual([expected[1]!.sessionId]);
     expect(second.data!.sessions.pageInfo.hasNextPage).toBe(false);
   });
@@ -604,7 +898,9 @@ describe('query API', () => {
         byModel.set(model, entry);
       }
     }
-    const result = await q<{ costBreakdown: Array<{ keys: string[]; costUsd: number; inputTokens: number; outputTokens: number; spanCount: number }> }>('{ costBreakdown(groupBy: [MODEL]) { keys costUsd inputTokens outputTokens spanCount } }');
+    const result = await q<{
+      costBreakdown: Array<{ keys: string[]; costUsd: number; inputTokens: number; outputTokens: number; spanCount: number }>;
+    }>('{ costBreakdown(groupBy: [MODEL]) { keys costUsd inputTokens outputTokens spanCount } }');
     expect(result.errors).toBeUndefined();
     const rows = result.data!.costBreakdown.filter((r) => r.keys[0] !== '');
     expect(rows.map((r) => r.keys[0]).sort()).toEqual([...byModel.keys()].sort());
@@ -656,13 +952,25 @@ describe('query API', () => {
     };
     type Rows = { costBreakdown: Array<{ keys: string[]; costUsd: number; inputTokens: number; spanCount: number }> };
     const ask = async (filter: Record<string, unknown>) => {
-      const result = await q<Rows>('query($f: TraceFilter) { costBreakdown(groupBy: [MODEL, DAY], filter: $f) { keys costUsd inputTokens spanCount } }', { f: filter }, ranged.apiKey);
+      const result = await q<Rows>(
+        'query($f: TraceFilter) { costBreakdown(groupBy: [MODEL, DAY], filter: $f) { keys costUsd inputTokens spanCount } }',
+        { f: filter },
+        ranged.apiKey,
+      );
       expect(result.errors).toBeUndefined();
       return result.data!.costBreakdown.filter((r) => r.keys[0] !== '');
     };
-    await until(async () => (await ask({})).reduce((n, r) => n + r.spanCount, 0) === sent.flat().filter((s) => s.attributes['gen_ai.operation.name'] === 'chat').length);
+    await until(
+      async () =>
+        (await ask({})).reduce((n, r) => n + r.spanCount, 0) ===
+        sent.flat().filter((s) => s.attributes['gen_ai.operation.name'] === 'chat').length,
+    );
     // Whole days with a part day at each end; no whole day, two part days; part of one day.
-    for (const [from, to] of [[day(0, 21), day(2, 12)], [day(0, 21), day(1, 5)], [day(1, 2), day(1, 4)]] as const) {
+    for (const [from, to] of [
+      [day(0, 21), day(2, 12)],
+      [day(0, 21), day(1, 5)],
+      [day(1, 2), day(1, 4)],
+    ] as const) {
       const range = { from: new Date(from).toISOString(), to: new Date(to).toISOString() };
       const want = expectedFor(from, to);
       const rows = await ask(range);
@@ -677,7 +985,9 @@ describe('query API', () => {
     }
     // Bounds beyond the days ClickHouse holds are every trace, not a wrapped-around day.
     const everything = await ask({ from: '1900-01-01T00:00:00Z', to: '2999-12-31T12:00:00Z' });
-    expect(everything.reduce((n, r) => n + r.spanCount, 0)).toBe(sent.flat().filter((s) => s.attributes['gen_ai.operation.name'] === 'chat').length);
+    expect(everything.reduce((n, r) => n + r.spanCount, 0)).toBe(
+      sent.flat().filter((s) => s.attributes['gen_ai.operation.name'] === 'chat').length,
+    );
     expect(everything).toEqual(await ask({}));
   });
 
@@ -689,7 +999,9 @@ describe('query API', () => {
     // Three iterations of 500 ms from 600 ms before midnight: the last one starts after midnight.
     recordAgentTrace(recorder, { session: 'night', calls: [MINI, SONNET, MINI], start: midnight - 600 });
     const spans = recorder.finished();
-    const expectedCost = spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat').reduce((sum, s) => sum + expectedLlmCost(s), 0);
+    const expectedCost = spans
+      .filter((s) => s.attributes['gen_ai.operation.name'] === 'chat')
+      .reduce((sum, s) => sum + expectedLlmCost(s), 0);
     const startsAfterMidnight = (s: ReadableSpan) => toNs(s.startTime) >= midnight * 1e6;
     const wholeDays = { from: new Date(midnight - 86_400_000).toISOString(), to: new Date(midnight + 86_400_000).toISOString() };
     const byDay = (filter: Record<string, string>) => costByDay(filter, late.apiKey);
@@ -699,7 +1011,14 @@ describe('query API', () => {
     await until(async () => (await byDay(wholeDays)).some((r) => r.keys[0] === '2026-11-12'));
     expect((await byDay(wholeDays)).map((r) => r.keys[0])).toEqual(['2026-11-12']);
     // Then the rest, root included: the trace starts on the 11th, and all of its cost belongs there.
-    expect(exportSucceeded(await exportSpans(exporter, spans.filter((s) => !startsAfterMidnight(s))))).toBe(true);
+    expect(
+      exportSucceeded(
+        await exportSpans(
+          exporter,
+          spans.filter((s) => !startsAfterMidnight(s)),
+        ),
+      ),
+    ).toBe(true);
     await h.waitForSpans(late.projectId, spans.length);
     await until(async () => (await byDay(wholeDays)).every((r) => r.keys[0] === '2026-11-11'));
     const daily = await byDay(wholeDays);
@@ -714,7 +1033,9 @@ describe('query API', () => {
     const next = new SpanRecorder('midnight-agent');
     recordAgentTrace(next, { session: 'morning', calls: [SONNET], start: midnight + 3_600_000 });
     const nextSpans = next.finished();
-    const nextCost = nextSpans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat').reduce((sum, s) => sum + expectedLlmCost(s), 0);
+    const nextCost = nextSpans
+      .filter((s) => s.attributes['gen_ai.operation.name'] === 'chat')
+      .reduce((sum, s) => sum + expectedLlmCost(s), 0);
     expect(exportSucceeded(await exportSpans(exporter, nextSpans))).toBe(true);
     await until(async () => (await byDay(wholeDays)).some((r) => r.keys[0] === '2026-11-12'));
     const afterNext = await byDay(wholeDays);
@@ -735,9 +1056,16 @@ describe('query API', () => {
     // A span of the same trace from a client whose clock was far behind, sent afterwards.
     const skewed = new SpanRecorder('skewed-agent');
     const parent = trace.wrapSpanContext(root.spanContext());
-    const stray = skewed.span('execute_tool warmup', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'warmup' }, { start: early, end: early + 5 }, parent);
+    const stray = skewed.span(
+      'execute_tool warmup',
+      { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'warmup' },
+      { start: early, end: early + 5 },
+      parent,
+    );
     skewed.end(stray);
-    const expectedCost = spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat').reduce((sum, s) => sum + expectedLlmCost(s), 0);
+    const expectedCost = spans
+      .filter((s) => s.attributes['gen_ai.operation.name'] === 'chat')
+      .reduce((sum, s) => sum + expectedLlmCost(s), 0);
     const range = { from: '2024-12-01T00:00:00Z', to: '2026-12-01T00:00:00Z' };
     const byDay = () => costByDay(range, late.apiKey);
     expect(exportSucceeded(await exportSpans(exporter, spans))).toBe(true);
@@ -757,12 +1085,26 @@ describe('query API', () => {
     const exporter = otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, later.apiKey);
     const recorder = new SpanRecorder('long-agent');
     const llm = (call: LlmCall, at: number, parent: Span) =>
-      recorder.span(`chat ${call.model}`, {
-        'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': call.provider, 'gen_ai.request.model': call.model, 'gen_ai.response.model': call.model,
-        'gen_ai.usage.input_tokens': call.input, 'gen_ai.usage.cache_read.input_tokens': call.cacheRead, 'gen_ai.usage.output_tokens': call.output,
-      }, { start: at, end: at + 400 }, parent);
+      recorder.span(
+        `chat ${call.model}`,
+        {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': call.provider,
+          'gen_ai.request.model': call.model,
+          'gen_ai.response.model': call.model,
+          'gen_ai.usage.input_tokens': call.input,
+          'gen_ai.usage.cache_read.input_tokens': call.cacheRead,
+          'gen_ai.usage.output_tokens': call.output,
+        },
+        { start: at, end: at + 400 },
+        parent,
+      );
     // A run of two days and two hours: one LLM call at its start, one two days later.
-    const root = recorder.span('workflow.run', { 'session.id': 'long', 'gen_ai.operation.name': 'invoke_agent' }, { start, end: start + 50 * 3_600_000 });
+    const root = recorder.span(
+      'workflow.run',
+      { 'session.id': 'long', 'gen_ai.operation.name': 'invoke_agent' },
+      { start, end: start + 50 * 3_600_000 },
+    );
     const early = llm(MINI, start + 1_000, root);
     recorder.end(early);
     recorder.end(root);
@@ -773,7 +1115,10 @@ describe('query API', () => {
     const expectedCost = expectedLlmCost(earlySpan!) + expectedLlmCost(lateSpan!);
     const figures = async () => {
       const result = await q<{ trace: { rootName: string; startTime: string; costUsd: number; inputTokens: number } | null }>(
-        'query($id: String!) { trace(traceId: $id) { rootName startTime costUsd inputTokens } }', { id: traceId }, later.apiKey);
+        'query($id: String!) { trace(traceId: $id) { rootName startTime costUsd inputTokens } }',
+        { id: traceId },
+        later.apiKey,
+      );
       expect(result.errors).toBeUndefined();
       return result.data!.trace;
     };
@@ -784,39 +1129,64 @@ describe('query API', () => {
     await h.waitForSpans(later.projectId, 3);
     await until(async () => Math.abs(((await figures())?.costUsd ?? 0) - expectedCost) < 1e-9);
     const trace = (await figures())!;
-    expect(trace).toMatchObject({ rootName: 'workflow.run', startTime: new Date(start).toISOString(), inputTokens: MINI.input + SONNET.input });
+    expect(trace).toMatchObject({
+      rootName: 'workflow.run',
+      startTime: new Date(start).toISOString(),
+      inputTokens: MINI.input + SONNET.input,
+    });
     expect(trace.costUsd).toBeCloseTo(expectedCost, 9);
   });
 
   it('answers spanTypeStats, modelStats and ingestStats from the spans sent', async () => {
     const all = traces.flatMap((t) => t.spans);
-    const types = await q<{ spanTypeStats: Array<{ type: string; spanCount: number; errorRate: number; p50Ms: number }> }>('{ spanTypeStats { type spanCount errorRate p50Ms p95Ms p99Ms } }');
+    const types = await q<{ spanTypeStats: Array<{ type: string; spanCount: number; errorRate: number; p50Ms: number }> }>(
+      '{ spanTypeStats { type spanCount errorRate p50Ms p95Ms p99Ms } }',
+    );
     expect(types.errors).toBeUndefined();
     const expectedTypes: Record<string, ReadableSpan[]> = {};
     for (const span of all) {
-      const type = !span.parentSpanContext ? 'RUN' : ({ chat: 'LLM', invoke_agent: 'AGENT', execute_tool: 'TOOL' } as Record<string, string>)[String(span.attributes['gen_ai.operation.name'])]!;
+      const type = !span.parentSpanContext
+        ? 'RUN'
+        : ({ chat: 'LLM', invoke_agent: 'AGENT', execute_tool: 'TOOL' } as Record<string, string>)[
+            String(span.attributes['gen_ai.operation.name'])
+          ]!;
       (expectedTypes[type] ??= []).push(span);
     }
-    expect(Object.fromEntries(types.data!.spanTypeStats.map((r) => [r.type, r.spanCount]))).toEqual(Object.fromEntries(Object.entries(expectedTypes).map(([t, spans]) => [t, spans.length])));
+    expect(Object.fromEntries(types.data!.spanTypeStats.map((r) => [r.type, r.spanCount]))).toEqual(
+      Object.fromEntries(Object.entries(expectedTypes).map(([t, spans]) => [t, spans.length])),
+    );
     const llm = types.data!.spanTypeStats.find((r) => r.type === 'LLM')!;
     expect(llm.errorRate).toBeCloseTo(expectedTypes.LLM!.filter((s) => s.status.code === 2).length / expectedTypes.LLM!.length, 9);
     const toMs = (t: [number, number]) => t[0] * 1000 + t[1] / 1e6;
-    expect(llm.p50Ms).toBeCloseTo(percentile(expectedTypes.LLM!.map((s) => toMs(s.endTime) - toMs(s.startTime)), 0.5), 3);
+    expect(llm.p50Ms).toBeCloseTo(
+      percentile(
+        expectedTypes.LLM!.map((s) => toMs(s.endTime) - toMs(s.startTime)),
+        0.5,
+      ),
+      3,
+    );
 
-    const models = await q<{ modelStats: Array<{ model: string; calls: number; inputTokens: number; outputTokens: number; costUsd: number }> }>('{ modelStats { model calls inputTokens outputTokens costUsd ttftP50Ms outputTokensPerSecond } }');
+    const models = await q<{
+      modelStats: Array<{ model: string; calls: number; inputTokens: number; outputTokens: number; costUsd: number }>;
+    }>('{ modelStats { model calls inputTokens outputTokens costUsd ttftP50Ms outputTokensPerSecond } }');
     expect(models.errors).toBeUndefined();
     for (const row of models.data!.modelStats) {
       const calls = expectedTypes.LLM!.filter((s) => s.attributes['gen_ai.response.model'] === row.model);
       expect(row.calls).toBe(calls.length);
       expect(row.inputTokens).toBe(calls.reduce((n, s) => n + Number(s.attributes['gen_ai.usage.input_tokens']), 0));
       expect(row.outputTokens).toBe(calls.reduce((n, s) => n + Number(s.attributes['gen_ai.usage.output_tokens']), 0));
-      expect(row.costUsd).toBeCloseTo(calls.reduce((n, s) => n + expectedLlmCost(s), 0), 9);
+      expect(row.costUsd).toBeCloseTo(
+        calls.reduce((n, s) => n + expectedLlmCost(s), 0),
+        9,
+      );
     }
     expect(models.data!.modelStats.map((r) => r.model).sort()).toEqual([MINI.model, SONNET.model].sort());
 
     // Accounting rows are written in their own batches (within a second): wait for them.
     type Minutes = { ingestStats: Array<{ received: number; accepted: number; rejected: number }> };
-    let ingest = await q<Minutes>('{ ingestStats { minute received accepted rejected rateLimited refused rejectedByReason { reason spans } } }');
+    let ingest = await q<Minutes>(
+      '{ ingestStats { minute received accepted rejected rateLimited refused rejectedByReason { reason spans } } }',
+    );
     for (let i = 0; i < 50 && ingest.data!.ingestStats.reduce((n, m) => n + m.accepted, 0) < all.length; i++) {
       await new Promise((r) => setTimeout(r, 100));
       ingest = await q<Minutes>('{ ingestStats { minute received accepted rejected } }');
@@ -826,7 +1196,9 @@ describe('query API', () => {
     expect(ingest.data!.ingestStats.reduce((n, m) => n + m.accepted, 0)).toBe(all.length);
     // A time range picks the minutes in it: all of them from an hour ago to a minute ahead, none from the day before.
     const ranged = async (from: number, to: number) =>
-      q<Minutes>('query($r: TimeRange) { ingestStats(filter: $r) { minute received accepted } }', { r: { from: new Date(from).toISOString(), to: new Date(to).toISOString() } });
+      q<Minutes>('query($r: TimeRange) { ingestStats(filter: $r) { minute received accepted } }', {
+        r: { from: new Date(from).toISOString(), to: new Date(to).toISOString() },
+      });
     const recent = await ranged(Date.now() - 3_600_000, Date.now() + 60_000);
     expect(recent.errors).toBeUndefined();
     expect(recent.data!.ingestStats.reduce((n, m) => n + m.received, 0)).toBe(all.length);
@@ -843,26 +1215,48 @@ describe('query API', () => {
     for (const [u, session] of ['fast', 'slow'].entries()) {
       for (let i = 0; i < 4; i++) {
         const at = t0 + (u * 4 + i) * 10_000;
-        const root = recorder.span(`turn-${session}`, { 'session.id': session, 'user.id': `user-${session}`, 'gen_ai.operation.name': 'invoke_agent' }, { start: at, end: at + 5_000 });
+        const root = recorder.span(
+          `turn-${session}`,
+          { 'session.id': session, 'user.id': `user-${session}`, 'gen_ai.operation.name': 'invoke_agent' },
+          { start: at, end: at + 5_000 },
+        );
         // The last slow turn calls one model only, so a model filter leaves it out.
         for (const [j, call] of (u === 1 && i === 3 ? [MINI] : [MINI, SONNET]).entries()) {
           const length = 200 + 97 * i + 31 * j + u * 900;
-          const llm = recorder.span(`chat ${call.model}`, {
-            'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': call.provider, 'gen_ai.request.model': call.model, 'gen_ai.response.model': call.model,
-            'gen_ai.usage.input_tokens': call.input, 'gen_ai.usage.output_tokens': 50 + 10 * i + u * 100, 'gen_ai.response.time_to_first_chunk': 0.05 + 0.013 * i + 0.2 * u + 0.007 * j,
-          }, { start: at + 10 + j * 2_000, end: at + 10 + j * 2_000 + length }, root);
+          const llm = recorder.span(
+            `chat ${call.model}`,
+            {
+              'gen_ai.operation.name': 'chat',
+              'gen_ai.provider.name': call.provider,
+              'gen_ai.request.model': call.model,
+              'gen_ai.response.model': call.model,
+              'gen_ai.usage.input_tokens': call.input,
+              'gen_ai.usage.output_tokens': 50 + 10 * i + u * 100,
+              'gen_ai.response.time_to_first_chunk': 0.05 + 0.013 * i + 0.2 * u + 0.007 * j,
+            },
+            { start: at + 10 + j * 2_000, end: at + 10 + j * 2_000 + length },
+            root,
+          );
           recorder.end(llm);
         }
-        const tool = recorder.span('execute_tool lookup', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup' }, { start: at + 4_000, end: at + 4_000 + 20 + 5 * i }, root);
+        const tool = recorder.span(
+          'execute_tool lookup',
+          { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup' },
+          { start: at + 4_000, end: at + 4_000 + 20 + 5 * i },
+          root,
+        );
         recorder.end(tool);
         recorder.end(root);
       }
     }
     const spans = recorder.finished();
-    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, stats.apiKey), spans))).toBe(true);
+    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, stats.apiKey), spans))).toBe(
+      true,
+    );
     await h.waitForSpans(stats.projectId, spans.length);
     // Trace filters read the per-trace figures, which the worker's upkeep writes just after the spans.
-    const total = async () => (await q<{ traces: { totalCount: number } }>('{ traces { totalCount } }', {}, stats.apiKey)).data!.traces.totalCount;
+    const total = async () =>
+      (await q<{ traces: { totalCount: number } }>('{ traces { totalCount } }', {}, stats.apiKey)).data!.traces.totalCount;
     for (let i = 0; i < 100 && (await total()) < 8; i++) await new Promise((r) => setTimeout(r, 100));
     const ms = (s: ReadableSpan) => (toNs(s.endTime) - toNs(s.startTime)) / 1e6;
     const sessionOf = (s: ReadableSpan) => {
@@ -875,11 +1269,18 @@ describe('query API', () => {
       expect(result.errors).toBeUndefined();
       return result.data!;
     };
-    const models = (s: ReadableSpan) => spans.filter((c) => c.spanContext().traceId === s.spanContext().traceId).map((c) => c.attributes['gen_ai.response.model']);
+    const models = (s: ReadableSpan) =>
+      spans.filter((c) => c.spanContext().traceId === s.spanContext().traceId).map((c) => c.attributes['gen_ai.response.model']);
     // `from` inside the first turn: its root started before, its LLM calls after.
     const midFirstTurn = new Date(t0 + 5).toISOString();
     type StatsFilter = { sessionId?: string; userId?: string; rootName?: string; model?: string; from?: string };
-    const filters: StatsFilter[] = [{}, { sessionId: 'slow' }, { userId: 'user-fast' }, { rootName: 'turn-slow', model: SONNET.model }, { from: midFirstTurn, sessionId: 'fast' }];
+    const filters: StatsFilter[] = [
+      {},
+      { sessionId: 'slow' },
+      { userId: 'user-fast' },
+      { rootName: 'turn-slow', model: SONNET.model },
+      { from: midFirstTurn, sessionId: 'fast' },
+    ];
     for (const filter of filters) {
       // The range is on the spans; the rest picks traces, whenever they started.
       const traceMatches = (s: ReadableSpan) =>
@@ -898,14 +1299,20 @@ describe('query API', () => {
       for (const row of byType.spanTypeStats) {
         const durations = chosen.filter((s) => typeOf(s) === row.type).map(ms);
         expect({ filter, type: row.type, spanCount: row.spanCount }).toEqual({ filter, type: row.type, spanCount: durations.length });
-        for (const [field, p] of [['p50Ms', 0.5], ['p95Ms', 0.95], ['p99Ms', 0.99]] as const) expect(row[field]).toBeCloseTo(percentile(durations, p), 3);
+        for (const [field, p] of [
+          ['p50Ms', 0.5],
+          ['p95Ms', 0.95],
+          ['p99Ms', 0.99],
+        ] as const)
+          expect(row[field]).toBeCloseTo(percentile(durations, p), 3);
       }
-      const byModel = await ask<{ modelStats: Array<{ model: string; calls: number; ttftP50Ms: number; ttftP95Ms: number; outputTokensPerSecond: number }> }>(
-        'query($f: TraceFilter) { modelStats(filter: $f) { model calls ttftP50Ms ttftP95Ms outputTokensPerSecond } }',
-        filter,
-      );
+      const byModel = await ask<{
+        modelStats: Array<{ model: string; calls: number; ttftP50Ms: number; ttftP95Ms: number; outputTokensPerSecond: number }>;
+      }>('query($f: TraceFilter) { modelStats(filter: $f) { model calls ttftP50Ms ttftP95Ms outputTokensPerSecond } }', filter);
       const llms = chosen.filter((s) => typeOf(s) === 'LLM');
-      expect(byModel.modelStats.map((r) => r.model).sort()).toEqual([...new Set(llms.map((s) => String(s.attributes['gen_ai.response.model'])))].sort());
+      expect(byModel.modelStats.map((r) => r.model).sort()).toEqual(
+        [...new Set(llms.map((s) => String(s.attributes['gen_ai.response.model'])))].sort(),
+      );
       for (const row of byModel.modelStats) {
         const calls = llms.filter((s) => s.attributes['gen_ai.response.model'] === row.model);
         const ttft = calls.map((s) => Number(s.attributes['gen_ai.response.time_to_first_chunk']) * 1000);
@@ -914,11 +1321,18 @@ describe('query API', () => {
         expect(row.ttftP95Ms).toBeCloseTo(percentile(ttft, 0.95), 3);
         // Output tokens over generation time: each call's duration after its first token.
         const generating = calls.reduce((n, s, i) => n + Math.max(ms(s) / 1000 - ttft[i]! / 1000, 0), 0);
-        expect(row.outputTokensPerSecond).toBeCloseTo(calls.reduce((n, s) => n + Number(s.attributes['gen_ai.usage.output_tokens']), 0) / generating, 3);
+        expect(row.outputTokensPerSecond).toBeCloseTo(
+          calls.reduce((n, s) => n + Number(s.attributes['gen_ai.usage.output_tokens']), 0) / generating,
+          3,
+        );
       }
       // A traces page takes the range on the traces' own start.
-      const traceCount = (await ask<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', filter)).traces.totalCount;
-      const roots = spans.filter((s) => !s.parentSpanContext && traceMatches(s) && (!filter.from || toNs(s.startTime) >= Date.parse(filter.from) * 1e6));
+      const traceCount = (
+        await ask<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', filter)
+      ).traces.totalCount;
+      const roots = spans.filter(
+        (s) => !s.parentSpanContext && traceMatches(s) && (!filter.from || toNs(s.startTime) >= Date.parse(filter.from) * 1e6),
+      );
       expect({ filter, traceCount }).toEqual({ filter, traceCount: roots.length });
     }
   });
@@ -932,24 +1346,36 @@ describe('query API', () => {
     const detail = 'query($id: String!, $span: String!) { spanDetail(traceId: $id, spanId: $span) { spanId } }';
     expect((await q<{ spanDetail: { spanId: string } }>(detail, { id, span: spanId })).data!.spanDetail).toEqual({ spanId });
     expect((await asOther<{ spanDetail: null }>(detail, { id, span: spanId })).data!.spanDetail).toBeNull();
-    const own = await asOther<{ traces: { nodes: Array<{ traceId: string }>; totalCount: number } }>('{ traces { nodes { traceId } totalCount } }');
+    const own = await asOther<{ traces: { nodes: Array<{ traceId: string }>; totalCount: number } }>(
+      '{ traces { nodes { traceId } totalCount } }',
+    );
     expect(own.data!.traces.totalCount).toBe(1);
     expect(own.data!.traces.nodes.map((n) => n.traceId)).not.toContain(id);
     const firstPage = await q<{ traces: { pageInfo: { endCursor: string } } }>('{ traces(first: 1) { pageInfo { endCursor } } }');
-    const viaCursor = await asOther<{ traces: { nodes: Array<{ traceId: string }> } }>('query($a: String) { traces(after: $a) { nodes { traceId } } }', { a: firstPage.data!.traces.pageInfo.endCursor });
+    const viaCursor = await asOther<{ traces: { nodes: Array<{ traceId: string }> } }>(
+      'query($a: String) { traces(after: $a) { nodes { traceId } } }',
+      { a: firstPage.data!.traces.pageInfo.endCursor },
+    );
     expect(viaCursor.data!.traces.nodes.every((n) => !traces.some((t) => t.expected.traceId === n.traceId))).toBe(true);
-    const sessions = await asOther<{ sessions: { nodes: Array<{ traceCount: number }> } }>('{ sessions { nodes { sessionId traceCount } } }');
+    const sessions = await asOther<{ sessions: { nodes: Array<{ traceCount: number }> } }>(
+      '{ sessions { nodes { sessionId traceCount } } }',
+    );
     expect(sessions.data!.sessions.nodes).toEqual([{ sessionId: 'alpha', traceCount: 1 }]);
     const latency = await asOther<{ latencyByIterations: Array<{ traceCount: number }> }>('{ latencyByIterations { traceCount } }');
     expect(latency.data!.latencyByIterations.reduce((n, r) => n + r.traceCount, 0)).toBe(1);
-    const cost = await asOther<{ costBreakdown: Array<{ keys: string[]; spanCount: number }> }>('{ costBreakdown(groupBy: [MODEL]) { keys spanCount } }');
+    const cost = await asOther<{ costBreakdown: Array<{ keys: string[]; spanCount: number }> }>(
+      '{ costBreakdown(groupBy: [MODEL]) { keys spanCount } }',
+    );
     expect(cost.data!.costBreakdown.filter((r) => r.keys[0] !== '')).toEqual([{ keys: [SONNET.model], spanCount: 1 }]);
-    const stats = await asOther<{ modelStats: Array<{ calls: number }>; spanTypeStats: Array<{ spanCount: number }> }>('{ modelStats { calls } spanTypeStats { spanCount } }');
+    const stats = await asOther<{ modelStats: Array<{ calls: number }>; spanTypeStats: Array<{ spanCount: number }> }>(
+      '{ modelStats { calls } spanTypeStats { spanCount } }',
+    );
     expect(stats.data!.modelStats).toEqual([{ calls: 1 }]);
     expect(stats.data!.spanTypeStats.reduce((n, r) => n + r.spanCount, 0)).toBe(4);
     // Filters that match the first project's traces (checked with its key) match nothing of theirs.
     const count = async (f: Record<string, unknown>, key?: string) =>
-      (await q<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', { f }, key)).data!.traces.totalCount;
+      (await q<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', { f }, key)).data!.traces
+        .totalCount;
     const betaTraces = plan.filter((p) => p.session === 'beta').length;
     expect(await count({ sessionId: 'beta' })).toBe(betaTraces);
     expect(await count({ sessionId: 'beta' }, other.apiKey)).toBe(0);
@@ -963,7 +1389,10 @@ describe('query API', () => {
     expect(scored.status).toBe(202);
     expect(await count({ feedback: { name: 'isolation' } })).toBe(1);
     expect(await count({ feedback: { name: 'isolation' } }, other.apiKey)).toBe(0);
-    const scoredSessions = await asOther<{ sessions: { nodes: unknown[] } }>('query($f: SessionFilter) { sessions(filter: $f) { nodes { sessionId } } }', { f: { feedback: { name: 'isolation' } } });
+    const scoredSessions = await asOther<{ sessions: { nodes: unknown[] } }>(
+      'query($f: SessionFilter) { sessions(filter: $f) { nodes { sessionId } } }',
+      { f: { feedback: { name: 'isolation' } } },
+    );
     expect(scoredSessions.data!.sessions.nodes).toEqual([]);
     // A sessions cursor from the first project leads the other nowhere into it.
     const sessionPage = await q<{ sessions: { pageInfo: { endCursor: string } } }>('{ sessions(first: 1) { pageInfo { endCursor } } }');
@@ -1009,7 +1438,11 @@ describe('query API', () => {
     expect(backwards.errors![0]!.message).toMatch(/minIterations \(5\) is greater than filter.maxIterations \(1\)/);
     expect(code(await q('{ sessions(filter: { feedback: { name: "thumbs", min: 5, max: 1 } }) { totalCount } }'))).toBe('BAD_USER_INPUT');
     // A request without a query is the caller's mistake, and the answer says what to send.
-    const empty = await fetch(`${api}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${project.apiKey}` }, body: '{}' });
+    const empty = await fetch(`${api}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${project.apiKey}` },
+      body: '{}',
+    });
     const emptyBody = (await empty.json()) as { errors: Array<{ message: string; extensions: { code: string } }> };
     expect(emptyBody.errors.map((e) => e.extensions.code)).toEqual(['BAD_USER_INPUT']);
     expect(emptyBody.errors[0]!.message).toMatch(/no query/);
@@ -1026,7 +1459,8 @@ describe('query API', () => {
     expect(code(await q('{ traces(first: 200) { nodes { traceId durationMs costUsd } } }'))).toBeUndefined();
     // Aliases cannot multiply the cap: a request reads at most 200 traces' spans in all
     // (trace-reads.spec.ts); the same traces under many aliases are read once each.
-    const pages = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `p${i}: traces(first: 50, filter: { minIterations: ${i} }) { nodes { spans { spanId } } }`).join(' ')} }`;
+    const pages = (n: number) =>
+      `{ ${Array.from({ length: n }, (_, i) => `p${i}: traces(first: 50, filter: { minIterations: ${i} }) { nodes { spans { spanId } } }`).join(' ')} }`;
     const total = (await q<{ traces: { totalCount: number } }>('{ traces { totalCount } }')).data!.traces.totalCount;
     expect(total).toBeLessThan(50);
     expect((await q(pages(1))).errors).toBeUndefined();
@@ -1039,27 +1473,40 @@ describe('query API', () => {
 
   it('applies the ClickHouse limits the operator configured (QUERY_MAX_ROWS) to API queries', async () => {
     // The same services, an API whose queries may read only one row (the project has a trace figure per trace sent).
-    const tight = await startApiServer({ ...h.infra, config: { ...h.infra.config, queryLimits: { ...h.infra.config.queryLimits, maxRowsToRead: 1 } } });
+    const tight = await startApiServer({
+      ...h.infra,
+      config: { ...h.infra.config, queryLimits: { ...h.infra.config.queryLimits, maxRowsToRead: 1 } },
+    });
     try {
       const refused = await graphql(tight.url, '{ traces { totalCount } }', {}, project.apiKey);
       expect(refused.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_EXPENSIVE');
       expect(refused.errors?.[0]?.message).toMatch(/needs more than its limits allow; narrow the time range or filters/);
-      const svg = await fetch(`${tight.url}/v1/traces/${traces[0]!.spans[0]!.spanContext().traceId}/waterfall.svg`, { headers: { authorization: `Bearer ${project.apiKey}` } });
+      const svg = await fetch(`${tight.url}/v1/traces/${traces[0]!.spans[0]!.spanContext().traceId}/waterfall.svg`, {
+        headers: { authorization: `Bearer ${project.apiKey}` },
+      });
       expect(svg.status).toBe(422);
       expect(((await svg.json()) as { error: { code: string } }).error.code).toBe('QUERY_TOO_EXPENSIVE');
     } finally {
       await tight.close();
     }
     // The API of the default limits answers the same query.
-    expect((await q<{ traces: { totalCount: number } }>('{ traces { totalCount } }')).data!.traces.totalCount).toBeGreaterThanOrEqual(traces.length);
+    expect((await q<{ traces: { totalCount: number } }>('{ traces { totalCount } }')).data!.traces.totalCount).toBeGreaterThanOrEqual(
+      traces.length,
+    );
   });
 
   it("speaks the contract's type names: TraceFilter, SessionFilter, DateTime times", async () => {
-    const types = await q<{ filter: { inputFields: Array<{ name: string; type: { name: string } }> }; span: { fields: Array<{ name: string; type: { name: string | null; ofType: { name: string } | null } }> } }>(
+    const types = await q<{
+      filter: { inputFields: Array<{ name: string; type: { name: string } }> };
+      span: { fields: Array<{ name: string; type: { name: string | null; ofType: { name: string } | null } }> };
+    }>(
       '{ filter: __type(name: "TraceFilter") { inputFields { name type { name } } } session: __type(name: "SessionFilter") { name } span: __type(name: "Span") { fields { name type { name ofType { name } } } } }',
     );
     expect(types.errors).toBeUndefined();
-    expect(types.data!.filter.inputFields.filter((f) => f.name === 'from' || f.name === 'to').map((f) => f.type.name)).toEqual(['DateTime', 'DateTime']);
+    expect(types.data!.filter.inputFields.filter((f) => f.name === 'from' || f.name === 'to').map((f) => f.type.name)).toEqual([
+      'DateTime',
+      'DateTime',
+    ]);
     const typeOf = (name: string) => types.data!.span.fields.find((f) => f.name === name)!.type;
     expect([typeOf('startTime'), typeOf('endTime')].map((t) => t.name ?? t.ofType?.name)).toEqual(['DateTime', 'DateTime']);
     const page = await q<{ traces: { nodes: Array<{ startTime: string }> } }>('{ traces(first: 5) { nodes { startTime } } }');

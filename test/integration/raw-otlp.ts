@@ -14,7 +14,8 @@ import { SpanRecorder } from '../support';
  */
 
 /** The response messages a client reads (OTLP trace_service.proto, googleapis google/rpc). */
-const PROTOS = parse(`
+const PROTOS = parse(
+  `
   syntax = "proto3";
   message Status { int32 code = 1; string message = 2; repeated Any details = 3; }
   message Any { string type_url = 1; bytes value = 2; }
@@ -22,7 +23,9 @@ const PROTOS = parse(`
   message Duration { int64 seconds = 1; int32 nanos = 2; }
   message ExportTraceServiceResponse { ExportTracePartialSuccess partial_success = 1; }
   message ExportTracePartialSuccess { int64 rejected_spans = 1; string error_message = 2; }
-`, { keepCase: true }).root;
+`,
+  { keepCase: true },
+).root;
 const RETRY_INFO_TYPE = 'type.googleapis.com/google.rpc.RetryInfo';
 
 function decode(type: string, bytes: Uint8Array): Record<string, unknown> {
@@ -53,7 +56,8 @@ export async function postTraces(base: string, body: Uint8Array, options: PostOp
   const headers: Record<string, string> = {};
   if (options.type) headers['content-type'] = options.type;
   if (options.encoding) headers['content-encoding'] = options.encoding;
-  if (options.key) headers[options.keyHeader ?? 'authorization'] = options.keyHeader === 'x-api-key' ? options.key : `Bearer ${options.key}`;
+  if (options.key)
+    headers[options.keyHeader ?? 'authorization'] = options.keyHeader === 'x-api-key' ? options.key : `Bearer ${options.key}`;
   const response = await fetch(`${base}/v1/traces`, { method: 'POST', headers, body });
   return {
     status: response.status,
@@ -73,9 +77,17 @@ export interface RpcStatus {
 /** A google.rpc.Status body, read in the answer's own encoding. */
 export function statusOf(answer: HttpAnswer): RpcStatus {
   if (answer.type === JSON_TYPE) {
-    const json = JSON.parse(answer.body.toString('utf8')) as { code?: number; message?: string; details?: { '@type': string; retryDelay?: string }[] };
+    const json = JSON.parse(answer.body.toString('utf8')) as {
+      code?: number;
+      message?: string;
+      details?: { '@type': string; retryDelay?: string }[];
+    };
     const retry = json.details?.find((d) => d['@type'] === RETRY_INFO_TYPE);
-    return { code: json.code ?? 0, message: json.message ?? '', ...(retry ? { retryDelaySeconds: parseFloat(retry.retryDelay ?? '') } : {}) };
+    return {
+      code: json.code ?? 0,
+      message: json.message ?? '',
+      ...(retry ? { retryDelaySeconds: parseFloat(retry.retryDelay ?? '') } : {}),
+    };
   }
   return statusFromProtobuf(answer.body);
 }
@@ -83,8 +95,14 @@ export function statusOf(answer: HttpAnswer): RpcStatus {
 export function statusFromProtobuf(bytes: Uint8Array): RpcStatus {
   const status = decode('Status', bytes) as { code?: number; message?: string; details?: { type_url: string; value: Uint8Array }[] };
   const retry = status.details?.find((d) => d.type_url === RETRY_INFO_TYPE);
-  const delay = retry ? (decode('RetryInfo', retry.value) as { retry_delay?: { seconds?: number; nanos?: number } }).retry_delay : undefined;
-  return { code: status.code ?? 0, message: status.message ?? '', ...(retry ? { retryDelaySeconds: (delay?.seconds ?? 0) + (delay?.nanos ?? 0) / 1e9 } : {}) };
+  const delay = retry
+    ? (decode('RetryInfo', retry.value) as { retry_delay?: { seconds?: number; nanos?: number } }).retry_delay
+    : undefined;
+  return {
+    code: status.code ?? 0,
+    message: status.message ?? '',
+    ...(retry ? { retryDelaySeconds: (delay?.seconds ?? 0) + (delay?.nanos ?? 0) / 1e9 } : {}),
+  };
 }
 
 /** ExportTraceServiceResponse as a client reads it: undefined partial success means full success. */
@@ -96,13 +114,16 @@ export function exportResponseOf(answer: HttpAnswer | Buffer): { rejectedSpans: 
     expectInt64String(json.partialSuccess.rejectedSpans);
     return { rejectedSpans: Number(json.partialSuccess.rejectedSpans ?? 0), errorMessage: json.partialSuccess.errorMessage ?? '' };
   }
-  const response = decode('ExportTraceServiceResponse', Buffer.isBuffer(answer) ? answer : answer.body) as { partial_success?: { rejected_spans?: number; error_message?: string } };
+  const response = decode('ExportTraceServiceResponse', Buffer.isBuffer(answer) ? answer : answer.body) as {
+    partial_success?: { rejected_spans?: number; error_message?: string };
+  };
   const partial = response.partial_success;
   return partial ? { rejectedSpans: partial.rejected_spans ?? 0, errorMessage: partial.error_message ?? '' } : undefined;
 }
 
 function expectInt64String(value: unknown): void {
-  if (value !== undefined && (typeof value !== 'string' || !/^\d+$/.test(value))) throw new Error(`rejectedSpans must be an int64 string in OTLP/JSON, got ${JSON.stringify(value)}`);
+  if (value !== undefined && (typeof value !== 'string' || !/^\d+$/.test(value)))
+    throw new Error(`rejectedSpans must be an int64 string in OTLP/JSON, got ${JSON.stringify(value)}`);
 }
 
 export interface GrpcAnswer {
@@ -118,17 +139,30 @@ const identity = (bytes: Buffer) => bytes;
 const EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
 
 /** One unary TraceService/Export with raw bytes, metadata `authorization` unless `key` is undefined. */
-export function grpcExport(address: string, body: Uint8Array, key?: string, metadataKey: 'authorization' | 'x-api-key' = 'authorization'): Promise<GrpcAnswer> {
+export function grpcExport(
+  address: string,
+  body: Uint8Array,
+  key?: string,
+  metadataKey: 'authorization' | 'x-api-key' = 'authorization',
+): Promise<GrpcAnswer> {
   const client = new Client(address, credentials.createInsecure());
   const metadata = new Metadata();
   if (key !== undefined) metadata.set(metadataKey, metadataKey === 'authorization' ? `Bearer ${key}` : key);
   return new Promise<GrpcAnswer>((resolve) => {
-    client.makeUnaryRequest(EXPORT_PATH, identity, identity, Buffer.from(body), metadata, { deadline: Date.now() + 15_000 }, (error: ServiceError | null, response?: Buffer) => {
-      client.close();
-      if (!error) return resolve({ code: 0, details: '', response });
-      const trailer = error.metadata?.get('grpc-status-details-bin')[0];
-      resolve({ code: error.code, details: error.details, ...(trailer ? { status: statusFromProtobuf(trailer as Buffer) } : {}) });
-    });
+    client.makeUnaryRequest(
+      EXPORT_PATH,
+      identity,
+      identity,
+      Buffer.from(body),
+      metadata,
+      { deadline: Date.now() + 15_000 },
+      (error: ServiceError | null, response?: Buffer) => {
+        client.close();
+        if (!error) return resolve({ code: 0, details: '', response });
+        const trailer = error.metadata?.get('grpc-status-details-bin')[0];
+        resolve({ code: error.code, details: error.details, ...(trailer ? { status: statusFromProtobuf(trailer as Buffer) } : {}) });
+      },
+    );
   });
 }
 
@@ -139,7 +173,8 @@ export function recordTrace(count: number, label = 'export', rootAttributes: Att
   const recorder = new SpanRecorder('refusal-tests');
   const start = Date.UTC(2025, 0, 1) + ++traceSeq * 60_000;
   const root = recorder.span(`${label} ${traceSeq}`, rootAttributes, { start, end: start + count * 1000 });
-  for (let i = 1; i < count; i++) recorder.end(recorder.span(`${label} child ${i}`, {}, { start: start + i * 1000, end: start + i * 1000 + 500 }, root));
+  for (let i = 1; i < count; i++)
+    recorder.end(recorder.span(`${label} child ${i}`, {}, { start: start + i * 1000, end: start + i * 1000 + 500 }, root));
   recorder.end(root);
   return recorder.finished();
 }

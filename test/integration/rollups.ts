@@ -37,7 +37,15 @@ export async function traceFigures(h: IngestHarness, projectId: string, traceId:
        GROUP BY trace_id)`,
     { projectId, traceId },
   );
-  return row && Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'string' && k !== 'trace_id' && k !== 'session_id' && k !== 'root_name' ? Number(v) : v])) as unknown as TraceFigures;
+  return (
+    row &&
+    (Object.fromEntries(
+      Object.entries(row).map(([k, v]) => [
+        k,
+        typeof v === 'string' && k !== 'trace_id' && k !== 'session_id' && k !== 'root_name' ? Number(v) : v,
+      ]),
+    ) as unknown as TraceFigures)
+  );
 }
 
 export interface SessionFigures {
@@ -55,5 +63,12 @@ export async function sessionFigures(h: IngestHarness, projectId: string, sessio
      GROUP BY session_id`,
     { projectId, sessionId },
   );
-  return row && { trace_count: Number(row.trace_count), input_tokens: Number(row.input_tokens), output_tokens: Number(row.output_tokens), cost_usd: Number(row.cost_usd) };
+  return (
+    row && {
+      trace_count: Number(row.trace_count),
+      input_tokens: Number(row.input_tokens),
+      output_tokens: Number(row.output_tokens),
+      cost_usd: Number(row.cost_usd),
+    }
+  );
 }

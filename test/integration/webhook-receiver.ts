@@ -7,7 +7,12 @@ export interface ReceivedDelivery {
 }
 
 /** A real HTTP receiver on loopback that records deliveries; it can answer 500 to the first N. */
-export async function startWebhookReceiver(): Promise<{ url: string; deliveries: ReceivedDelivery[]; failNext: (n: number) => void; close: () => Promise<void> }> {
+export async function startWebhookReceiver(): Promise<{
+  url: string;
+  deliveries: ReceivedDelivery[];
+  failNext: (n: number) => void;
+  close: () => Promise<void>;
+}> {
   const deliveries: ReceivedDelivery[] = [];
   let failures = 0;
   const server = http.createServer((request, response) => {

@@ -44,7 +44,9 @@ describe('per-project API limits', () => {
     // A burst of two seconds' worth goes through; the rest of the loop, in well under a second, does not.
     expect(answers.length - limited(answers).length).toBeLessThanOrEqual(RATE * 2 + 1);
     expect(limited(answers).length).toBeGreaterThan(0);
-    const rest = await fetch(`${api}/v1/traces/${'a'.repeat(32)}/waterfall.svg`, { headers: { authorization: `Bearer ${project.apiKey}` } });
+    const rest = await fetch(`${api}/v1/traces/${'a'.repeat(32)}/waterfall.svg`, {
+      headers: { authorization: `Bearer ${project.apiKey}` },
+    });
     expect(rest.status).toBe(429);
     expect(Number(rest.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(((await rest.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
@@ -66,9 +68,19 @@ describe('feedback limits and batched GraphQL', () => {
   it('holds a feedback token (public, in browsers) to about one post a second', async () => {
     const project = await h.newProject('tokens');
     const traceId = 'b'.repeat(32);
-    const created = await graphql<{ createFeedbackToken: { token: string } }>(api, 'mutation($t: String!) { createFeedbackToken(traceId: $t, name: "thumbs", ttlSeconds: 600) { token } }', { t: traceId }, project.apiKey);
+    const created = await graphql<{ createFeedbackToken: { token: string } }>(
+      api,
+      'mutation($t: String!) { createFeedbackToken(traceId: $t, name: "thumbs", ttlSeconds: 600) { token } }',
+      { t: traceId },
+      project.apiKey,
+    );
     const token = created.data!.createFeedbackToken.token;
-    const post = () => fetch(`${api}/v1/feedback`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ traceId, name: 'thumbs', value: true }) });
+    const post = () =>
+      fetch(`${api}/v1/feedback`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ traceId, name: 'thumbs', value: true }),
+      });
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await post()).status);
     expect(statuses.filter((s) => s === 202).length).toBeLessThanOrEqual(3);
@@ -78,16 +90,30 @@ describe('feedback limits and batched GraphQL', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
     // The project's own key is not held to the token's rate.
-    const keyed = await fetch(`${api}/v1/feedback`, { method: 'POST', headers: { authorization: `Bearer ${project.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ traceId, name: 'thumbs', value: false }) });
+    const keyed = await fetch(`${api}/v1/feedback`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${project.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ traceId, name: 'thumbs', value: false }),
+    });
     expect(keyed.status).toBe(202);
   });
 
   it('ends the feedback tokens of a key when the key is revoked', async () => {
     const project = await h.newProject('revoked-minter');
     const traceId = 'c'.repeat(32);
-    const created = await graphql<{ createFeedbackToken: { token: string } }>(api, 'mutation($t: String!) { createFeedbackToken(traceId: $t, name: "thumbs", ttlSeconds: 600) { token } }', { t: traceId }, project.apiKey);
+    const created = await graphql<{ createFeedbackToken: { token: string } }>(
+      api,
+      'mutation($t: String!) { createFeedbackToken(traceId: $t, name: "thumbs", ttlSeconds: 600) { token } }',
+      { t: traceId },
+      project.apiKey,
+    );
     const token = created.data!.createFeedbackToken.token;
-    const post = () => fetch(`${api}/v1/feedback`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ traceId, name: 'thumbs', value: true }) });
+    const post = () =>
+      fetch(`${api}/v1/feedback`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ traceId, name: 'thumbs', value: true }),
+      });
     expect((await post()).status).toBe(202);
     await h.infra.tenancy.revokeApiKey(project.apiKeyId);
     await new Promise((resolve) => setTimeout(resolve, 1_100));

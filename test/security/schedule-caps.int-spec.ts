@@ -36,7 +36,9 @@ describe('cost report schedules per project', () => {
       expect(created.errors).toBeUndefined();
     }
     const refused = await graphql(api, CREATE, { i: schedule('30 10 * * *') }, full.apiKey);
-    expect(refused.errors?.[0]?.message).toMatch(new RegExp(`has ${MAX_SCHEDULES_PER_PROJECT} cost report schedules, the most it may have`));
+    expect(refused.errors?.[0]?.message).toMatch(
+      new RegExp(`has ${MAX_SCHEDULES_PER_PROJECT} cost report schedules, the most it may have`),
+    );
     expect((await graphql(api, CREATE, { i: schedule('30 10 * * *') }, other.apiKey)).errors).toBeUndefined();
   });
 });

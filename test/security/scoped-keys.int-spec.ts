@@ -44,7 +44,12 @@ describe('scoped API keys and GraphQL limits', () => {
   afterAll(() => h?.stop());
 
   it('lists each key with its scopes; a key made without scopes has all three', async () => {
-    const listed = await graphql<{ apiKeys: Array<{ name: string; scopes: string[] }> }>(api, 'query($p: ID!) { apiKeys(projectId: $p) { name scopes } }', { p: projectId }, ADMIN);
+    const listed = await graphql<{ apiKeys: Array<{ name: string; scopes: string[] }> }>(
+      api,
+      'query($p: ID!) { apiKeys(projectId: $p) { name scopes } }',
+      { p: projectId },
+      ADMIN,
+    );
     expect(Object.fromEntries(listed.data!.apiKeys.map((k) => [k.name, k.scopes]))).toEqual({
       test: ['INGEST', 'READ', 'MANAGE'],
       exporter: ['INGEST'],
@@ -62,14 +67,28 @@ describe('scoped API keys and GraphQL limits', () => {
     const read = await graphql(api, '{ traces { totalCount } }', {}, keys.ingest);
     expect({ data: read.data, code: code(read) }).toEqual({ data: null, code: 'FORBIDDEN' });
     expect(read.errors![0]!.message).toMatch(/lacks the READ scope/);
-    const waterfall = await fetch(`${api}/v1/traces/${traceIdOf(spans)}/waterfall.svg`, { headers: { authorization: `Bearer ${keys.ingest}` } });
-    expect({ status: waterfall.status, body: await waterfall.json() }).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN' } } });
+    const waterfall = await fetch(`${api}/v1/traces/${traceIdOf(spans)}/waterfall.svg`, {
+      headers: { authorization: `Bearer ${keys.ingest}` },
+    });
+    expect({ status: waterfall.status, body: await waterfall.json() }).toMatchObject({
+      status: 403,
+      body: { error: { code: 'FORBIDDEN' } },
+    });
     const schedule = await graphql(api, '{ costReportSchedules { id } }', {}, keys.ingest);
     expect(code(schedule)).toBe('FORBIDDEN');
-    const token = await graphql(api, 'mutation($t: String!) { createFeedbackToken(traceId: $t, name: "x", ttlSeconds: 60) { token } }', { t: traceIdOf(spans) }, keys.ingest);
+    const token = await graphql(
+      api,
+      'mutation($t: String!) { createFeedbackToken(traceId: $t, name: "x", ttlSeconds: 60) { token } }',
+      { t: traceIdOf(spans) },
+      keys.ingest,
+    );
     expect(code(token)).toBe('FORBIDDEN');
     // Its own feedback path works: INGEST covers feedback.
-    const feedback = await fetch(`${api}/v1/feedback`, { method: 'POST', headers: { authorization: `Bearer ${keys.ingest}`, 'content-type': 'application/json' }, body: JSON.stringify({ traceId: traceIdOf(spans), name: 'ok', value: 1 }) });
+    const feedback = await fetch(`${api}/v1/feedback`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.ingest}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ traceId: traceIdOf(spans), name: 'ok', value: 1 }),
+    });
     expect(feedback.status).toBe(202);
   });
 
@@ -80,9 +99,21 @@ describe('scoped API keys and GraphQL limits', () => {
     expect(http.status).toBe(403);
     const grpc = await grpcExport(h.grpc, protobufBody(recordTrace(2, 'read-only-grpc')), keys.read);
     expect(grpc).toMatchObject({ code: GrpcStatus.PERMISSION_DENIED, details: expect.stringMatching(/lacks the INGEST scope/) });
-    const feedback = await fetch(`${api}/v1/feedback`, { method: 'POST', headers: { authorization: `Bearer ${keys.read}`, 'content-type': 'application/json' }, body: JSON.stringify({ traceId: '1'.repeat(32), name: 'ok', value: 1 }) });
-    expect({ status: feedback.status, code: ((await feedback.json()) as { error: { code: string } }).error.code }).toEqual({ status: 403, code: 'FORBIDDEN' });
-    const create = await graphql(api, 'mutation { createCostReportSchedule(input: { cron: "0 9 * * *", timezone: "UTC", window: "P1D", groupBy: [MODEL], webhookUrl: "https://example.com/hook" }) { signingSecret } }', {}, keys.read);
+    const feedback = await fetch(`${api}/v1/feedback`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.read}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ traceId: '1'.repeat(32), name: 'ok', value: 1 }),
+    });
+    expect({ status: feedback.status, code: ((await feedback.json()) as { error: { code: string } }).error.code }).toEqual({
+      status: 403,
+      code: 'FORBIDDEN',
+    });
+    const create = await graphql(
+      api,
+      'mutation { createCostReportSchedule(input: { cron: "0 9 * * *", timezone: "UTC", window: "P1D", groupBy: [MODEL], webhookUrl: "https://example.com/hook" }) { signingSecret } }',
+      {},
+      keys.read,
+    );
     expect(code(create)).toBe('FORBIDDEN');
   });
 

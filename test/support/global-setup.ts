@@ -33,7 +33,9 @@ async function startRedis(): Promise<{ url: string; process: ChildProcess } | un
     return undefined;
   }
   const port = await findFreePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('redis-server did not start in 10 s')), 10_000);
     child.stdout?.on('data', (chunk: Buffer) => {

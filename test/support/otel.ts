@@ -10,10 +10,17 @@ import { Metadata } from '@grpc/grpc-js';
 export type Transport = 'http/protobuf' | 'http/json' | 'grpc';
 
 /** The real OpenTelemetry JS exporter for a transport, pointed at our gateway with a project key. */
-export function otlpExporter(transport: Transport, endpoints: { http: string; grpc: string }, apiKey: string, compression: 'gzip' | 'none' = 'none'): SpanExporter {
+export function otlpExporter(
+  transport: Transport,
+  endpoints: { http: string; grpc: string },
+  apiKey: string,
+  compression: 'gzip' | 'none' = 'none',
+): SpanExporter {
   const headers = { authorization: `Bearer ${apiKey}` };
-  if (transport === 'http/protobuf') return new ProtoExporter({ url: `${endpoints.http}/v1/traces`, headers, compression: compression as never });
-  if (transport === 'http/json') return new JsonExporter({ url: `${endpoints.http}/v1/traces`, headers, compression: compression as never });
+  if (transport === 'http/protobuf')
+    return new ProtoExporter({ url: `${endpoints.http}/v1/traces`, headers, compression: compression as never });
+  if (transport === 'http/json')
+    return new JsonExporter({ url: `${endpoints.http}/v1/traces`, headers, compression: compression as never });
   const metadata = new Metadata();
   metadata.set('authorization', `Bearer ${apiKey}`);
   return new GrpcExporter({ url: endpoints.grpc, metadata, compression: compression as never });
@@ -46,7 +53,13 @@ export class SpanRecorder {
   }
 
   /** Runs `body` inside a span that ends at `end` (ms since epoch) — explicit times keep tests deterministic. */
-  span(name: string, attributes: Attributes, times: { start: number; end: number }, parent?: Span, status?: { code: SpanStatusCode; message?: string }): Span {
+  span(
+    name: string,
+    attributes: Attributes,
+    times: { start: number; end: number },
+    parent?: Span,
+    status?: { code: SpanStatusCode; message?: string },
+  ): Span {
     const ctx = parent ? trace.setSpan(context.active(), parent) : context.active();
     const span = this.tracer.startSpan(name, { attributes, startTime: times.start, root: !parent }, ctx);
     if (status) span.setStatus(status);

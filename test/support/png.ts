@@ -25,7 +25,8 @@ export function readPng(file: string): Picture {
       width = body.readUInt32BE(0);
       height = body.readUInt32BE(4);
       const [depth, colour, , , interlace] = [body[8], body[9], body[10], body[11], body[12]];
-      if (depth !== 8 || interlace !== 0 || (colour !== 2 && colour !== 6)) throw new Error(`unsupported PNG (depth ${depth}, colour type ${colour}, interlace ${interlace})`);
+      if (depth !== 8 || interlace !== 0 || (colour !== 2 && colour !== 6))
+        throw new Error(`unsupported PNG (depth ${depth}, colour type ${colour}, interlace ${interlace})`);
       channels = colour === 6 ? 4 : 3;
     } else if (type === 'IDAT') data.push(body);
     else if (type === 'IEND') break;
@@ -68,7 +69,12 @@ export function pixelsOf(picture: Picture, colour: string, tolerance = 2): numbe
   const [r, g, b] = [1, 3, 5].map((i) => parseInt(colour.slice(i, i + 2), 16)) as [number, number, number];
   let count = 0;
   for (let i = 0; i < picture.pixels.length; i += 4) {
-    if (Math.abs(picture.pixels[i]! - r) <= tolerance && Math.abs(picture.pixels[i + 1]! - g) <= tolerance && Math.abs(picture.pixels[i + 2]! - b) <= tolerance) count++;
+    if (
+      Math.abs(picture.pixels[i]! - r) <= tolerance &&
+      Math.abs(picture.pixels[i + 1]! - g) <= tolerance &&
+      Math.abs(picture.pixels[i + 2]! - b) <= tolerance
+    )
+      count++;
   }
   return count;
 }

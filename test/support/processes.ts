@@ -23,7 +23,11 @@ export function startProcess(file: string, env: Record<string, string>): ServerP
   let stdout = '';
   let stderr = '';
   // The test's own environment minus anything that would point the server elsewhere.
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|CLICKHOUSE_|REDIS_URL|ADMIN_TOKEN|API_KEY_PEPPER|DATA_DIR|.*_PORT)$/.test(k)));
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !/^(DATABASE_URL|CLICKHOUSE_|REDIS_URL|ADMIN_TOKEN|API_KEY_PEPPER|DATA_DIR|.*_PORT)$/.test(k),
+    ),
+  );
   const child = spawn(process.execPath, [file], { cwd: ROOT, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

@@ -67,7 +67,10 @@ export function recordingClient(answers: (queryId: string) => unknown[] = () => 
   /** The rows each insert was given, in call order. */
   let insertedRows: Array<Array<Record<string, unknown>>> = [];
   const recordCall = (call: RecordedStatement['call'], params: CallParams): string => {
-    const queryId = params.query_id === undefined ? '(no query_id)' : (QUERY_ID.exec(params.query_id)?.[1] ?? `(query_id not name:uuid: ${params.query_id})`);
+    const queryId =
+      params.query_id === undefined
+        ? '(no query_id)'
+        : (QUERY_ID.exec(params.query_id)?.[1] ?? `(query_id not name:uuid: ${params.query_id})`);
     const statement: RecordedStatement = { call, queryId, logComment: params.clickhouse_settings?.log_comment };
     if (params.query !== undefined) statement.sql = normalisedSql(params.query);
     if (params.query_params !== undefined) statement.params = Object.keys(params.query_params).sort();
@@ -186,7 +189,11 @@ export function describeStatementChecks(): void {
       expect(unscopedReads(scoped)).toEqual([]);
       expect(unscopedReads(`${scoped} AND x IN (SELECT x FROM u WHERE y = 1)`)).toEqual(['u']);
       expect(unscopedReads(`SELECT * FROM (${scoped}) AS a LEFT JOIN other AS b ON a.x = b.x`)).toEqual(['other']);
-      expect(unscopedReads(`SELECT * FROM a FINAL ARRAY JOIN r WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} UNION ALL SELECT * FROM b`)).toEqual(['b']);
+      expect(
+        unscopedReads(
+          `SELECT * FROM a FINAL ARRAY JOIN r WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} UNION ALL SELECT * FROM b`,
+        ),
+      ).toEqual(['b']);
       expect(placeholders('a = {x:String} AND b IN {y:Array(String)} AND c = {x:String}')).toEqual(['x', 'y']);
     });
   });

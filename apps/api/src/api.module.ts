@@ -25,7 +25,18 @@ export class ApiModule {
       module: ApiModule,
       imports: [graphqlModule(infra, driver)],
       controllers: [HealthController, WaterfallController, FeedbackController, CostReportController],
-      providers: [{ provide: INFRASTRUCTURE, useValue: infra }, { provide: APP_FILTER, useFactory: () => new ApiExceptionFilter(infra.log) }, { provide: APP_GUARD, useClass: AccessGuard }, TenancyResolver, DeadLettersResolver, TraceResolver, AnalyticsResolver, StatsResolver, FeedbackResolver, CostReportResolver],
+      providers: [
+        { provide: INFRASTRUCTURE, useValue: infra },
+        { provide: APP_FILTER, useFactory: () => new ApiExceptionFilter(infra.log) },
+        { provide: APP_GUARD, useClass: AccessGuard },
+        TenancyResolver,
+        DeadLettersResolver,
+        TraceResolver,
+        AnalyticsResolver,
+        StatsResolver,
+        FeedbackResolver,
+        CostReportResolver,
+      ],
     };
   }
 }

@@ -61,7 +61,8 @@ function admitRequests(infra: Infrastructure) {
       if (route === undefined || UNLIMITED_ROUTES.has(route)) return;
       const graphql = route === '/graphql';
       const caller = await callerOf(request, infra);
-      if (graphql && caller.kind === 'anonymous') return graphqlError(reply, 'a valid project API key or the admin token is required', { code: ErrorCode.UNAUTHENTICATED });
+      if (graphql && caller.kind === 'anonymous')
+        return graphqlError(reply, 'a valid project API key or the admin token is required', { code: ErrorCode.UNAUTHENTICATED });
       if (caller.kind !== 'project') return;
       const admission = limiter.admit(caller.project.projectId);
       if (admission.admitted) {
@@ -79,7 +80,9 @@ function admitRequests(infra: Infrastructure) {
     /** One operation per request: a batch (a JSON array) would multiply the work behind one admission. */
     refuseBatches: async (request: FastifyRequest, reply: FastifyReply) => {
       if (request.routeOptions.url !== '/graphql' || !Array.isArray(request.body)) return;
-      return graphqlError(reply, 'batched requests (a JSON array of operations) are not supported: send one operation per request', { code: ErrorCode.BAD_USER_INPUT });
+      return graphqlError(reply, 'batched requests (a JSON array of operations) are not supported: send one operation per request', {
+        code: ErrorCode.BAD_USER_INPUT,
+      });
     },
   };
 }

@@ -50,4 +50,9 @@ function codeOfStatus(status: number): ErrorCode {
   return STATUS_CODES[status] ?? ErrorCode.BAD_USER_INPUT;
 }
 
-const STATUS_CODES: Record<number, ErrorCode> = { 401: ErrorCode.UNAUTHENTICATED, 403: ErrorCode.FORBIDDEN, 404: ErrorCode.NOT_FOUND, 429: ErrorCode.RATE_LIMITED };
+const STATUS_CODES: Record<number, ErrorCode> = {
+  401: ErrorCode.UNAUTHENTICATED,
+  403: ErrorCode.FORBIDDEN,
+  404: ErrorCode.NOT_FOUND,
+  429: ErrorCode.RATE_LIMITED,
+};

@@ -20,7 +20,11 @@ export async function startGateway(infra: Infrastructure): Promise<string[]> {
   const backlog = new BacklogMonitor(queue, infra.config.queueMaxBacklog, infra.log.child('gateway'));
   backlog.start();
   const refusals = new RefusalCounter();
-  const metrics = new GatewayMetrics(infra.metrics, () => backlog.depth, () => backlog.active);
+  const metrics = new GatewayMetrics(
+    infra.metrics,
+    () => backlog.depth,
+    () => backlog.active,
+  );
   const ingest = new IngestService({
     queue,
     limiter: new IngestRateLimiter(),
@@ -35,7 +39,13 @@ export async function startGateway(infra: Infrastructure): Promise<string[]> {
       await queue.add(IngestJobName.Accounting, job, INGEST_JOB_OPTIONS);
     });
   // A flush that fails keeps its counts for the next one (RefusalCounter puts them back).
-  const timer = setInterval(() => flushRefusals().catch((error: Error) => infra.log.warn(`gateway accounting flush failed, retried in ${ACCOUNTING_FLUSH_MS / 1000} s: ${error.message}`)), ACCOUNTING_FLUSH_MS);
+  const timer = setInterval(
+    () =>
+      flushRefusals().catch((error: Error) =>
+        infra.log.warn(`gateway accounting flush failed, retried in ${ACCOUNTING_FLUSH_MS / 1000} s: ${error.message}`),
+      ),
+    ACCOUNTING_FLUSH_MS,
+  );
   timer.unref();
 
   const http = await startOtlpHttpServer(infra, ingest, metrics);

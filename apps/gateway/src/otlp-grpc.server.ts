@@ -1,4 +1,14 @@
-import { Metadata, Server, ServerCredentials, ServerInterceptingCall, status, type ServerInterceptor, type ServerUnaryCall, type sendUnaryData, type ServiceDefinition } from '@grpc/grpc-js';
+import {
+  Metadata,
+  Server,
+  ServerCredentials,
+  ServerInterceptingCall,
+  status,
+  type ServerInterceptor,
+  type ServerUnaryCall,
+  type sendUnaryData,
+  type ServiceDefinition,
+} from '@grpc/grpc-js';
 import { encodeExportResponse, encodeStatus } from '@spanforge/otlp';
 import type { Infrastructure } from '@spanforge/runtime';
 import { admitExport } from './ingest/export-admission';
@@ -80,12 +90,22 @@ export async function startOtlpGrpcServer(infra: Infrastructure, ingest: IngestS
       const trailer = new Metadata();
       if (error.retryAfterSeconds !== undefined) {
         // RESOURCE_EXHAUSTED is retryable only with RetryInfo (OTLP specification); UNAVAILABLE gets it too.
-        trailer.set('grpc-status-details-bin', Buffer.from(encodeStatus('protobuf', code, error.details, [{ type: 'retry_info', retryDelayMs: error.retryAfterSeconds * 1000 }])));
+        trailer.set(
+          'grpc-status-details-bin',
+          Buffer.from(
+            encodeStatus('protobuf', code, error.details, [{ type: 'retry_info', retryDelayMs: error.retryAfterSeconds * 1000 }]),
+          ),
+        );
       }
       callback({ code, details: error.details, metadata: trailer });
     };
     void (async () => {
-      const admission = admitExport(await infra.authenticator.fromHeaders({ authorization: first(call.metadata, 'authorization'), 'x-api-key': first(call.metadata, 'x-api-key') }));
+      const admission = admitExport(
+        await infra.authenticator.fromHeaders({
+          authorization: first(call.metadata, 'authorization'),
+          'x-api-key': first(call.metadata, 'x-api-key'),
+        }),
+      );
       if (!admission.admitted) return done(admission.rpcCode as number as status, { details: admission.message });
       const scope = admission.project;
       const decision = await ingest.ingest(scope, 'protobuf', call.request);
@@ -107,7 +127,9 @@ export async function startOtlpGrpcServer(infra: Infrastructure, ingest: IngestS
   server.addService(TRACE_SERVICE, { Export: exportHandler });
 
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${infra.config.host}:${infra.config.ports.otlpGrpc}`, ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+    server.bindAsync(`${infra.config.host}:${infra.config.ports.otlpGrpc}`, ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
   );
   infra.shutdown.add(
     'stop-accepting',

@@ -54,7 +54,13 @@ export async function startOtlpHttpServer(infra: Infrastructure, ingest: IngestS
       answer(status, as, encodeStatus(as, code, message, details));
 
     if (!format) {
-      return fail(415, RpcCode.INVALID_ARGUMENT, `unsupported Content-Type "${request.headers['content-type'] ?? ''}": send application/x-protobuf or application/json`, [], 'json');
+      return fail(
+        415,
+        RpcCode.INVALID_ARGUMENT,
+        `unsupported Content-Type "${request.headers['content-type'] ?? ''}": send application/x-protobuf or application/json`,
+        [],
+        'json',
+      );
     }
     const admission = admitExport(await infra.authenticator.fromHeaders(request.headers));
     if (!admission.admitted) return fail(admission.httpStatus, admission.rpcCode, admission.message);
@@ -62,7 +68,11 @@ export async function startOtlpHttpServer(infra: Infrastructure, ingest: IngestS
 
     let body: Buffer;
     try {
-      body = await readBody(request.body as Readable, request.headers['content-encoding'] as string | undefined, infra.config.otlpMaxBodyBytes);
+      body = await readBody(
+        request.body as Readable,
+        request.headers['content-encoding'] as string | undefined,
+        infra.config.otlpMaxBodyBytes,
+      );
     } catch (error) {
       if (error instanceof BodyTooLargeError) {
         reply.header('connection', 'close');
@@ -96,7 +106,9 @@ function respond(
       return fail(400, RpcCode.INVALID_ARGUMENT, decision.message);
     case 'rate_limited':
       reply.header('retry-after', String(decision.retryAfterSeconds));
-      return fail(429, RpcCode.RESOURCE_EXHAUSTED, decision.message, [{ type: 'retry_info', retryDelayMs: decision.retryAfterSeconds * 1000 }]);
+      return fail(429, RpcCode.RESOURCE_EXHAUSTED, decision.message, [
+        { type: 'retry_info', retryDelayMs: decision.retryAfterSeconds * 1000 },
+      ]);
     case 'unavailable':
       reply.header('retry-after', String(decision.retryAfterSeconds));
       return fail(503, RpcCode.UNAVAILABLE, decision.message, [{ type: 'retry_info', retryDelayMs: decision.retryAfterSeconds * 1000 }]);

@@ -1,6 +1,13 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { Counter, Gauge } from 'prom-client';
-import { BatchingQueue, DeadLetterRepository, SpanRepository, SpanWriter, deadLetteredSpansCounter, type AccountingRow } from '@spanforge/ingest';
+import {
+  BatchingQueue,
+  DeadLetterRepository,
+  SpanRepository,
+  SpanWriter,
+  deadLetteredSpansCounter,
+  type AccountingRow,
+} from '@spanforge/ingest';
 import { scheduledClient } from '@spanforge/clickhouse';
 import { INGEST_QUEUE, type IngestJob } from '@spanforge/queue';
 import type { Infrastructure } from '@spanforge/runtime';
@@ -39,9 +46,24 @@ export async function startWorkers(infra: Infrastructure): Promise<string[]> {
   const spans = new SpanWriter(repository, SPAN_BATCH, { deadLetters, log, registry: infra.metrics, deadLettered });
   const accounting = new BatchingQueue<AccountingRow>((rows) => repository.insertAccounting(rows), { maxItems: 5_000, maxDelayMs: 1_000 });
   const processor = new IngestProcessor({ spans, accounting, pricing: new ProjectPricing(infra.tenancyRepository), deadLetters, log });
-  const sweeper = new FailedJobsSweeper({ queue: infra.queues.queue<IngestJob>(INGEST_QUEUE), deadLetters, accounting: (rows) => repository.insertAccounting(rows), deadLettered, log });
-  const jobs = new Counter({ name: 'spanforge_worker_jobs_total', help: 'Ingest jobs finished by this worker, by outcome', labelNames: ['outcome'], registers: [infra.metrics] });
-  const active = new Gauge({ name: 'spanforge_worker_jobs_active', help: 'Ingest jobs this worker is processing now', registers: [infra.metrics] });
+  const sweeper = new FailedJobsSweeper({
+    queue: infra.queues.queue<IngestJob>(INGEST_QUEUE),
+    deadLetters,
+    accounting: (rows) => repository.insertAccounting(rows),
+    deadLettered,
+    log,
+  });
+  const jobs = new Counter({
+    name: 'spanforge_worker_jobs_total',
+    help: 'Ingest jobs finished by this worker, by outcome',
+    labelNames: ['outcome'],
+    registers: [infra.metrics],
+  });
+  const active = new Gauge({
+    name: 'spanforge_worker_jobs_active',
+    help: 'Ingest jobs this worker is processing now',
+    registers: [infra.metrics],
+  });
   // A consumer rather than a BullMQ Worker loop: jobs stay in flight until their batch is written, and
   // it keeps taking jobs meanwhile (libs/queue/src/job-consumer.ts).
   infra.queues.consumer<IngestJob>(
@@ -56,7 +78,9 @@ export async function startWorkers(infra: Infrastructure): Promise<string[]> {
         jobs.inc({ outcome: 'failed' });
         const attempts = job.opts.attempts ?? 1;
         const final = error instanceof UnrecoverableError || job.attemptsMade + 1 >= attempts;
-        log.warn(`ingest job ${job.id} (${job.name}) failed on attempt ${job.attemptsMade + 1} of ${attempts}${final ? ', for good: it goes to the dead letters' : ', will retry'}: ${error instanceof Error ? error.message : String(error)}`);
+        log.warn(
+          `ingest job ${job.id} (${job.name}) failed on attempt ${job.attemptsMade + 1} of ${attempts}${final ? ', for good: it goes to the dead letters' : ', will retry'}: ${error instanceof Error ? error.message : String(error)}`,
+        );
         if (final) setTimeout(() => void sweeper.sweepNow(), 100).unref();
         throw error;
       } finally {
@@ -64,7 +88,13 @@ export async function startWorkers(infra: Infrastructure): Promise<string[]> {
       }
     },
     // A crashed worker's jobs return to the queue once their 10 s lock lapses (renewed every 5 s while alive).
-    { concurrency: INGEST_CONCURRENCY, lockDuration: 10_000, stalledInterval: 5_000, maxStalledCount: 5, onError: (message, error) => log.error(`ingest queue: ${message}`, error) },
+    {
+      concurrency: INGEST_CONCURRENCY,
+      lockDuration: 10_000,
+      stalledInterval: 5_000,
+      maxStalledCount: 5,
+      onError: (message, error) => log.error(`ingest queue: ${message}`, error),
+    },
   );
   sweeper.start();
   await startCostReportWorker(infra);

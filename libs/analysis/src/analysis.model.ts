@@ -6,19 +6,7 @@
 
 /** The GraphQL `SpanType` values; kept as `string` so an unknown type from a newer normaliser still analyses. */
 export type SpanTypeName =
-  | 'RUN'
-  | 'AGENT'
-  | 'LLM'
-  | 'TOOL'
-  | 'RETRIEVAL'
-  | 'EMBEDDING'
-  | 'RERANK'
-  | 'GUARDRAIL'
-  | 'EVALUATION'
-  | 'CHAIN'
-  | 'HTTP'
-  | 'DB'
-  | 'OTHER';
+  'RUN' | 'AGENT' | 'LLM' | 'TOOL' | 'RETRIEVAL' | 'EMBEDDING' | 'RERANK' | 'GUARDRAIL' | 'EVALUATION' | 'CHAIN' | 'HTTP' | 'DB' | 'OTHER';
 
 export type SpanStatusName = 'UNSET' | 'OK' | 'ERROR';
 
@@ -106,13 +94,7 @@ export interface RepeatedSiblingRun {
   totalMs: number;
 }
 
-export type FindingKind =
-  | 'CRITICAL_PATH_DOMINATED_BY'
-  | 'UNACCOUNTED_TIME'
-  | 'RETRY'
-  | 'LOOP'
-  | 'N_PLUS_ONE'
-  | 'LOW_PARALLELISM';
+export type FindingKind = 'CRITICAL_PATH_DOMINATED_BY' | 'UNACCOUNTED_TIME' | 'RETRY' | 'LOOP' | 'N_PLUS_ONE' | 'LOW_PARALLELISM';
 
 export interface Finding {
   kind: FindingKind;

@@ -28,7 +28,13 @@ describe('criticalPath', () => {
       ['slow', tools.slow.end - tools.slow.start],
       ['llm', llm.end - llm.start],
     ]);
-    expect(path[1]).toMatchObject({ name: 'slow', type: 'TOOL', startMs: tools.slow.start, endMs: tools.slow.end, durationMs: tools.slow.end - tools.slow.start });
+    expect(path[1]).toMatchObject({
+      name: 'slow',
+      type: 'TOOL',
+      startMs: tools.slow.start,
+      endMs: tools.slow.end,
+      durationMs: tools.slow.end - tools.slow.start,
+    });
   });
 
   it('walks nested agent iterations root first, in time order', () => {
@@ -43,7 +49,17 @@ describe('criticalPath', () => {
       seatMap: [610, 800],
       hotels: [610, 950],
     } as const;
-    const parents: Record<keyof typeof t, string> = { root: '', agent1: 'root', llm1: 'agent1', tool1: 'agent1', agent2: 'root', llm2: 'agent2', retrieval: 'agent2', seatMap: 'agent2', hotels: 'agent2' };
+    const parents: Record<keyof typeof t, string> = {
+      root: '',
+      agent1: 'root',
+      llm1: 'agent1',
+      tool1: 'agent1',
+      agent2: 'root',
+      llm2: 'agent2',
+      retrieval: 'agent2',
+      seatMap: 'agent2',
+      hotels: 'agent2',
+    };
     const spans = Object.entries(t).map(([id, [start, end]]) => span(id, parents[id as keyof typeof t], start, end));
 
     const path = criticalPath(shuffled(spans, 3));
@@ -155,7 +171,9 @@ describe('criticalPath', () => {
 
   it('walks a 10,000-deep chain without overflowing the stack', () => {
     const depth = 10_000;
-    const spans = Array.from({ length: depth }, (_, level) => span(`n${level}`, level === 0 ? '' : `n${level - 1}`, level, 2 * depth - level));
+    const spans = Array.from({ length: depth }, (_, level) =>
+      span(`n${level}`, level === 0 ? '' : `n${level - 1}`, level, 2 * depth - level),
+    );
 
     const path = criticalPath(spans);
 

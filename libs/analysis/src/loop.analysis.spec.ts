@@ -31,7 +31,14 @@ describe('normaliseToolArguments', () => {
 
 describe('readToolArguments', () => {
   it('collects the lowercased words of the values, not the keys, in sorted-key order', () => {
-    expect(readToolArguments('{"order_id": "A-10023", "express": true, "items": [{"sku": "Red Mug", "qty": 2}]}').words).toEqual(['true', '2', 'red', 'mug', 'a', '10023']);
+    expect(readToolArguments('{"order_id": "A-10023", "express": true, "items": [{"sku": "Red Mug", "qty": 2}]}').words).toEqual([
+      'true',
+      '2',
+      'red',
+      'mug',
+      'a',
+      '10023',
+    ]);
     expect(readToolArguments('Hotels in  PARIS').words).toEqual(['hotels', 'in', 'paris']);
   });
 });
@@ -46,7 +53,10 @@ describe('wordDice', () => {
     const words = longQuery.split(' ').length;
 
     expect(wordDice(profile(query(longQuery)), profile(query(longQuery.toUpperCase())))).toBe(1);
-    expect(wordDice(profile(query(longQuery)), profile(query(longQuery.replace(' please', ''))))).toBeCloseTo((2 * (words - 1)) / (2 * words - 1), 12);
+    expect(wordDice(profile(query(longQuery)), profile(query(longQuery.replace(' please', ''))))).toBeCloseTo(
+      (2 * (words - 1)) / (2 * words - 1),
+      12,
+    );
   });
 
   it('tells apart short calls that differ in an id', () => {
@@ -64,7 +74,9 @@ describe('loopSuspected', () => {
 
     expect(loopSuspected([agent, ...calls])).toEqual({
       suspected: true,
-      reasons: [{ kind: 'REPEATED_TOOL_CALL', toolName: 'search_flights', calls: 3, identical: true, spanIds: ['call-1', 'call-2', 'call-3'] }],
+      reasons: [
+        { kind: 'REPEATED_TOOL_CALL', toolName: 'search_flights', calls: 3, identical: true, spanIds: ['call-1', 'call-2', 'call-3'] },
+      ],
     });
   });
 
@@ -87,7 +99,9 @@ describe('loopSuspected', () => {
       toolCall('call-2', 300, '{"from":"ROM","to":"NCE"}'),
       toolCall('call-3', 500, '{"from":"NCE","to":"PAR"}'),
     ];
-    const orders = ['A-10023', 'A-10024', 'A-10025'].map((id, at) => toolCall(`order-${at}`, 600 + at * 100, JSON.stringify({ order_id: id }), 'get_order'));
+    const orders = ['A-10023', 'A-10024', 'A-10025'].map((id, at) =>
+      toolCall(`order-${at}`, 600 + at * 100, JSON.stringify({ order_id: id }), 'get_order'),
+    );
 
     expect(loopSuspected([agent, ...routes, ...orders])).toEqual({ suspected: false, reasons: [] });
   });
@@ -106,7 +120,9 @@ describe('loopSuspected', () => {
       toolCall('blank-3', 700, ''),
     ];
 
-    expect(loopSuspected(spans).reasons).toEqual([expect.objectContaining({ toolName: 'calculator', spanIds: ['named-1', 'named-2', 'named-3'] })]);
+    expect(loopSuspected(spans).reasons).toEqual([
+      expect.objectContaining({ toolName: 'calculator', spanIds: ['named-1', 'named-2', 'named-3'] }),
+    ]);
   });
 
   describe('iterations far over the project median', () => {

@@ -13,7 +13,9 @@ describe('retries', () => {
 
     const result = retries(shuffled([agent, ...attempts], 5));
 
-    expect(result.groups).toEqual([{ parentSpanId: 'agent', failedSpanIds: ['fail-1', 'fail-2'], succeededSpanId: 'ok', failedMs: 310 - 10 + (900 - 400) }]);
+    expect(result.groups).toEqual([
+      { parentSpanId: 'agent', failedSpanIds: ['fail-1', 'fail-2'], succeededSpanId: 'ok', failedMs: 310 - 10 + (900 - 400) },
+    ]);
     expect(result.failedAttempts).toBe(2);
   });
 

@@ -27,7 +27,12 @@ export function retriesOf(index: TraceIndex): RetryReport {
       }
       if (failed.length > 0) {
         const failedMs = failed.reduce((sum, attempt) => sum + durationMs(index, attempt), 0);
-        groups.push({ parentSpanId, failedSpanIds: failed.map((attempt) => index.spans[attempt].spanId), succeededSpanId: span.spanId, failedMs });
+        groups.push({
+          parentSpanId,
+          failedSpanIds: failed.map((attempt) => index.spans[attempt].spanId),
+          succeededSpanId: span.spanId,
+          failedMs,
+        });
       }
       failed = [];
     }

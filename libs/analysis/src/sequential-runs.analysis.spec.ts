@@ -6,7 +6,9 @@ const handler = span('handler', '', 0, 10_000, { type: 'HTTP' });
 
 /** `count` DB calls named `name`, each `length` ms long and starting `step` ms after the previous one. */
 function dbCalls(count: number, firstStart: number, length: number, step: number, name = 'SELECT orders'): AnalysisSpan[] {
-  return Array.from({ length: count }, (_, at) => span(`db-${firstStart}-${at}`, 'handler', firstStart + at * step, firstStart + at * step + length, { type: 'DB', name }));
+  return Array.from({ length: count }, (_, at) =>
+    span(`db-${firstStart}-${at}`, 'handler', firstStart + at * step, firstStart + at * step + length, { type: 'DB', name }),
+  );
 }
 
 describe('repeatedSiblings', () => {
@@ -29,7 +31,11 @@ describe('repeatedSiblings', () => {
   });
 
   it('needs five in a row: four are not reported, and another sibling in between breaks the run', () => {
-    const interrupted = [...dbCalls(3, 100, 10, 20), span('cache', 'handler', 165, 168, { type: 'DB', name: 'GET cache' }), ...dbCalls(3, 170, 10, 20)];
+    const interrupted = [
+      ...dbCalls(3, 100, 10, 20),
+      span('cache', 'handler', 165, 168, { type: 'DB', name: 'GET cache' }),
+      ...dbCalls(3, 170, 10, 20),
+    ];
 
     expect(repeatedSiblings([handler, ...dbCalls(4, 100, 10, 20)])).toEqual([]);
     expect(repeatedSiblings([handler, ...interrupted])).toEqual([]);

@@ -23,7 +23,14 @@ export function repeatedSiblingsOf(index: TraceIndex, options?: AnalysisOptions)
       if (run.length < minCount) continue;
       const first = index.spans[run[0]];
       const totalMs = run.reduce((sum, node) => sum + durationMs(index, node), 0);
-      result.push({ parentSpanId, name: first.name, type: first.type, count: run.length, spanIds: run.map((node) => index.spans[node].spanId), totalMs });
+      result.push({
+        parentSpanId,
+        name: first.name,
+        type: first.type,
+        count: run.length,
+        spanIds: run.map((node) => index.spans[node].spanId),
+        totalMs,
+      });
     }
   }
   return inTimeOrder(index, result);

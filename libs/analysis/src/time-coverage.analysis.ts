@@ -36,7 +36,13 @@ export function unaccountedOf(index: TraceIndex): Map<string, number> {
  * Length of the union of the intervals of `nodes` (sorted by start) clipped to [from, to]: one
  * merging pass. Clipping keeps the start order, so no re-sort.
  */
-export function coveredMs(from: number, to: number, nodes: readonly number[], startMs: readonly number[], endMs: readonly number[]): number {
+export function coveredMs(
+  from: number,
+  to: number,
+  nodes: readonly number[],
+  startMs: readonly number[],
+  endMs: readonly number[],
+): number {
   let covered = 0;
   let runStart = 0;
   let runEnd = -INFINITY;

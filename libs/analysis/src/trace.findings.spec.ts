@@ -23,7 +23,11 @@ describe('findings', () => {
     it('names the span type owning more than 60% of the path, with its share and time', () => {
       const root = { start: 0, end: 1000 };
       const llm = { start: 0, end: 700 };
-      const spans = [span('root', '', root.start, root.end, { type: 'RUN' }), span('llm', 'root', llm.start, llm.end, { type: 'LLM', name: 'chat gpt-4o' }), span('tool', 'root', 750, 900, { type: 'TOOL' })];
+      const spans = [
+        span('root', '', root.start, root.end, { type: 'RUN' }),
+        span('llm', 'root', llm.start, llm.end, { type: 'LLM', name: 'chat gpt-4o' }),
+        span('tool', 'root', 750, 900, { type: 'TOOL' }),
+      ];
 
       const [finding] = ofKind(findings(spans), 'CRITICAL_PATH_DOMINATED_BY');
 
@@ -36,7 +40,11 @@ describe('findings', () => {
     });
 
     it('stays quiet at 60% or below, and for container spans’ own time', () => {
-      const balanced = [span('root', '', 0, 1000, { type: 'RUN' }), span('llm', 'root', 0, 600, { type: 'LLM' }), span('tool', 'root', 600, 1000, { type: 'TOOL' })];
+      const balanced = [
+        span('root', '', 0, 1000, { type: 'RUN' }),
+        span('llm', 'root', 0, 600, { type: 'LLM' }),
+        span('tool', 'root', 600, 1000, { type: 'TOOL' }),
+      ];
       const empty = [span('root', '', 0, 1000, { type: 'RUN' }), span('agent', 'root', 0, 1000, { type: 'AGENT' })];
 
       expect(ofKind(findings(balanced), 'CRITICAL_PATH_DOMINATED_BY')).toEqual([]);
@@ -48,7 +56,11 @@ describe('findings', () => {
     it('reports a parent whose uncovered time passes both 30% of the trace and 100 ms', () => {
       const agent = { start: 0, end: 900 };
       const llm = { start: 0, end: 100 };
-      const spans = [span('root', '', 0, 1000, { type: 'RUN' }), span('agent', 'root', agent.start, agent.end, { type: 'AGENT', name: 'plan' }), span('llm', 'agent', llm.start, llm.end, { type: 'LLM' })];
+      const spans = [
+        span('root', '', 0, 1000, { type: 'RUN' }),
+        span('agent', 'root', agent.start, agent.end, { type: 'AGENT', name: 'plan' }),
+        span('llm', 'agent', llm.start, llm.end, { type: 'LLM' }),
+      ];
 
       const found = ofKind(findings(spans), 'UNACCOUNTED_TIME');
 
@@ -80,22 +92,37 @@ describe('findings', () => {
       span('fail-1', 'agent', 0, 300, { type: 'LLM', status: 'ERROR' }),
       span('fail-2', 'agent', 400, 900, { type: 'LLM', status: 'ERROR' }),
       span('ok', 'agent', 1000, 1500, { type: 'LLM', name: 'chat' }),
-      ...['t-1', 't-2', 't-3'].map((id, at) => span(id, 'agent', 2000 + at * 100, 2050 + at * 100, { type: 'TOOL', toolName: 'search', toolArguments: '{"q":"x"}' })),
-      ...sequence('agent', 3000, 5, Array.from({ length: 6 }, (): [string, string, number] => ['SELECT orders', 'DB', 30])),
+      ...['t-1', 't-2', 't-3'].map((id, at) =>
+        span(id, 'agent', 2000 + at * 100, 2050 + at * 100, { type: 'TOOL', toolName: 'search', toolArguments: '{"q":"x"}' }),
+      ),
+      ...sequence(
+        'agent',
+        3000,
+        5,
+        Array.from({ length: 6 }, (): [string, string, number] => ['SELECT orders', 'DB', 30]),
+      ),
     ];
 
     // The agent's own 8 s are UNACCOUNTED_TIME, tested above; keep this test to the three kinds.
     const found = findings(spans, { iterations: 12, projectMedianIterations: 3, thresholds: { unaccountedShare: 1 } });
 
     expect(ofKind(found, 'RETRY')).toEqual([
-      { kind: 'RETRY', message: `2 failed LLM calls under "agent" before "chat" succeeded, costing ${formatMs(300 + 500)}.`, spanIds: ['fail-1', 'fail-2', 'ok'] },
+      {
+        kind: 'RETRY',
+        message: `2 failed LLM calls under "agent" before "chat" succeeded, costing ${formatMs(300 + 500)}.`,
+        spanIds: ['fail-1', 'fail-2', 'ok'],
+      },
     ]);
     expect(ofKind(found, 'LOOP').map((finding) => finding.message)).toEqual([
       'Tool "search" was called 3 times with identical arguments: the agent may be looping.',
       `The agent ran 12 iterations, ${(12 / 3).toFixed(1)}× the project's median of 3: it may be looping.`,
     ]);
     expect(ofKind(found, 'N_PLUS_ONE')).toEqual([
-      { kind: 'N_PLUS_ONE', message: `6 sequential DB calls "SELECT orders" under "agent" took ${formatMs(6 * 30)} in total: batch them or run them concurrently.`, spanIds: spans.slice(7).map((call) => call.spanId) },
+      {
+        kind: 'N_PLUS_ONE',
+        message: `6 sequential DB calls "SELECT orders" under "agent" took ${formatMs(6 * 30)} in total: batch them or run them concurrently.`,
+        spanIds: spans.slice(7).map((call) => call.spanId),
+      },
     ]);
     expect(found.map((finding) => finding.kind)).toEqual(['RETRY', 'LOOP', 'LOOP', 'N_PLUS_ONE']);
   });
@@ -139,9 +166,15 @@ describe('findings', () => {
         ['b', 'TOOL', 40],
         ['c', 'TOOL', 40],
       ]);
-      const nPlusOne = sequence('agent', 310, 5, Array.from({ length: 6 }, (): [string, string, number] => ['SELECT', 'DB', 200]));
+      const nPlusOne = sequence(
+        'agent',
+        310,
+        5,
+        Array.from({ length: 6 }, (): [string, string, number] => ['SELECT', 'DB', 200]),
+      );
 
-      for (const spans of [parallel, flatLoop, quick, nPlusOne]) expect(ofKind(findings([agent, decide, ...spans]), 'LOW_PARALLELISM')).toEqual([]);
+      for (const spans of [parallel, flatLoop, quick, nPlusOne])
+        expect(ofKind(findings([agent, decide, ...spans]), 'LOW_PARALLELISM')).toEqual([]);
     });
   });
 

@@ -44,23 +44,19 @@ export function findingsOf(index: TraceIndex, results: DetectorResults, options?
         spanIds: [...group.failedSpanIds, group.succeededSpanId],
       };
     }),
-    ...results.loop.reasons.map(
-      (reason): Finding => ({
-        kind: 'LOOP',
-        message:
-          reason.kind === 'REPEATED_TOOL_CALL'
-            ? `Tool "${reason.toolName}" was called ${reason.calls} times with ${reason.identical ? 'identical' : 'near-identical'} arguments: the agent may be looping.`
-            : `The agent ran ${reason.iterations} iterations, ${(reason.iterations / reason.projectMedianIterations).toFixed(1)}× the project's median of ${reason.projectMedianIterations}: it may be looping.`,
-        spanIds: reason.spanIds,
-      }),
-    ),
-    ...results.repeatedSiblings.map(
-      (run): Finding => ({
-        kind: 'N_PLUS_ONE',
-        message: `${run.count} sequential ${run.type} calls "${run.name}" ${underParent(index, run.parentSpanId)} took ${formatMs(run.totalMs)} in total: batch them or run them concurrently.`,
-        spanIds: run.spanIds,
-      }),
-    ),
+    ...results.loop.reasons.map((reason): Finding => ({
+      kind: 'LOOP',
+      message:
+        reason.kind === 'REPEATED_TOOL_CALL'
+          ? `Tool "${reason.toolName}" was called ${reason.calls} times with ${reason.identical ? 'identical' : 'near-identical'} arguments: the agent may be looping.`
+          : `The agent ran ${reason.iterations} iterations, ${(reason.iterations / reason.projectMedianIterations).toFixed(1)}× the project's median of ${reason.projectMedianIterations}: it may be looping.`,
+      spanIds: reason.spanIds,
+    })),
+    ...results.repeatedSiblings.map((run): Finding => ({
+      kind: 'N_PLUS_ONE',
+      message: `${run.count} sequential ${run.type} calls "${run.name}" ${underParent(index, run.parentSpanId)} took ${formatMs(run.totalMs)} in total: batch them or run them concurrently.`,
+      spanIds: run.spanIds,
+    })),
     ...lowParallelism(index, results.repeatedSiblings, thresholds),
   ];
 }

@@ -59,7 +59,9 @@ export function buildTraceIndex(input: readonly AnalysisSpan[]): TraceIndex {
   // sorted, and every result (Map orders and float sums included) is the same whatever order the
   // spans arrived in.
   const order = arrived.map((_, at) => at);
-  order.sort((a, b) => arrivedStart[a] - arrivedStart[b] || arrivedEnd[a] - arrivedEnd[b] || (arrived[a].spanId < arrived[b].spanId ? -1 : 1));
+  order.sort(
+    (a, b) => arrivedStart[a] - arrivedStart[b] || arrivedEnd[a] - arrivedEnd[b] || (arrived[a].spanId < arrived[b].spanId ? -1 : 1),
+  );
   const count = order.length;
   const spans = order.map((at) => arrived[at]);
   const startMs = order.map((at) => arrivedStart[at]);

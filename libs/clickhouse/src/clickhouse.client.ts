@@ -9,7 +9,10 @@ export type ClickHouseTarget =
   /** chDB in-process; it binds one data directory per process and always uses database `default`. */
   | { kind: 'embedded'; path: string };
 
-export function clickHouseTarget(config: { dataDir: string; clickhouse?: { url: string; username: string; password: string; database: string } }): ClickHouseTarget {
+export function clickHouseTarget(config: {
+  dataDir: string;
+  clickhouse?: { url: string; username: string; password: string; database: string };
+}): ClickHouseTarget {
   return config.clickhouse ? { kind: 'server', ...config.clickhouse } : { kind: 'embedded', path: path.join(config.dataDir, 'clickhouse') };
 }
 
@@ -49,7 +52,9 @@ export function withoutSessionSettings<C extends ConnectionMethods>(connection: 
     if (!settings) return params;
     const others = Object.keys(settings).filter((name) => name !== 'log_comment' && settings[name] !== undefined);
     if (others.length > 0) {
-      throw new Error(`embedded ClickHouse takes no per-call settings (${others.join(', ')}): chDB would keep them for every later statement; put them in the statement's SETTINGS clause`);
+      throw new Error(
+        `embedded ClickHouse takes no per-call settings (${others.join(', ')}): chDB would keep them for every later statement; put them in the statement's SETTINGS clause`,
+      );
     }
     return { ...params, clickhouse_settings: undefined };
   };

@@ -29,16 +29,23 @@ describe('cluster DDL', () => {
 
   it('splits a file into statements with their comments', () => {
     expect(statements).toHaveLength(5);
-    expect(statements[0]!.comments).toEqual(['-- Spans, sharded by trace so one trace stays on one shard.', '-- shard by: cityHash64(trace_id)']);
+    expect(statements[0]!.comments).toEqual([
+      '-- Spans, sharded by trace so one trace stays on one shard.',
+      '-- shard by: cityHash64(trace_id)',
+    ]);
     expect([...tables]).toEqual(['spans', 'totals']);
   });
 
   it('makes a replicated local table and a Distributed table of the same name', () => {
     const [local, distributed] = toClusterStatements(statements[0]!, tables, { cluster: 'prod' });
     expect(local).toContain('CREATE TABLE IF NOT EXISTS spans_local ON CLUSTER prod (');
-    expect(local).toContain("ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/spans_local', '{replica}', version)");
+    expect(local).toContain(
+      "ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/spans_local', '{replica}', version)",
+    );
     expect(local).toContain('ORDER BY trace_id');
-    expect(distributed).toBe('CREATE TABLE IF NOT EXISTS spans ON CLUSTER prod AS spans_local ENGINE = Distributed(prod, currentDatabase(), spans_local, cityHash64(trace_id))');
+    expect(distributed).toBe(
+      'CREATE TABLE IF NOT EXISTS spans ON CLUSTER prod AS spans_local ENGINE = Distributed(prod, currentDatabase(), spans_local, cityHash64(trace_id))',
+    );
   });
 
   it('keeps nested engine arguments and defaults the shard key to rand()', () => {

@@ -67,7 +67,9 @@ function localName(name: string): string {
 
 /** Rewrites `FROM t` / `JOIN t` for the replicated tables to their shard-local name. */
 function readLocal(sql: string, tables: Set<string>): string {
-  return sql.replace(/\b(FROM|JOIN)\s+(\w+)\b/gi, (whole, keyword: string, name: string) => (tables.has(name) ? `${keyword} ${localName(name)}` : whole));
+  return sql.replace(/\b(FROM|JOIN)\s+(\w+)\b/gi, (whole, keyword: string, name: string) =>
+    tables.has(name) ? `${keyword} ${localName(name)}` : whole,
+  );
 }
 
 export function toClusterStatements(statement: Statement, tables: Set<string>, { cluster }: ClusterOptions): string[] {
@@ -75,7 +77,14 @@ export function toClusterStatements(statement: Statement, tables: Set<string>, {
   const { sql } = statement;
   const table = CREATE_TABLE.exec(sql);
   if (table) {
-    const [, name, columns, variant, args, rest = ''] = table as unknown as [string, string, string, string, string | undefined, string | undefined];
+    const [, name, columns, variant, args, rest = ''] = table as unknown as [
+      string,
+      string,
+      string,
+      string,
+      string | undefined,
+      string | undefined,
+    ];
     const local = localName(name);
     const replicationArgs = [`'/clickhouse/tables/{shard}/{database}/${local}'`, `'{replica}'`, ...(args?.trim() ? [args.trim()] : [])];
     return [

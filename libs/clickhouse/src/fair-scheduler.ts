@@ -68,7 +68,8 @@ export class FairScheduler {
     this.lastServed.set(project, this.served++);
     // Forget projects idle for a long while (the map would otherwise grow with every project seen).
     if (this.lastServed.size > 10_000) {
-      for (const [candidate, served] of this.lastServed) if (served < this.served - 10_000 && !this.waiting.has(candidate)) this.lastServed.delete(candidate);
+      for (const [candidate, served] of this.lastServed)
+        if (served < this.served - 10_000 && !this.waiting.has(candidate)) this.lastServed.delete(candidate);
     }
   }
 }

@@ -21,7 +21,12 @@ describe('ClickHouse migrations (embedded chDB)', () => {
     await migrateClickHouse(client, dir);
     const again = await migrateClickHouse(client, dir);
     expect(again).toEqual({ applied: [], alreadyApplied: files.length });
-    const rows = await (await client.query({ query: 'SELECT version, count() AS n FROM schema_migrations FINAL GROUP BY version ORDER BY version', format: 'JSONEachRow' })).json<{ version: number; n: string }>();
+    const rows = await (
+      await client.query({
+        query: 'SELECT version, count() AS n FROM schema_migrations FINAL GROUP BY version ORDER BY version',
+        format: 'JSONEachRow',
+      })
+    ).json<{ version: number; n: string }>();
     expect(rows.map((r) => Number(r.version))).toEqual(files.map((f) => f.version));
     expect(rows.every((r) => Number(r.n) === 1)).toBe(true);
   });
@@ -48,7 +53,15 @@ describe('ClickHouse migrations (embedded chDB)', () => {
               SELECT tenant_id, project_id, toDate(start_time) + offset AS day, trace_id, if(offset = 0, cost_rows, []) AS cost_rows, computed_at
               FROM trace_figures ARRAY JOIN range(toUInt32(least(dateDiff('day', toDate(start_time), toDate(end_time)), 366) + 1)) AS offset`,
     });
-    const view = async () => (await (await client.query({ query: "SELECT create_table_query AS q FROM system.tables WHERE name = 'trace_cost_days_mv'", format: 'JSONEachRow' })).json<{ q: string }>())[0]!.q;
+    const view = async () =>
+      (
+        await (
+          await client.query({
+            query: "SELECT create_table_query AS q FROM system.tables WHERE name = 'trace_cost_days_mv'",
+            format: 'JSONEachRow',
+          })
+        ).json<{ q: string }>()
+      )[0]!.q;
     expect(await view()).toContain('ARRAY JOIN');
     const result = await migrateClickHouse(client, dir);
     expect(result.applied).toEqual(['009_trace_cost_days_view']);
@@ -59,11 +72,21 @@ describe('ClickHouse migrations (embedded chDB)', () => {
   it('refuse a migration changed after it was applied', async () => {
     await migrateClickHouse(client, dir);
     await client.command({ query: 'DELETE FROM schema_migrations WHERE version = 7' });
-    await client.insert({ table: 'schema_migrations', values: [{ version: 7, name: '007_cost_daily', checksum: 'f'.repeat(64) }], format: 'JSONEachRow' });
-    await expect(migrateClickHouse(client, dir)).rejects.toThrow('ClickHouse migration 007_cost_daily changed after it was applied; add a new migration instead');
+    await client.insert({
+      table: 'schema_migrations',
+      values: [{ version: 7, name: '007_cost_daily', checksum: 'f'.repeat(64) }],
+      format: 'JSONEachRow',
+    });
+    await expect(migrateClickHouse(client, dir)).rejects.toThrow(
+      'ClickHouse migration 007_cost_daily changed after it was applied; add a new migration instead',
+    );
     const [seven] = (await readClickHouseMigrations(dir)).filter((m) => m.version === 7);
     await client.command({ query: 'DELETE FROM schema_migrations WHERE version = 7' });
-    await client.insert({ table: 'schema_migrations', values: [{ version: 7, name: seven!.name, checksum: seven!.checksum }], format: 'JSONEachRow' });
+    await client.insert({
+      table: 'schema_migrations',
+      values: [{ version: 7, name: seven!.name, checksum: seven!.checksum }],
+      format: 'JSONEachRow',
+    });
   });
 
   /** The engine's own parser checks the printed cluster form (`npm run migrations:print -- --cluster NAME`). */
@@ -71,7 +94,11 @@ describe('ClickHouse migrations (embedded chDB)', () => {
     const printed = splitStatements(renderMigrations(dir, cluster));
     expect(printed.length).toBeGreaterThan(0);
     for (const { sql } of printed) {
-      const result = await client.query({ query: 'SELECT formatQuery({sql:String}) AS formatted', query_params: { sql }, format: 'JSONEachRow' });
+      const result = await client.query({
+        query: 'SELECT formatQuery({sql:String}) AS formatted',
+        query_params: { sql },
+        format: 'JSONEachRow',
+      });
       const [{ formatted }] = await result.json<{ formatted: string }>();
       expect(formatted.length).toBeGreaterThan(0);
       // DDL runs on every node; a back-fill (INSERT … SELECT) runs once, through the Distributed tables.

@@ -36,7 +36,9 @@ export async function readClickHouseMigrations(dir: string): Promise<ClickHouseM
  * many months would otherwise stop every later start at that migration.
  */
 function executable(sql: string): string {
-  return /^\s*INSERT\b/i.test(sql.replace(/^\s*(--[^\n]*\n\s*)*/, '')) && !/\bSETTINGS\b/i.test(sql) ? `${sql}\nSETTINGS max_partitions_per_insert_block = 0` : sql;
+  return /^\s*INSERT\b/i.test(sql.replace(/^\s*(--[^\n]*\n\s*)*/, '')) && !/\bSETTINGS\b/i.test(sql)
+    ? `${sql}\nSETTINGS max_partitions_per_insert_block = 0`
+    : sql;
 }
 
 /**
@@ -65,7 +67,10 @@ export async function migrateClickHouse(client: ClickHouseClient, dir: string): 
       version UInt32, name String, checksum String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
     ) ENGINE = ReplacingMergeTree ORDER BY version`,
   });
-  const recordedRows = await client.query({ query: 'SELECT version, any(checksum) AS checksum FROM schema_migrations GROUP BY version', format: 'JSONEachRow' });
+  const recordedRows = await client.query({
+    query: 'SELECT version, any(checksum) AS checksum FROM schema_migrations GROUP BY version',
+    format: 'JSONEachRow',
+  });
   const recorded = new Map((await recordedRows.json<{ version: number; checksum: string }>()).map((r) => [Number(r.version), r.checksum]));
   const applied: string[] = [];
   const migrations = await readClickHouseMigrations(dir);

@@ -8,7 +8,9 @@ import { readFileSync, readdirSync } from 'node:fs';
  * the single-node engine or in its cluster form (ReplicatedMergeTree + Distributed, ON CLUSTER).
  */
 export function renderMigrations(dir: string, cluster: string | undefined): string {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort();
   const all = files.map((file) => ({ file, statements: splitStatements(readFileSync(path.join(dir, file), 'utf8')) }));
   const tables = tableNames(all.flatMap((f) => f.statements));
   const out: string[] = [];

@@ -39,7 +39,10 @@ describe('trace-figures.sql', () => {
 
   it.each([
     ['no row filter', ''],
-    ['one trace within its days (TraceRepository.figures)', ' AND day BETWEEN toDate({from:DateTime64(9)}) AND toDate({to:DateTime64(9)}) AND trace_id = {traceId:String}'],
+    [
+      'one trace within its days (TraceRepository.figures)',
+      ' AND day BETWEEN toDate({from:DateTime64(9)}) AND toDate({to:DateTime64(9)}) AND trace_id = {traceId:String}',
+    ],
   ])('traceFiguresSql: %s', (_case, rowFilter) => {
     const text = normalisedSql(figures.traceFiguresSql(rowFilter));
     expect(unscopedReads(text)).toEqual([]);

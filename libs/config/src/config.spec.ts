@@ -44,7 +44,9 @@ describe('loadConfig', () => {
   it('reads the per-query ClickHouse limits of the API', () => {
     expect(loadConfig({}, '/srv/app').queryLimits).toEqual(DEFAULT_QUERY_LIMITS);
     expect(DEFAULT_QUERY_LIMITS).toEqual({ maxExecutionSeconds: 10, maxMemoryBytes: 2 * 1024 ** 3, maxRowsToRead: 2_000_000_000 });
-    expect(loadConfig({ QUERY_TIMEOUT_SECONDS: '30', QUERY_MAX_MEMORY_MB: '512', QUERY_MAX_ROWS: '50000000' }, '/srv/app').queryLimits).toEqual({
+    expect(
+      loadConfig({ QUERY_TIMEOUT_SECONDS: '30', QUERY_MAX_MEMORY_MB: '512', QUERY_MAX_ROWS: '50000000' }, '/srv/app').queryLimits,
+    ).toEqual({
       maxExecutionSeconds: 30,
       maxMemoryBytes: 512 * 1024 ** 2,
       maxRowsToRead: 50_000_000,
@@ -69,7 +71,18 @@ describe('loadConfig', () => {
       CLICKHOUSE_DATABASE: 'obs; DROP',
       ALLOW_PRIVATE_WEBHOOKS: 'maybe',
     });
-    const named = ['OTLP_HTTP_PORT', 'API_PORT', 'DATABASE_URL', 'CLICKHOUSE_URL', 'REDIS_URL', 'OTLP_MAX_BODY_BYTES', 'ADMIN_TOKEN', 'LOG_LEVEL', 'CLICKHOUSE_DATABASE', 'ALLOW_PRIVATE_WEBHOOKS'];
+    const named = [
+      'OTLP_HTTP_PORT',
+      'API_PORT',
+      'DATABASE_URL',
+      'CLICKHOUSE_URL',
+      'REDIS_URL',
+      'OTLP_MAX_BODY_BYTES',
+      'ADMIN_TOKEN',
+      'LOG_LEVEL',
+      'CLICKHOUSE_DATABASE',
+      'ALLOW_PRIVATE_WEBHOOKS',
+    ];
     expect(problems).toHaveLength(named.length);
     for (const variable of named) expect(problems.some((p) => p.startsWith(variable))).toBe(true);
   });

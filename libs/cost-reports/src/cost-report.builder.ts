@@ -16,8 +16,20 @@ export interface ReportRequest {
 
 const TOP = 10;
 
-function totals(row: { cost_usd: number; input_tokens: number; output_tokens: number; trace_count: number; span_count: number }): ReportTotals {
-  return { costUsd: usd(row.cost_usd), inputTokens: Number(row.input_tokens), outputTokens: Number(row.output_tokens), traceCount: Number(row.trace_count), spanCount: Number(row.span_count) };
+function totals(row: {
+  cost_usd: number;
+  input_tokens: number;
+  output_tokens: number;
+  trace_count: number;
+  span_count: number;
+}): ReportTotals {
+  return {
+    costUsd: usd(row.cost_usd),
+    inputTokens: Number(row.input_tokens),
+    outputTokens: Number(row.output_tokens),
+    traceCount: Number(row.trace_count),
+    spanCount: Number(row.span_count),
+  };
 }
 
 /**
@@ -54,9 +66,26 @@ export async function buildCostReport(clickhouse: ClickHouseClient, request: Rep
     previousTotals,
     change: computeChange(currentTotals, previousTotals),
     groupBy: request.groupBy,
-    breakdown: breakdown.map((r) => ({ keys: r.keys, costUsd: usd(r.cost_usd), inputTokens: Number(r.input_tokens), outputTokens: Number(r.output_tokens), spanCount: Number(r.span_count) })),
-    topSessions: sessions.rows.slice(0, TOP).map((s) => ({ sessionId: s.session_id, costUsd: usd(s.cost_usd), traceCount: Number(s.trace_count), feedback: request.includeFeedback ? sessionScores(s) : [] })),
-    topTraces: traces.map((t) => ({ traceId: t.trace_id, rootName: t.root_name || null, costUsd: usd(t.cost_usd), durationMs: Number(t.duration_ms), startTime: isoOf(t.start_time) })),
+    breakdown: breakdown.map((r) => ({
+      keys: r.keys,
+      costUsd: usd(r.cost_usd),
+      inputTokens: Number(r.input_tokens),
+      outputTokens: Number(r.output_tokens),
+      spanCount: Number(r.span_count),
+    })),
+    topSessions: sessions.rows.slice(0, TOP).map((s) => ({
+      sessionId: s.session_id,
+      costUsd: usd(s.cost_usd),
+      traceCount: Number(s.trace_count),
+      feedback: request.includeFeedback ? sessionScores(s) : [],
+    })),
+    topTraces: traces.map((t) => ({
+      traceId: t.trace_id,
+      rootName: t.root_name || null,
+      costUsd: usd(t.cost_usd),
+      durationMs: Number(t.duration_ms),
+      startTime: isoOf(t.start_time),
+    })),
     includeFeedback: request.includeFeedback,
   };
 }

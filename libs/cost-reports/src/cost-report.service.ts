@@ -4,7 +4,15 @@ import type { ClickHouseClient } from '@spanforge/clickhouse';
 import { badInput, notFound } from '@spanforge/errors';
 import { COST_DIMENSIONS, type CostDimension } from '@spanforge/query';
 import { CostReportJobName, DELIVERY_JOB_OPTIONS, deliveryJobId, schedulerId, type DeliverJob, type FireJob } from '@spanforge/queue';
-import { canonicalTimezone, dueWindows, parseWindow, validateCron, validateCronFrequency, validateTimezone, type CostReport } from '@spanforge/reports';
+import {
+  canonicalTimezone,
+  dueWindows,
+  parseWindow,
+  validateCron,
+  validateCronFrequency,
+  validateTimezone,
+  type CostReport,
+} from '@spanforge/reports';
 import { buildCostReport } from './cost-report.builder';
 import type { CostReportRepository, ReportRow, ScheduleRow } from './schedule.repository';
 import { checkWebhookUrl, deliverWebhook } from './webhook.delivery';
@@ -55,7 +63,12 @@ export class CostReportService {
       throw badInput(`this project has ${MAX_SCHEDULES_PER_PROJECT} cost report schedules, the most it may have; delete one first`);
     }
     const signingSecret = `whsec_${randomBytes(32).toString('base64url')}`;
-    const schedule = await this.deps.repository.createSchedule({ tenant_id: scope.tenantId, project_id: scope.projectId, ...checked, signing_secret: signingSecret });
+    const schedule = await this.deps.repository.createSchedule({
+      tenant_id: scope.tenantId,
+      project_id: scope.projectId,
+      ...checked,
+      signing_secret: signingSecret,
+    });
     await this.register(schedule);
     return { schedule, signingSecret };
   }
@@ -124,10 +137,18 @@ export class CostReportService {
     if (!report || report.delivery_status !== 'pending' || !report.schedule_id) return;
     const schedule = await this.deps.repository.schedule(report.schedule_id);
     if (!schedule) return;
-    const result = await deliverWebhook(schedule.webhook_url, schedule.signing_secret, report.id, JSON.stringify(report.report), this.deps.allowPrivateWebhooks);
+    const result = await deliverWebhook(
+      schedule.webhook_url,
+      schedule.signing_secret,
+      report.id,
+      JSON.stringify(report.report),
+      this.deps.allowPrivateWebhooks,
+    );
     await this.deps.repository.recordDelivery(report.id, { delivered: result.ok, error: result.error, final: finalAttempt });
     if (!result.ok) {
-      this.deps.warn?.(`cost report ${report.id} (schedule ${report.schedule_id}): delivery failed, ${finalAttempt ? 'last attempt, giving up' : 'will retry'}: ${result.error}`);
+      this.deps.warn?.(
+        `cost report ${report.id} (schedule ${report.schedule_id}): delivery failed, ${finalAttempt ? 'last attempt, giving up' : 'will retry'}: ${result.error}`,
+      );
       throw new WebhookDeliveryError(result.error ?? 'webhook delivery failed');
     }
   }
@@ -178,7 +199,11 @@ export class CostReportService {
     } catch (error) {
       problems.push((error as Error).message);
     }
-    if (!Array.isArray(input.groupBy) || input.groupBy.length === 0 || input.groupBy.some((d) => !(COST_DIMENSIONS as readonly string[]).includes(d))) {
+    if (
+      !Array.isArray(input.groupBy) ||
+      input.groupBy.length === 0 ||
+      input.groupBy.some((d) => !(COST_DIMENSIONS as readonly string[]).includes(d))
+    ) {
       problems.push(`groupBy needs 1 to 6 of ${COST_DIMENSIONS.join(', ')}`);
     }
     problems.push(await checkWebhookUrl(input.webhookUrl, this.deps.allowPrivateWebhooks));

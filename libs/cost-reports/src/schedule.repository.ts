@@ -30,8 +30,10 @@ export interface ReportRow {
   delivered_at: Date | null;
 }
 
-const SCHEDULE_COLUMNS = 'id, tenant_id, project_id, cron, timezone, window_iso, window_ms, group_by, webhook_url, include_feedback, signing_secret, created_at';
-const REPORT_COLUMNS = 'id, tenant_id, project_id, schedule_id, window_start, window_end, report, created_at, delivery_status, delivery_attempts, last_delivery_error, delivered_at';
+const SCHEDULE_COLUMNS =
+  'id, tenant_id, project_id, cron, timezone, window_iso, window_ms, group_by, webhook_url, include_feedback, signing_secret, created_at';
+const REPORT_COLUMNS =
+  'id, tenant_id, project_id, schedule_id, window_start, window_end, report, created_at, delivery_status, delivery_attempts, last_delivery_error, delivered_at';
 
 /** All SQL of cost report schedules and reports (PostgreSQL). */
 export class CostReportRepository {
@@ -41,12 +43,27 @@ export class CostReportRepository {
     const { rows } = await this.pool.query<ScheduleRow>(
       `INSERT INTO cost_report_schedules (tenant_id, project_id, cron, timezone, window_iso, window_ms, group_by, webhook_url, include_feedback, signing_secret)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${SCHEDULE_COLUMNS}`,
-      [s.tenant_id, s.project_id, s.cron, s.timezone, s.window_iso, s.window_ms, s.group_by, s.webhook_url, s.include_feedback, s.signing_secret],
+      [
+        s.tenant_id,
+        s.project_id,
+        s.cron,
+        s.timezone,
+        s.window_iso,
+        s.window_ms,
+        s.group_by,
+        s.webhook_url,
+        s.include_feedback,
+        s.signing_secret,
+      ],
     );
     return rows[0]!;
   }
 
-  async updateSchedule(projectId: string, id: string, s: Pick<ScheduleRow, 'cron' | 'timezone' | 'window_iso' | 'window_ms' | 'group_by' | 'webhook_url' | 'include_feedback'>): Promise<ScheduleRow | undefined> {
+  async updateSchedule(
+    projectId: string,
+    id: string,
+    s: Pick<ScheduleRow, 'cron' | 'timezone' | 'window_iso' | 'window_ms' | 'group_by' | 'webhook_url' | 'include_feedback'>,
+  ): Promise<ScheduleRow | undefined> {
     const { rows } = await this.pool.query<ScheduleRow>(
       `UPDATE cost_report_schedules SET cron = $3, timezone = $4, window_iso = $5, window_ms = $6, group_by = $7, webhook_url = $8, include_feedback = $9
        WHERE project_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${SCHEDULE_COLUMNS}`,
@@ -56,17 +73,26 @@ export class CostReportRepository {
   }
 
   async deleteSchedule(projectId: string, id: string): Promise<boolean> {
-    const { rowCount } = await this.pool.query('UPDATE cost_report_schedules SET deleted_at = now() WHERE project_id = $1 AND id = $2 AND deleted_at IS NULL', [projectId, id]);
+    const { rowCount } = await this.pool.query(
+      'UPDATE cost_report_schedules SET deleted_at = now() WHERE project_id = $1 AND id = $2 AND deleted_at IS NULL',
+      [projectId, id],
+    );
     return (rowCount ?? 0) > 0;
   }
 
   async schedule(id: string): Promise<ScheduleRow | undefined> {
-    const { rows } = await this.pool.query<ScheduleRow>(`SELECT ${SCHEDULE_COLUMNS} FROM cost_report_schedules WHERE id = $1 AND deleted_at IS NULL`, [id]);
+    const { rows } = await this.pool.query<ScheduleRow>(
+      `SELECT ${SCHEDULE_COLUMNS} FROM cost_report_schedules WHERE id = $1 AND deleted_at IS NULL`,
+      [id],
+    );
     return rows[0];
   }
 
   async schedules(projectId: string): Promise<ScheduleRow[]> {
-    const { rows } = await this.pool.query<ScheduleRow>(`SELECT ${SCHEDULE_COLUMNS} FROM cost_report_schedules WHERE project_id = $1 AND deleted_at IS NULL ORDER BY created_at`, [projectId]);
+    const { rows } = await this.pool.query<ScheduleRow>(
+      `SELECT ${SCHEDULE_COLUMNS} FROM cost_report_schedules WHERE project_id = $1 AND deleted_at IS NULL ORDER BY created_at`,
+      [projectId],
+    );
     return rows;
   }
 
@@ -76,7 +102,9 @@ export class CostReportRepository {
   }
 
   async lastWindowEnd(scheduleId: string): Promise<Date | null> {
-    const { rows } = await this.pool.query<{ end: Date | null }>('SELECT max(window_end) AS end FROM cost_reports WHERE schedule_id = $1', [scheduleId]);
+    const { rows } = await this.pool.query<{ end: Date | null }>('SELECT max(window_end) AS end FROM cost_reports WHERE schedule_id = $1', [
+      scheduleId,
+    ]);
     return rows[0]?.end ?? null;
   }
 
@@ -85,20 +113,43 @@ export class CostReportRepository {
    * either way. Stored under the report's own id, so the row, the delivered body, the CSV and the
    * HTML all name the same report.
    */
-  async insertReport(r: { tenantId: string; projectId: string; scheduleId: string | null; windowStart: Date; windowEnd: Date; report: { id: string }; deliver: boolean }): Promise<{ row: ReportRow; created: boolean }> {
+  async insertReport(r: {
+    tenantId: string;
+    projectId: string;
+    scheduleId: string | null;
+    windowStart: Date;
+    windowEnd: Date;
+    report: { id: string };
+    deliver: boolean;
+  }): Promise<{ row: ReportRow; created: boolean }> {
     const { rows } = await this.pool.query<ReportRow>(
       `INSERT INTO cost_reports (id, tenant_id, project_id, schedule_id, window_start, window_end, report, delivery_status)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (schedule_id, window_end) DO NOTHING RETURNING ${REPORT_COLUMNS}`,
-      [r.report.id, r.tenantId, r.projectId, r.scheduleId, r.windowStart, r.windowEnd, JSON.stringify(r.report), r.deliver ? 'pending' : 'not_requested'],
+      [
+        r.report.id,
+        r.tenantId,
+        r.projectId,
+        r.scheduleId,
+        r.windowStart,
+        r.windowEnd,
+        JSON.stringify(r.report),
+        r.deliver ? 'pending' : 'not_requested',
+      ],
     );
     if (rows[0]) return { row: rows[0], created: true };
-    const existing = await this.pool.query<ReportRow>(`SELECT ${REPORT_COLUMNS} FROM cost_reports WHERE schedule_id = $1 AND window_end = $2`, [r.scheduleId, r.windowEnd]);
+    const existing = await this.pool.query<ReportRow>(
+      `SELECT ${REPORT_COLUMNS} FROM cost_reports WHERE schedule_id = $1 AND window_end = $2`,
+      [r.scheduleId, r.windowEnd],
+    );
     return { row: existing.rows[0]!, created: false };
   }
 
   async report(projectId: string, id: string): Promise<ReportRow | undefined> {
     if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
-    const { rows } = await this.pool.query<ReportRow>(`SELECT ${REPORT_COLUMNS} FROM cost_reports WHERE project_id = $1 AND id = $2`, [projectId, id]);
+    const { rows } = await this.pool.query<ReportRow>(`SELECT ${REPORT_COLUMNS} FROM cost_reports WHERE project_id = $1 AND id = $2`, [
+      projectId,
+      id,
+    ]);
     return rows[0];
   }
 
@@ -108,12 +159,18 @@ export class CostReportRepository {
   }
 
   async reports(projectId: string, limit: number): Promise<ReportRow[]> {
-    const { rows } = await this.pool.query<ReportRow>(`SELECT ${REPORT_COLUMNS} FROM cost_reports WHERE project_id = $1 ORDER BY window_end DESC, created_at DESC LIMIT $2`, [projectId, limit]);
+    const { rows } = await this.pool.query<ReportRow>(
+      `SELECT ${REPORT_COLUMNS} FROM cost_reports WHERE project_id = $1 ORDER BY window_end DESC, created_at DESC LIMIT $2`,
+      [projectId, limit],
+    );
     return rows;
   }
 
   async pendingDeliveries(scheduleId: string): Promise<string[]> {
-    const { rows } = await this.pool.query<{ id: string }>("SELECT id FROM cost_reports WHERE schedule_id = $1 AND delivery_status = 'pending'", [scheduleId]);
+    const { rows } = await this.pool.query<{ id: string }>(
+      "SELECT id FROM cost_reports WHERE schedule_id = $1 AND delivery_status = 'pending'",
+      [scheduleId],
+    );
     return rows.map((r) => r.id);
   }
 

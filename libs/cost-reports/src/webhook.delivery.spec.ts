@@ -6,16 +6,27 @@ import tls from 'node:tls';
 import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { ipIsPrivate, webhookUrlProblem } from '@spanforge/reports';
-import { checkWebhookUrl, deliverWebhook, describeFetchFailure, pinnedLookup, postWebhook, type ResolvedAddress, type Resolver } from './webhook.delivery';
+import {
+  checkWebhookUrl,
+  deliverWebhook,
+  describeFetchFailure,
+  pinnedLookup,
+  postWebhook,
+  type ResolvedAddress,
+  type Resolver,
+} from './webhook.delivery';
 
 describe('checkWebhookUrl (SSRF guard)', () => {
-  it.each(['http://127.0.0.1:8080/hook', 'http://10.1.2.3/hook', 'http://[::1]/hook', 'http://169.254.169.254/latest/meta-data', 'http://localhost/hook'])(
-    'refuses %s unless private webhooks are allowed',
-    async (url) => {
-      expect(await checkWebhookUrl(url, false)).toMatch(/private|loopback|local/i);
-      expect(await checkWebhookUrl(url, true)).toBeUndefined();
-    },
-  );
+  it.each([
+    'http://127.0.0.1:8080/hook',
+    'http://10.1.2.3/hook',
+    'http://[::1]/hook',
+    'http://169.254.169.254/latest/meta-data',
+    'http://localhost/hook',
+  ])('refuses %s unless private webhooks are allowed', async (url) => {
+    expect(await checkWebhookUrl(url, false)).toMatch(/private|loopback|local/i);
+    expect(await checkWebhookUrl(url, true)).toBeUndefined();
+  });
 
   it('refuses other schemes even when private webhooks are allowed', async () => {
     expect(await checkWebhookUrl('ftp://example.com/hook', true)).toBeDefined();
@@ -23,34 +34,54 @@ describe('checkWebhookUrl (SSRF guard)', () => {
   });
 
   it('checks every address a name resolves to, and says why a name does not resolve', async () => {
-    const answers = (addresses: ResolvedAddress[]): Resolver => async () => addresses;
+    const answers =
+      (addresses: ResolvedAddress[]): Resolver =>
+      async () =>
+        addresses;
     expect(await checkWebhookUrl('https://hooks.example/x', false, answers([{ address: '93.184.215.14', family: 4 }]))).toBeUndefined();
-    const mixed = answers([{ address: '93.184.215.14', family: 4 }, { address: '10.0.0.7', family: 4 }]);
+    const mixed = answers([
+      { address: '93.184.215.14', family: 4 },
+      { address: '10.0.0.7', family: 4 },
+    ]);
     expect(await checkWebhookUrl('https://hooks.example/x', false, mixed)).toMatch(/resolves to a private address \(hooks\.example\)/);
     // The refused address itself is not named: the message would tell how internal names resolve.
     expect(await checkWebhookUrl('https://hooks.example/x', false, mixed)).not.toContain('10.0.0.7');
-    expect(await checkWebhookUrl('https://hooks.example/x', false, answers([{ address: '::ffff:127.0.0.1', family: 6 }]))).toMatch(/private/);
+    expect(await checkWebhookUrl('https://hooks.example/x', false, answers([{ address: '::ffff:127.0.0.1', family: 6 }]))).toMatch(
+      /private/,
+    );
     expect(await checkWebhookUrl('https://hooks.example/x', false, answers([]))).toMatch(/does not resolve \(no addresses\)/);
     const notFound: Resolver = async () => {
       throw Object.assign(new Error('getaddrinfo ENOTFOUND hooks.example'), { code: 'ENOTFOUND' });
     };
-    expect(await checkWebhookUrl('https://hooks.example/x', false, notFound)).toBe('webhookUrl host hooks.example does not resolve (ENOTFOUND)');
+    expect(await checkWebhookUrl('https://hooks.example/x', false, notFound)).toBe(
+      'webhookUrl host hooks.example does not resolve (ENOTFOUND)',
+    );
   });
 });
 
 describe('describeFetchFailure', () => {
-  it("names the reason fetch hides in its cause: a refused connection, a DNS failure, a timeout", () => {
-    const refused = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:443'), { code: 'ECONNREFUSED' }) });
+  it('names the reason fetch hides in its cause: a refused connection, a DNS failure, a timeout', () => {
+    const refused = Object.assign(new TypeError('fetch failed'), {
+      cause: Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:443'), { code: 'ECONNREFUSED' }),
+    });
     expect(describeFetchFailure(refused)).toBe('fetch failed (ECONNREFUSED)');
     const tlsFailure = Object.assign(new TypeError('fetch failed'), { cause: new Error('unable to verify the first certificate') });
     expect(describeFetchFailure(tlsFailure)).toBe('fetch failed (unable to verify the first certificate)');
-    expect(describeFetchFailure(Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }))).toBe('no answer within 10 s');
+    expect(describeFetchFailure(Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }))).toBe(
+      'no answer within 10 s',
+    );
     expect(describeFetchFailure(new Error('something else'))).toBe('something else');
   });
 
   it('reads the reasons of an AggregateError with no message (IPv6 and IPv4 both refused)', () => {
     const both = Object.assign(
-      new AggregateError([Object.assign(new Error('connect ECONNREFUSED ::1:80'), { code: 'ECONNREFUSED' }), Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:80'), { code: 'ECONNREFUSED' })], ''),
+      new AggregateError(
+        [
+          Object.assign(new Error('connect ECONNREFUSED ::1:80'), { code: 'ECONNREFUSED' }),
+          Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:80'), { code: 'ECONNREFUSED' }),
+        ],
+        '',
+      ),
       { code: 'ECONNREFUSED' },
     );
     expect(describeFetchFailure(both)).toBe('connect ECONNREFUSED ::1:80; connect ECONNREFUSED 127.0.0.1:80');
@@ -130,7 +161,13 @@ describe('postWebhook', () => {
     });
     try {
       // receiver.invalid resolves nowhere: the only way to reach the server is the pinned address.
-      const answer = await postWebhook(new URL(`http://receiver.invalid:${r.port}/hook`), { addresses: LOCAL, headers: SIGNED, body: '{}', signal: AbortSignal.timeout(5_000), maxResponseBytes: 4_096 });
+      const answer = await postWebhook(new URL(`http://receiver.invalid:${r.port}/hook`), {
+        addresses: LOCAL,
+        headers: SIGNED,
+        body: '{}',
+        signal: AbortSignal.timeout(5_000),
+        maxResponseBytes: 4_096,
+      });
       expect(answer.status).toBe(204);
       expect(r.requests).toHaveLength(1);
       expect(r.requests[0]!.host).toBe(`receiver.invalid:${r.port}`);
@@ -154,7 +191,15 @@ describe('postWebhook', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     try {
-      await expect(postWebhook(new URL(`https://receiver.invalid:${port}/hook`), { addresses: LOCAL, headers: SIGNED, body: '{}', signal: AbortSignal.timeout(5_000), maxResponseBytes: 4_096 })).rejects.toThrow();
+      await expect(
+        postWebhook(new URL(`https://receiver.invalid:${port}/hook`), {
+          addresses: LOCAL,
+          headers: SIGNED,
+          body: '{}',
+          signal: AbortSignal.timeout(5_000),
+          maxResponseBytes: 4_096,
+        }),
+      ).rejects.toThrow();
       expect(serverNames).toEqual(['receiver.invalid']);
       expect(refusals).toEqual(['no certificate here']);
     } finally {
@@ -170,7 +215,13 @@ describe('postWebhook', () => {
     });
     try {
       const started = performance.now();
-      const answer = await postWebhook(new URL(`http://receiver.invalid:${r.port}/hook`), { addresses: LOCAL, headers: SIGNED, body: '{}', signal: AbortSignal.timeout(10_000), maxResponseBytes: 4_096 });
+      const answer = await postWebhook(new URL(`http://receiver.invalid:${r.port}/hook`), {
+        addresses: LOCAL,
+        headers: SIGNED,
+        body: '{}',
+        signal: AbortSignal.timeout(10_000),
+        maxResponseBytes: 4_096,
+      });
       expect(performance.now() - started).toBeLessThan(2_000);
       expect(answer).toMatchObject({ status: 500, truncated: true });
       expect(answer.body.length).toBe(4_096);
@@ -184,11 +235,19 @@ describe('postWebhook', () => {
       request.resume();
       // Ignores accept-encoding: identity and sends gzip of endless zeros (about 1000:1).
       response.writeHead(500, { 'content-encoding': 'gzip', 'content-type': 'application/json' });
-      endless(Buffer.alloc(1 << 20)).pipe(createGzip()).pipe(response);
+      endless(Buffer.alloc(1 << 20))
+        .pipe(createGzip())
+        .pipe(response);
     });
     try {
       const started = performance.now();
-      const answer = await postWebhook(new URL(`http://receiver.invalid:${r.port}/hook`), { addresses: LOCAL, headers: SIGNED, body: '{}', signal: AbortSignal.timeout(10_000), maxResponseBytes: 4_096 });
+      const answer = await postWebhook(new URL(`http://receiver.invalid:${r.port}/hook`), {
+        addresses: LOCAL,
+        headers: SIGNED,
+        body: '{}',
+        signal: AbortSignal.timeout(10_000),
+        maxResponseBytes: 4_096,
+      });
       expect(performance.now() - started).toBeLessThan(2_000);
       expect(answer.truncated).toBe(true);
       expect(answer.body.length).toBe(4_096);
@@ -235,9 +294,13 @@ describe('deliverWebhook', () => {
     // First answer public (what the guard checks), every later one the receiver. The public one is in
     // 2d00::/8, global unicast that IANA has not allocated: nobody answers there, so the attempt just
     // runs out of time (or finds no route) without reaching anyone.
-    const rebinding: Resolver = async () => (++lookups === 1 ? [{ address: '2d00::1', family: 6 }] : [{ address: local?.address ?? '127.0.0.1', family: local?.family ?? 4 }]);
+    const rebinding: Resolver = async () =>
+      ++lookups === 1 ? [{ address: '2d00::1', family: 6 }] : [{ address: local?.address ?? '127.0.0.1', family: local?.family ?? 4 }];
     try {
-      const result = await deliverWebhook(`http://${host}:${r.port}/hook`, 'whsec_test', 'report-2', '{}', false, { resolve: rebinding, timeoutMs: 500 });
+      const result = await deliverWebhook(`http://${host}:${r.port}/hook`, 'whsec_test', 'report-2', '{}', false, {
+        resolve: rebinding,
+        timeoutMs: 500,
+      });
       expect(result.ok).toBe(false);
       expect(lookups).toBe(1);
       expect(r.requests).toHaveLength(0);
@@ -269,7 +332,9 @@ describe('deliverWebhook', () => {
     const r = await receiver((request, response) => {
       request.resume();
       response.writeHead(500, { 'content-encoding': 'gzip' });
-      endless(Buffer.alloc(1 << 20)).pipe(createGzip()).pipe(response);
+      endless(Buffer.alloc(1 << 20))
+        .pipe(createGzip())
+        .pipe(response);
     });
     try {
       const result = await deliverWebhook(`http://127.0.0.1:${r.port}/hook`, 'whsec_test', 'report-4', '{}', true);

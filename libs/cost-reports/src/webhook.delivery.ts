@@ -40,7 +40,8 @@ export async function resolveWebhookTarget(url: string, allowPrivate: boolean, r
   if (addresses.length === 0) return { problem: `webhookUrl host ${host} does not resolve (no addresses)` };
   // Every address, not only the first: the connection may use any of them. The address itself is
   // not named: the message would tell a user how internal names resolve.
-  if (addresses.some((a) => ipIsPrivate(a.address))) return { problem: `webhookUrl resolves to a private address (${host}); ${PRIVATE_TARGETS_REFUSED}` };
+  if (addresses.some((a) => ipIsPrivate(a.address)))
+    return { problem: `webhookUrl resolves to a private address (${host}); ${PRIVATE_TARGETS_REFUSED}` };
   return { url: parsed, addresses };
 }
 
@@ -76,7 +77,14 @@ const ERROR_EXCERPT_CHARS = 200;
  * A receiver cannot stall or exhaust the worker: the whole delivery has 10 s, the answer is asked
  * for uncompressed and never inflated, and at most 4 KiB of it is read before the connection is cut.
  */
-export async function deliverWebhook(url: string, secret: string, reportId: string, body: string, allowPrivate: boolean, options: DeliveryOptions = {}): Promise<DeliveryResult> {
+export async function deliverWebhook(
+  url: string,
+  secret: string,
+  reportId: string,
+  body: string,
+  allowPrivate: boolean,
+  options: DeliveryOptions = {},
+): Promise<DeliveryResult> {
   const timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
   const signal = AbortSignal.timeout(timeoutMs);
   try {
@@ -204,7 +212,11 @@ export function pinnedLookup(hostname: string, addresses: ResolvedAddress[]): Lo
       callback(error, '', 0);
       return;
     }
-    if (options.all) callback(null, usable.map((a) => ({ address: a.address, family: a.family })));
+    if (options.all)
+      callback(
+        null,
+        usable.map((a) => ({ address: a.address, family: a.family })),
+      );
     else callback(null, usable[0]!.address, usable[0]!.family);
   };
 }
@@ -217,10 +229,16 @@ function familyNumber(family: unknown): number {
 
 /** The start of a failing receiver's answer, as one line of plain text, when it is text at all. */
 function answerExcerpt(answer: WebhookAnswer): string {
-  const encoding = String(answer.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const encoding = String(answer.headers['content-encoding'] ?? 'identity')
+    .trim()
+    .toLowerCase();
   if (encoding !== 'identity' && encoding !== '') return `(a ${encoding}-encoded answer, not shown)`;
   // No control characters (PostgreSQL text refuses NUL) and no line breaks in a log line.
-  const text = answer.body.toString('utf8').replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').replace(/\s+/g, ' ').trim();
+  const text = answer.body
+    .toString('utf8')
+    .replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (text === '') return '';
   return text.length > ERROR_EXCERPT_CHARS || answer.truncated ? `${text.slice(0, ERROR_EXCERPT_CHARS)}…` : text;
 }
@@ -261,7 +279,12 @@ function failureReason(error: unknown): string {
  * `code`, except an AggregateError (IPv6 and IPv4 both tried), whose message may be empty.
  */
 export function describeFetchFailure(error: unknown): string {
-  const { message, name, cause, code } = (error ?? {}) as { message?: string; name?: string; code?: unknown; cause?: { code?: string; message?: string } };
+  const { message, name, cause, code } = (error ?? {}) as {
+    message?: string;
+    name?: string;
+    code?: unknown;
+    cause?: { code?: string; message?: string };
+  };
   if (name === 'TimeoutError') return 'no answer within 10 s';
   if (error instanceof AggregateError && !message) {
     const inner = [...new Set(error.errors.map((e: unknown) => describeFetchFailure(e)))];

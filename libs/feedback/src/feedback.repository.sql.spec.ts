@@ -14,7 +14,17 @@ const T1 = '0af7651916cd43dd8448eb211c80319c';
 /** Writes whose rows say whose they are (tenant_id and project_id columns): one insert holds many projects' scores. */
 const ROW_SCOPED_WRITES = new Set(['feedback.insert']);
 
-const SCORE: FeedbackRecord = { id: 'score-1', traceId: T1, spanId: '', name: 'helpful', dataType: 'NUMERIC', valueNumber: 4, valueText: '4', comment: 'good', source: 'api' };
+const SCORE: FeedbackRecord = {
+  id: 'score-1',
+  traceId: T1,
+  spanId: '',
+  name: 'helpful',
+  dataType: 'NUMERIC',
+  valueNumber: 4,
+  valueText: '4',
+  comment: 'good',
+  source: 'api',
+};
 
 const noPostgres = {
   query: () => {
@@ -32,7 +42,8 @@ describe('FeedbackRepository SQL (ClickHouse)', () => {
     for (const statement of statements) {
       const name = statement.logComment ?? statement.queryId;
       if (ROW_SCOPED_WRITES.has(name)) {
-        for (const row of insertedRows().flat()) expect(row).toEqual(expect.objectContaining({ tenant_id: expect.any(String), project_id: expect.any(String) }));
+        for (const row of insertedRows().flat())
+          expect(row).toEqual(expect.objectContaining({ tenant_id: expect.any(String), project_id: expect.any(String) }));
       } else {
         expectScopedSql(statement);
       }
@@ -44,7 +55,11 @@ describe('FeedbackRepository SQL (ClickHouse)', () => {
     const statements = await record(() =>
       repository.insert([
         { scope: SCOPE_A, record: SCORE, receivedAt: Date.UTC(2026, 10, 20, 9) },
-        { scope: { tenantId: 'tenant-2', projectId: 'project-2' }, record: { ...SCORE, id: 'score-2' }, receivedAt: Date.UTC(2026, 10, 20, 9, 0, 1) },
+        {
+          scope: { tenantId: 'tenant-2', projectId: 'project-2' },
+          record: { ...SCORE, id: 'score-2' },
+          receivedAt: Date.UTC(2026, 10, 20, 9, 0, 1),
+        },
       ]),
     );
     expectStatements(statements, 1);

@@ -12,7 +12,14 @@ interface ScoreConfigRow {
   categories: string[] | null;
 }
 
-const toConfig = (r: ScoreConfigRow): ScoreConfig => ({ id: r.id, name: r.name, dataType: r.data_type, minValue: r.min_value, maxValue: r.max_value, categories: r.categories });
+const toConfig = (r: ScoreConfigRow): ScoreConfig => ({
+  id: r.id,
+  name: r.name,
+  dataType: r.data_type,
+  minValue: r.min_value,
+  maxValue: r.max_value,
+  categories: r.categories,
+});
 
 /** Feedback SQL: scores in ClickHouse (append-only), score configs in PostgreSQL. */
 export class FeedbackRepository {
@@ -70,16 +77,25 @@ export class FeedbackRepository {
   }
 
   async scoreConfig(projectId: string, name: string): Promise<ScoreConfig | undefined> {
-    const { rows } = await this.pg.query<ScoreConfigRow>('SELECT id, name, data_type, min_value, max_value, categories FROM score_configs WHERE project_id = $1 AND name = $2 AND archived_at IS NULL', [projectId, name]);
+    const { rows } = await this.pg.query<ScoreConfigRow>(
+      'SELECT id, name, data_type, min_value, max_value, categories FROM score_configs WHERE project_id = $1 AND name = $2 AND archived_at IS NULL',
+      [projectId, name],
+    );
     return rows[0] && toConfig(rows[0]);
   }
 
   async scoreConfigs(projectId: string): Promise<ScoreConfig[]> {
-    const { rows } = await this.pg.query<ScoreConfigRow>('SELECT id, name, data_type, min_value, max_value, categories FROM score_configs WHERE project_id = $1 AND archived_at IS NULL ORDER BY name', [projectId]);
+    const { rows } = await this.pg.query<ScoreConfigRow>(
+      'SELECT id, name, data_type, min_value, max_value, categories FROM score_configs WHERE project_id = $1 AND archived_at IS NULL ORDER BY name',
+      [projectId],
+    );
     return rows.map(toConfig);
   }
 
-  async createScoreConfig(scope: { tenantId: string; projectId: string }, config: Omit<ScoreConfig, 'id'>): Promise<ScoreConfig | undefined> {
+  async createScoreConfig(
+    scope: { tenantId: string; projectId: string },
+    config: Omit<ScoreConfig, 'id'>,
+  ): Promise<ScoreConfig | undefined> {
     const { rows } = await this.pg.query<ScoreConfigRow>(
       `INSERT INTO score_configs (tenant_id, project_id, name, data_type, min_value, max_value, categories) VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (project_id, name) WHERE archived_at IS NULL DO NOTHING RETURNING id, name, data_type, min_value, max_value, categories`,
@@ -89,7 +105,11 @@ export class FeedbackRepository {
   }
 
   /** New bounds and categories of a live config (its type stays); undefined when there is none by that name. */
-  async updateScoreConfig(projectId: string, name: string, change: Pick<ScoreConfig, 'minValue' | 'maxValue' | 'categories'>): Promise<ScoreConfig | undefined> {
+  async updateScoreConfig(
+    projectId: string,
+    name: string,
+    change: Pick<ScoreConfig, 'minValue' | 'maxValue' | 'categories'>,
+  ): Promise<ScoreConfig | undefined> {
     const { rows } = await this.pg.query<ScoreConfigRow>(
       `UPDATE score_configs SET min_value = $3, max_value = $4, categories = $5 WHERE project_id = $1 AND name = $2 AND archived_at IS NULL
        RETURNING id, name, data_type, min_value, max_value, categories`,

@@ -58,13 +58,21 @@ export class FeedbackService {
    * Changes a live config's bounds or categories. Its type cannot change (stored scores were
    * checked against it): archive it and create a new one instead.
    */
-  async updateScoreConfig(scope: FeedbackScope, input: { name: string; dataType: ScoreType; minValue?: number | null; maxValue?: number | null; categories?: string[] | null }): Promise<ScoreConfig> {
+  async updateScoreConfig(
+    scope: FeedbackScope,
+    input: { name: string; dataType: ScoreType; minValue?: number | null; maxValue?: number | null; categories?: string[] | null },
+  ): Promise<ScoreConfig> {
     validateScoreConfig(input);
     const name = input.name.trim();
     const current = await this.repository.scoreConfig(scope.projectId, name);
     if (!current) throw notFound(`the project has no score config named "${name}"`);
-    if (current.dataType !== input.dataType) throw badInput(`score config "${name}" is ${current.dataType}; its type cannot change: archive it and create a new one`);
-    const updated = await this.repository.updateScoreConfig(scope.projectId, name, { minValue: input.minValue ?? null, maxValue: input.maxValue ?? null, categories: input.categories ?? null });
+    if (current.dataType !== input.dataType)
+      throw badInput(`score config "${name}" is ${current.dataType}; its type cannot change: archive it and create a new one`);
+    const updated = await this.repository.updateScoreConfig(scope.projectId, name, {
+      minValue: input.minValue ?? null,
+      maxValue: input.maxValue ?? null,
+      categories: input.categories ?? null,
+    });
     if (!updated) throw notFound(`the project has no score config named "${name}"`);
     return updated;
   }
@@ -76,7 +84,10 @@ export class FeedbackService {
     return archived;
   }
 
-  async createScoreConfig(scope: FeedbackScope, input: { name: string; dataType: ScoreType; minValue?: number | null; maxValue?: number | null; categories?: string[] | null }): Promise<ScoreConfig> {
+  async createScoreConfig(
+    scope: FeedbackScope,
+    input: { name: string; dataType: ScoreType; minValue?: number | null; maxValue?: number | null; categories?: string[] | null },
+  ): Promise<ScoreConfig> {
     validateScoreConfig(input);
     const created = await this.repository.createScoreConfig(scope, {
       name: input.name.trim(),
@@ -98,13 +109,26 @@ export class FeedbackService {
     return verifyFeedbackToken(token, this.pepper);
   }
 
-  createToken(scope: FeedbackScope & { apiKeyId?: string }, traceId: string, name: string, ttlSeconds: number): { token: string; expiresAt: number } {
+  createToken(
+    scope: FeedbackScope & { apiKeyId?: string },
+    traceId: string,
+    name: string,
+    ttlSeconds: number,
+  ): { token: string; expiresAt: number } {
     const id = traceId.toLowerCase();
     if (!/^[0-9a-f]{32}$/.test(id)) throw badInput('traceId must be 32 hex characters');
     if (!name.trim() || name.length > 100) throw badInput('name must be 1 to 100 characters');
-    if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_TOKEN_TTL_S) throw badInput(`ttlSeconds must be between 1 and ${MAX_TOKEN_TTL_S}`);
+    if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_TOKEN_TTL_S)
+      throw badInput(`ttlSeconds must be between 1 and ${MAX_TOKEN_TTL_S}`);
     const expiresAt = Math.floor(Date.now() / 1000) + ttlSeconds;
-    const claims = { tenantId: scope.tenantId, projectId: scope.projectId, traceId: id, name: name.trim(), expiresAt, ...(scope.apiKeyId ? { apiKeyId: scope.apiKeyId } : {}) };
+    const claims = {
+      tenantId: scope.tenantId,
+      projectId: scope.projectId,
+      traceId: id,
+      name: name.trim(),
+      expiresAt,
+      ...(scope.apiKeyId ? { apiKeyId: scope.apiKeyId } : {}),
+    };
     return { token: signFeedbackToken(claims, this.pepper), expiresAt };
   }
 }

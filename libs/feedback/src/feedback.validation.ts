@@ -27,8 +27,13 @@ export function validateFeedback(input: FeedbackInput, config: ScoreConfig | und
   if (typeof input !== 'object' || input === null || Array.isArray(input)) throw badInput('the body must be a JSON object');
   const unknown = Object.keys(input).filter((key) => !FEEDBACK_FIELDS.has(key));
   if (unknown.length > 0) {
-    const named = unknown.slice(0, 5).map((key) => JSON.stringify(key.slice(0, 50))).join(', ');
-    throw badInput(`unknown field${unknown.length === 1 ? '' : 's'} ${named}${unknown.length > 5 ? ', …' : ''}: feedback takes ${[...FEEDBACK_FIELDS].join(', ')}`);
+    const named = unknown
+      .slice(0, 5)
+      .map((key) => JSON.stringify(key.slice(0, 50)))
+      .join(', ');
+    throw badInput(
+      `unknown field${unknown.length === 1 ? '' : 's'} ${named}${unknown.length > 5 ? ', …' : ''}: feedback takes ${[...FEEDBACK_FIELDS].join(', ')}`,
+    );
   }
   const traceId = typeof input.traceId === 'string' ? input.traceId.toLowerCase() : '';
   if (!HEX_TRACE.test(traceId) || /^0+$/.test(traceId)) throw badInput('traceId must be 32 hex characters (not all zero)');
@@ -66,8 +71,10 @@ export function validateFeedback(input: FeedbackInput, config: ScoreConfig | und
 function checkAgainstConfig(config: ScoreConfig, dataType: ScoreType, valueNumber: number | null, valueText: string): void {
   if (config.dataType !== dataType) throw badInput(`score "${config.name}" is ${config.dataType}; got a ${dataType.toLowerCase()} value`);
   if (dataType === 'NUMERIC') {
-    if (config.minValue !== null && valueNumber! < config.minValue) throw badInput(`score "${config.name}" must be at least ${config.minValue}`);
-    if (config.maxValue !== null && valueNumber! > config.maxValue) throw badInput(`score "${config.name}" must be at most ${config.maxValue}`);
+    if (config.minValue !== null && valueNumber! < config.minValue)
+      throw badInput(`score "${config.name}" must be at least ${config.minValue}`);
+    if (config.maxValue !== null && valueNumber! > config.maxValue)
+      throw badInput(`score "${config.name}" must be at most ${config.maxValue}`);
   }
   if (dataType === 'CATEGORICAL' && config.categories && !config.categories.includes(valueText)) {
     throw badInput(`score "${config.name}" must be one of: ${config.categories.join(', ')}`);
@@ -75,12 +82,19 @@ function checkAgainstConfig(config: ScoreConfig, dataType: ScoreType, valueNumbe
 }
 
 /** A score config from an admin or project user: a clear error for each impossible combination. */
-export function validateScoreConfig(input: { name: string; dataType: ScoreType; minValue?: number | null; maxValue?: number | null; categories?: string[] | null }): void {
+export function validateScoreConfig(input: {
+  name: string;
+  dataType: ScoreType;
+  minValue?: number | null;
+  maxValue?: number | null;
+  categories?: string[] | null;
+}): void {
   const name = (input.name ?? '').trim();
   if (name === '' || name.length > FEEDBACK_LIMITS.name) throw badInput(`name must be 1 to ${FEEDBACK_LIMITS.name} characters`);
   const hasRange = input.minValue != null || input.maxValue != null;
   if (hasRange && input.dataType !== 'NUMERIC') throw badInput('minValue and maxValue apply to NUMERIC scores only');
-  if (input.minValue != null && input.maxValue != null && input.minValue > input.maxValue) throw badInput('minValue must not exceed maxValue');
+  if (input.minValue != null && input.maxValue != null && input.minValue > input.maxValue)
+    throw badInput('minValue must not exceed maxValue');
   if (input.categories != null) {
     if (input.dataType !== 'CATEGORICAL') throw badInput('categories apply to CATEGORICAL scores only');
     if (input.categories.length === 0 || input.categories.length > 100) throw badInput('categories must list 1 to 100 values');

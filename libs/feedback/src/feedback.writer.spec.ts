@@ -73,7 +73,13 @@ describe('FeedbackWriter', () => {
     const repo = recordingRepository(new Set(['a1', 'b1']));
     let unknown = 0;
     const writer = new FeedbackWriter(repo.repository, () => unknown++, { maxItems: 100, maxDelayMs: 20 });
-    await Promise.all([writer.add(A, score('a1')), writer.add(B, score('b1')), writer.add(A, score('a-late')), writer.add(B, score('b-late')), writer.add(B, score('b-late', 'b-late-2'))]);
+    await Promise.all([
+      writer.add(A, score('a1')),
+      writer.add(B, score('b1')),
+      writer.add(A, score('a-late')),
+      writer.add(B, score('b-late')),
+      writer.add(B, score('b-late', 'b-late-2')),
+    ]);
     expect(repo.inserted).toHaveLength(1);
     expect(repo.refreshed).toEqual([
       { scope: A, traceIds: ['a1'] },
@@ -102,7 +108,7 @@ describe('FeedbackWriter', () => {
     await writer.close();
   });
 
-  it('answers every request once the insert holds, even when a project\'s session refresh fails, and refreshes the others', async () => {
+  it("answers every request once the insert holds, even when a project's session refresh fails, and refreshes the others", async () => {
     const repo = recordingRepository(new Set(['a1', 'b1']));
     const warnings: string[] = [];
     const failing = {
@@ -112,7 +118,12 @@ describe('FeedbackWriter', () => {
         return repo.repository.refreshSessions(scope, traceIds);
       },
     };
-    const writer = new FeedbackWriter(failing, () => undefined, { maxItems: 100, maxDelayMs: 20 }, (m) => warnings.push(m));
+    const writer = new FeedbackWriter(
+      failing,
+      () => undefined,
+      { maxItems: 100, maxDelayMs: 20 },
+      (m) => warnings.push(m),
+    );
     await Promise.all([writer.add(A, score('a1')), writer.add(B, score('b1'))]);
     expect(repo.inserted).toEqual([['a1-score', 'b1-score']]);
     expect(repo.refreshed).toEqual([{ scope: B, traceIds: ['b1'] }]);
@@ -158,6 +169,9 @@ describe('FeedbackWriter', () => {
     await writer.close();
     await pending;
     expect(repo.inserted).toEqual([['a1-score']]);
-    await expect(writer.add(A, score('a1', 'late'))).rejects.toMatchObject({ code: 'UNAVAILABLE', message: expect.stringMatching(/stopping/) });
+    await expect(writer.add(A, score('a1', 'late'))).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+      message: expect.stringMatching(/stopping/),
+    });
   });
 });

@@ -37,9 +37,12 @@ export class FeedbackWriter {
   }
 
   add(scope: FeedbackScope, record: FeedbackRecord): Promise<void> {
-    if (this.closed) return Promise.reject(new DomainError(ErrorCode.UNAVAILABLE, 'the server is stopping; send the score again in a moment'));
+    if (this.closed)
+      return Promise.reject(new DomainError(ErrorCode.UNAVAILABLE, 'the server is stopping; send the score again in a moment'));
     if (this.waiting >= this.maxWaiting) {
-      return Promise.reject(new DomainError(ErrorCode.UNAVAILABLE, `${this.maxWaiting} scores are waiting to be stored; send this one again in a moment`));
+      return Promise.reject(
+        new DomainError(ErrorCode.UNAVAILABLE, `${this.maxWaiting} scores are waiting to be stored; send this one again in a moment`),
+      );
     }
     this.waiting++;
     return this.queue.add([{ scope, record, receivedAt: Date.now() }]).finally(() => this.waiting--);

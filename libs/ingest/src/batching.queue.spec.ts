@@ -3,9 +3,12 @@ import { BatchingQueue } from './batching.queue';
 describe('BatchingQueue', () => {
   it('writes a batch when it is full and settles each caller after its batch', async () => {
     const batches: number[][] = [];
-    const queue = new BatchingQueue<number>(async (items) => {
-      batches.push(items);
-    }, { maxItems: 4, maxDelayMs: 60_000 });
+    const queue = new BatchingQueue<number>(
+      async (items) => {
+        batches.push(items);
+      },
+      { maxItems: 4, maxDelayMs: 60_000 },
+    );
     const a = queue.add([1, 2]);
     const b = queue.add([3, 4, 5]);
     await Promise.all([a, b]);
@@ -14,9 +17,12 @@ describe('BatchingQueue', () => {
 
   it('writes a partial batch after the delay', async () => {
     const batches: number[][] = [];
-    const queue = new BatchingQueue<number>(async (items) => {
-      batches.push(items);
-    }, { maxItems: 1000, maxDelayMs: 20 });
+    const queue = new BatchingQueue<number>(
+      async (items) => {
+        batches.push(items);
+      },
+      { maxItems: 1000, maxDelayMs: 20 },
+    );
     const started = Date.now();
     await queue.add([7]);
     expect(batches).toEqual([[7]]);
@@ -25,10 +31,13 @@ describe('BatchingQueue', () => {
 
   it('fails every caller of a failed batch and nobody else', async () => {
     let calls = 0;
-    const queue = new BatchingQueue<number>(async () => {
-      calls++;
-      if (calls === 1) throw new Error('clickhouse down');
-    }, { maxItems: 2, maxDelayMs: 60_000 });
+    const queue = new BatchingQueue<number>(
+      async () => {
+        calls++;
+        if (calls === 1) throw new Error('clickhouse down');
+      },
+      { maxItems: 2, maxDelayMs: 60_000 },
+    );
     const first = queue.add([1, 2]);
     const second = queue.add([3, 4]);
     await expect(first).rejects.toThrow('clickhouse down');
@@ -37,20 +46,26 @@ describe('BatchingQueue', () => {
 
   it('runs one flush at a time and keeps order', async () => {
     const log: string[] = [];
-    const queue = new BatchingQueue<number>(async (items) => {
-      log.push(`start ${items.join(',')}`);
-      await new Promise((r) => setTimeout(r, 10));
-      log.push(`end ${items.join(',')}`);
-    }, { maxItems: 1, maxDelayMs: 60_000 });
+    const queue = new BatchingQueue<number>(
+      async (items) => {
+        log.push(`start ${items.join(',')}`);
+        await new Promise((r) => setTimeout(r, 10));
+        log.push(`end ${items.join(',')}`);
+      },
+      { maxItems: 1, maxDelayMs: 60_000 },
+    );
     await Promise.all([queue.add([1]), queue.add([2])]);
     expect(log).toEqual(['start 1', 'end 1', 'start 2', 'end 2']);
   });
 
   it('flushes what waits on close and refuses more', async () => {
     const batches: number[][] = [];
-    const queue = new BatchingQueue<number>(async (items) => {
-      batches.push(items);
-    }, { maxItems: 100, maxDelayMs: 60_000 });
+    const queue = new BatchingQueue<number>(
+      async (items) => {
+        batches.push(items);
+      },
+      { maxItems: 100, maxDelayMs: 60_000 },
+    );
     const pending = queue.add([1]);
     await queue.close();
     await pending;
@@ -122,12 +137,15 @@ describe('BatchingQueue with concurrent flushes', () => {
   it('writes up to maxConcurrentFlushes batches at once, and never more', async () => {
     let running = 0;
     let peak = 0;
-    const queue = new BatchingQueue<number>(async () => {
-      running++;
-      peak = Math.max(peak, running);
-      await new Promise((r) => setTimeout(r, 15));
-      running--;
-    }, { maxItems: 1, maxDelayMs: 60_000, maxConcurrentFlushes: 2 });
+    const queue = new BatchingQueue<number>(
+      async () => {
+        running++;
+        peak = Math.max(peak, running);
+        await new Promise((r) => setTimeout(r, 15));
+        running--;
+      },
+      { maxItems: 1, maxDelayMs: 60_000, maxConcurrentFlushes: 2 },
+    );
     await Promise.all([1, 2, 3, 4, 5].map((n) => queue.add([n])));
     expect(peak).toBe(2);
     await queue.close();

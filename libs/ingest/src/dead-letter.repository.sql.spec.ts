@@ -36,7 +36,8 @@ describe('DeadLetterRepository SQL', () => {
     for (const statement of statements) {
       expect(statement.logComment).toBe(statement.queryId);
       if (ROW_SCOPED_WRITES.has(statement.queryId)) {
-        for (const row of insertedRows().flat()) expect(row).toEqual(expect.objectContaining({ tenant_id: 'tenant-1', project_id: 'project-1' }));
+        for (const row of insertedRows().flat())
+          expect(row).toEqual(expect.objectContaining({ tenant_id: 'tenant-1', project_id: 'project-1' }));
       } else {
         expectScopedSql(statement);
       }

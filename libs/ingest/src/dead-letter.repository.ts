@@ -61,7 +61,12 @@ export class DeadLetterRepository {
 
   async add(letters: DeadLetter[]): Promise<void> {
     if (letters.length === 0) return;
-    await this.client.insert({ table: 'dead_letters', values: letters.map(toRow), format: 'JSONEachRow', ...named('ingest.insert_dead_letters') });
+    await this.client.insert({
+      table: 'dead_letters',
+      values: letters.map(toRow),
+      format: 'JSONEachRow',
+      ...named('ingest.insert_dead_letters'),
+    });
   }
 
   /** A project's dead letters, newest first, without their payloads. */

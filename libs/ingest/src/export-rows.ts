@@ -65,8 +65,18 @@ function priceTableFor(overrides: PriceOverride[]): PriceTable {
 function priceOf(span: NormalizedSpan, startTimeUnixNano: bigint, table: PriceTable): SpanPrice {
   const { usage } = span;
   // Spans without usage or a stated cost have nothing to price (and are not "unpriced models").
-  if (usage.inputUncached + usage.cacheRead + usage.cacheWrite + usage.output + usage.reasoning === 0 && span.explicitCostUsd === undefined) return NO_PRICE;
-  return priceSpan({ pricingModel: span.pricingModel, provider: span.provider, usage, explicitCostUsd: span.explicitCostUsd, startTime: startTimeUnixNano }, table);
+  if (usage.inputUncached + usage.cacheRead + usage.cacheWrite + usage.output + usage.reasoning === 0 && span.explicitCostUsd === undefined)
+    return NO_PRICE;
+  return priceSpan(
+    {
+      pricingModel: span.pricingModel,
+      provider: span.provider,
+      usage,
+      explicitCostUsd: span.explicitCostUsd,
+      startTime: startTimeUnixNano,
+    },
+    table,
+  );
 }
 
 export function exportRows(job: ExportJob, overrides: PriceOverride[]): RowChunk {

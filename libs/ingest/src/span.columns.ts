@@ -53,7 +53,10 @@ export const SPAN_COLUMN_DOMAINS: { readonly [Column in keyof SpanRow]: ColumnDo
   duration_ns: { kind: 'wholeText' },
   status_code: oneOf(['UNSET', 'OK', 'ERROR'], 'UNSET'),
   status_message: text,
-  span_type: oneOf(['RUN', 'AGENT', 'LLM', 'TOOL', 'RETRIEVAL', 'EMBEDDING', 'RERANK', 'GUARDRAIL', 'EVALUATION', 'CHAIN', 'HTTP', 'DB', 'OTHER'], 'OTHER'),
+  span_type: oneOf(
+    ['RUN', 'AGENT', 'LLM', 'TOOL', 'RETRIEVAL', 'EMBEDDING', 'RERANK', 'GUARDRAIL', 'EVALUATION', 'CHAIN', 'HTTP', 'DB', 'OTHER'],
+    'OTHER',
+  ),
   convention: text,
   operation: text,
   session_id: text,
@@ -99,7 +102,9 @@ export const SPAN_COLUMN_DOMAINS: { readonly [Column in keyof SpanRow]: ColumnDo
  * SpanRow's type (the decoder caps their sizes and serialiseRow their characters): checking them
  * per row would double the guard's cost (measured in bench:ingest) for values TypeScript already holds.
  */
-const CHECKED = (Object.entries(SPAN_COLUMN_DOMAINS) as Array<[keyof SpanRow, ColumnDomain]>).filter(([, domain]) => domain.kind !== 'text' && domain.kind !== 'composite');
+const CHECKED = (Object.entries(SPAN_COLUMN_DOMAINS) as Array<[keyof SpanRow, ColumnDomain]>).filter(
+  ([, domain]) => domain.kind !== 'text' && domain.kind !== 'composite',
+);
 const MIN_TIME = timeText(TIME_DOMAIN.minNanos);
 const MAX_TIME = timeText(TIME_DOMAIN.maxNanos);
 

@@ -1,4 +1,11 @@
-import { BOUND_SCOPE_INSERT, describeStatementChecks, expectScopedSql, placeholders, recordingClient, type RecordedStatement } from '@spanforge/testing/sql';
+import {
+  BOUND_SCOPE_INSERT,
+  describeStatementChecks,
+  expectScopedSql,
+  placeholders,
+  recordingClient,
+  type RecordedStatement,
+} from '@spanforge/testing/sql';
 import { SpanRepository, type AccountingRow } from './span.repository';
 
 /**
@@ -40,7 +47,8 @@ describe('SpanRepository SQL', () => {
     for (const statement of statements) {
       expect(statement.logComment).toBe(statement.queryId);
       if (ROW_SCOPED_WRITES.has(statement.queryId)) {
-        for (const row of insertedRows().flat()) expect(row).toEqual(expect.objectContaining({ tenant_id: expect.any(String), project_id: expect.any(String) }));
+        for (const row of insertedRows().flat())
+          expect(row).toEqual(expect.objectContaining({ tenant_id: expect.any(String), project_id: expect.any(String) }));
       } else if (BOUND_SCOPE_WRITES.has(statement.queryId)) {
         expect(statement.sql).toMatch(BOUND_SCOPE_INSERT);
         expect(statement.sql).not.toMatch(/\b(FROM|JOIN) [A-Za-z_]\w*\b(?! ?\()/);
@@ -58,7 +66,17 @@ describe('SpanRepository SQL', () => {
   });
 
   it('insertAccounting', async () => {
-    const row: AccountingRow = { tenant_id: 'tenant-1', project_id: 'project-1', minute: 1_795_165_200, outcome: 'accepted', reason: '', batch_id: 'batch-1', requests: 1, spans: 12, bytes: 4_096 };
+    const row: AccountingRow = {
+      tenant_id: 'tenant-1',
+      project_id: 'project-1',
+      minute: 1_795_165_200,
+      outcome: 'accepted',
+      reason: '',
+      batch_id: 'batch-1',
+      requests: 1,
+      spans: 12,
+      bytes: 4_096,
+    };
     expectStatements(await record(() => repository.insertAccounting([row, { ...row, tenant_id: 'tenant-2', project_id: 'project-2' }])), 1);
   });
 

@@ -48,7 +48,11 @@ export class SpanRepository {
 
   /** Inserts rows already serialised as JSONEachRow lines (one string per export), as one insert. */
   async insertSpanLines(texts: string[]): Promise<void> {
-    const result = await this.client.exec({ query: 'INSERT INTO spans FORMAT JSONEachRow', values: Readable.from(texts), ...named('ingest.insert_spans') });
+    const result = await this.client.exec({
+      query: 'INSERT INTO spans FORMAT JSONEachRow',
+      values: Readable.from(texts),
+      ...named('ingest.insert_spans'),
+    });
     // The answer to an INSERT has no rows, but it has to be read to its end: a connection cut
     // before then, or an exception ClickHouse writes into a response it already started, means the
     // insert may not have been stored. Such a failure propagates: without a ClickHouse error code
@@ -90,7 +94,12 @@ export class SpanRepository {
       ...named('ingest.stored_traces'),
     });
     const rows = await result.json<{ trace_id: string; session_id: string; has_sessionless: number; root_to_run: number }>();
-    return new Map(rows.map((r) => [r.trace_id, { sessionId: r.session_id, hasSessionless: Number(r.has_sessionless) === 1, rootToRun: Number(r.root_to_run) === 1 }]));
+    return new Map(
+      rows.map((r) => [
+        r.trace_id,
+        { sessionId: r.session_id, hasSessionless: Number(r.has_sessionless) === 1, rootToRun: Number(r.root_to_run) === 1 },
+      ]),
+    );
   }
 
   /**
@@ -102,7 +111,11 @@ export class SpanRepository {
   async refreshTraceFigures(project: ProjectRef, traceIds: string[], before?: Map<string, string>): Promise<string[]> {
     if (traceIds.length === 0) return [];
     before ??= await this.startDays(project, traceIds);
-    await this.client.command({ query: REFRESH_TRACE_FIGURES_SQL, query_params: { ...project, traceIds }, ...named('ingest.refresh_trace_figures') });
+    await this.client.command({
+      query: REFRESH_TRACE_FIGURES_SQL,
+      query_params: { ...project, traceIds },
+      ...named('ingest.refresh_trace_figures'),
+    });
     const after = await this.startDays(project, traceIds);
     const vacated = [...before].filter(([traceId, day]) => after.has(traceId) && after.get(traceId) !== day);
     if (vacated.length > 0) {
@@ -118,7 +131,11 @@ export class SpanRepository {
   /** Recomputes the session_figures rows of these traces' sessions (after the traces' own figures). */
   async refreshSessionFigures(project: ProjectRef, traceIds: string[]): Promise<void> {
     if (traceIds.length === 0) return;
-    await this.client.command({ query: REFRESH_SESSION_FIGURES_SQL, query_params: { ...project, traceIds }, ...named('ingest.refresh_session_figures') });
+    await this.client.command({
+      query: REFRESH_SESSION_FIGURES_SQL,
+      query_params: { ...project, traceIds },
+      ...named('ingest.refresh_session_figures'),
+    });
   }
 
   /** Recomputes the daily cost rows of these days (UTC). */
@@ -129,7 +146,12 @@ export class SpanRepository {
 
   /** The day each of these traces is filed under for costs (its start day), by trace id. */
   async startDays(project: ProjectRef, traceIds: string[]): Promise<Map<string, string>> {
-    const result = await this.client.query({ query: TRACES_START_DAYS_SQL, query_params: { ...project, traceIds }, format: 'JSONEachRow', ...named('ingest.trace_start_days') });
+    const result = await this.client.query({
+      query: TRACES_START_DAYS_SQL,
+      query_params: { ...project, traceIds },
+      format: 'JSONEachRow',
+      ...named('ingest.trace_start_days'),
+    });
     return new Map((await result.json<{ trace_id: string; day: string }>()).map((r) => [r.trace_id, r.day]));
   }
 
@@ -141,12 +163,20 @@ export class SpanRepository {
    * idempotent ones are unchanged. Only a read: the lines ride along with the next batch's insert
    * (an insert has a fixed cost). One read, so a span needing both changes gets both in one copy.
    */
-  async rewrittenSpanLines(project: ProjectRef, sessions: Map<string, string>, rootsToRun: Set<string>): Promise<{ text: string; rows: number }> {
+  async rewrittenSpanLines(
+    project: ProjectRef,
+    sessions: Map<string, string>,
+    rootsToRun: Set<string>,
+  ): Promise<{ text: string; rows: number }> {
     if (sessions.size === 0 && rootsToRun.size === 0) return { text: '', rows: 0 };
     // Each change only when asked for (transform() refuses empty arrays); the fragments are constant SQL.
     const replaced = [
-      sessions.size > 0 ? "if(session_id = '', transform(trace_id, {sessionTraces:Array(String)}, {sessionIds:Array(String)}, ''), session_id) AS session_id" : '',
-      rootsToRun.size > 0 ? "if(parent_span_id = '' AND has({runTraces:Array(String)}, trace_id), 'RUN', toString(span_type)) AS span_type" : '',
+      sessions.size > 0
+        ? "if(session_id = '', transform(trace_id, {sessionTraces:Array(String)}, {sessionIds:Array(String)}, ''), session_id) AS session_id"
+        : '',
+      rootsToRun.size > 0
+        ? "if(parent_span_id = '' AND has({runTraces:Array(String)}, trace_id), 'RUN', toString(span_type)) AS span_type"
+        : '',
       'now64(3) AS ingested_at',
     ].filter(Boolean);
     const wanted = [

@@ -49,7 +49,11 @@ class RecordingRepository {
     return new Map(traceIds.filter((t) => this.stored.has(t)).map((t) => [t, this.stored.get(t)!]));
   }
 
-  async rewrittenSpanLines(_ref: ProjectRef, sessions: Map<string, string>, rootsToRun: Set<string>): Promise<{ text: string; rows: number }> {
+  async rewrittenSpanLines(
+    _ref: ProjectRef,
+    sessions: Map<string, string>,
+    rootsToRun: Set<string>,
+  ): Promise<{ text: string; rows: number }> {
     this.rewriteRequests.push({ sessions: [...sessions.keys()].sort(), rootsToRun: [...rootsToRun].sort() });
     await this.record('sessionless');
     return this.sessionless.shift() ?? { text: '', rows: 0 };
@@ -75,7 +79,18 @@ class RecordingRepository {
 }
 
 function chunk(line: string, traces: string[], plainRoots: string[] = []): RowChunk {
-  return { tenantId: 't', projectId: 'p', exportId: `export-${line}`, minute: 0, parts: [{ month: 202612, text: `${line}\n`, rows: 1 }], rows: 1, traces, plainRoots, accounting: [], conversions: new Map() };
+  return {
+    tenantId: 't',
+    projectId: 'p',
+    exportId: `export-${line}`,
+    minute: 0,
+    parts: [{ month: 202612, text: `${line}\n`, rows: 1 }],
+    rows: 1,
+    traces,
+    plainRoots,
+    accounting: [],
+    conversions: new Map(),
+  };
 }
 
 const sinks = { deadLetters: { add: async () => undefined }, log: { warn: () => undefined, error: () => undefined } };
@@ -109,7 +124,7 @@ describe('SpanWriter', () => {
     expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures A', 'figures B']);
   });
 
-  it('recomputes the daily costs of the days the round\'s traces were filed under before, too', async () => {
+  it("recomputes the daily costs of the days the round's traces were filed under before, too", async () => {
     repository.previousDays = ['2026-11-12'];
     await writer.write(chunk('a1', ['A']));
     expect(repository.log).toEqual(['insert a1', 'stored A', 'figures A', 'cost daily +2026-11-12']);
@@ -119,7 +134,10 @@ describe('SpanWriter', () => {
     repository.hold('figures');
     const writes = [writer.write(chunk('a1', ['A']))];
     await tick();
-    for (const [line, trace] of [['b1', 'B'], ['c1', 'C']] as const) {
+    for (const [line, trace] of [
+      ['b1', 'B'],
+      ['c1', 'C'],
+    ] as const) {
       writes.push(writer.write(chunk(line, [trace])));
       await tick();
     }
@@ -165,12 +183,16 @@ describe('SpanWriter', () => {
     expect(repository.log.at(-2)).toBe('figures A,B');
   });
 
-  it('tells the stored-trace check which roots the round\'s inserts wrote plain, so a retried root is typed RUN again', async () => {
+  it("tells the stored-trace check which roots the round's inserts wrote plain, so a retried root is typed RUN again", async () => {
     repository.stored.set('B', { sessionId: '', hasSessionless: false, rootToRun: true });
     repository.sessionless = [{ text: 'b-root-as-run\n', rows: 1 }];
     await writer.close();
     writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 }, sinks);
-    await Promise.all([writer.write(chunk('a1', ['A'])), writer.write(chunk('b-root', ['B'], ['B'])), writer.write(chunk('c-root', ['C'], ['C']))]);
+    await Promise.all([
+      writer.write(chunk('a1', ['A'])),
+      writer.write(chunk('b-root', ['B'], ['B'])),
+      writer.write(chunk('c-root', ['C'], ['C'])),
+    ]);
     // One round for the three inserts, then the back-fill's round, which wrote no root plain.
     expect(repository.plainRootRequests).toEqual([['B', 'C'], []]);
     expect(repository.rewriteRequests).toEqual([{ sessions: [], rootsToRun: ['B'] }]);
@@ -180,7 +202,10 @@ describe('SpanWriter', () => {
     // A's round back-fills A; that back-fill shares the next round with C, whose own back-fill is held.
     repository.stored.set('A', { sessionId: 's1', hasSessionless: true, rootToRun: false });
     repository.stored.set('C', { sessionId: 's2', hasSessionless: true, rootToRun: false });
-    repository.sessionless = [{ text: 'a0\n', rows: 1 }, { text: 'c0\n', rows: 1 }];
+    repository.sessionless = [
+      { text: 'a0\n', rows: 1 },
+      { text: 'c0\n', rows: 1 },
+    ];
     repository.hold('insert c0');
     await writer.close();
     writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 100 }, sinks);
@@ -200,7 +225,7 @@ describe('SpanWriter', () => {
     await c;
   });
 
-  it('reads where the round\'s traces were filed once, so a retry after their refresh still sees the days they left', async () => {
+  it("reads where the round's traces were filed once, so a retry after their refresh still sees the days they left", async () => {
     const snapshots: string[][] = [];
     repository.startDays = async (_ref: ProjectRef, traceIds: string[]) => {
       snapshots.push([...traceIds].sort());
@@ -264,27 +289,68 @@ describe('SpanWriter when ClickHouse refuses rows', () => {
     (repository as unknown as { insertAccounting: (rows: AccountingRow[]) => Promise<void> }).insertAccounting = async (rows) => {
       accounting.push(...rows);
     };
-    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 }, {
-      deadLetters: { add: async (added) => void letters.push(...added) },
-      log: { warn: (message) => warnings.push(message), error: () => undefined },
-    });
+    writer = new SpanWriter(
+      repository as unknown as SpanRepository,
+      { maxItems: 100, maxDelayMs: 20 },
+      {
+        deadLetters: { add: async (added) => void letters.push(...added) },
+        log: { warn: (message) => warnings.push(message), error: () => undefined },
+      },
+    );
   });
   afterEach(() => writer.close());
 
   function exportChunk(exportId: string, lines: string[], projectId = 'p'): RowChunk {
-    return { tenantId: 't', projectId, exportId, minute: 60, parts: [{ month: 202612, text: lines.map((l) => `${l}\n`).join(''), rows: lines.length }], rows: lines.length, traces: [exportId], plainRoots: [], accounting: [], conversions: new Map() };
+    return {
+      tenantId: 't',
+      projectId,
+      exportId,
+      minute: 60,
+      parts: [{ month: 202612, text: lines.map((l) => `${l}\n`).join(''), rows: lines.length }],
+      rows: lines.length,
+      traces: [exportId],
+      plainRoots: [],
+      accounting: [],
+      conversions: new Map(),
+    };
   }
 
   it('stores every row of the batch but the refused one, which goes to the dead letters with its export and reason', async () => {
-    await Promise.all([writer.write(exportChunk('e1', ['a1', 'bad1', 'a2'])), writer.write(exportChunk('e2', ['b1', 'b2', 'b3'], 'other'))]);
+    await Promise.all([
+      writer.write(exportChunk('e1', ['a1', 'bad1', 'a2'])),
+      writer.write(exportChunk('e2', ['b1', 'b2', 'b3'], 'other')),
+    ]);
 
     const inserted = repository.log.filter((entry) => entry.startsWith('insert ')).flatMap((entry) => entry.slice(7).split(','));
     expect(inserted.sort()).toEqual(['a1', 'a2', 'b1', 'b2', 'b3']);
-    expect(letters.map((l) => ({ payload: l.payload, exportId: l.exportId, projectId: l.projectId, kind: l.kind, reason: l.reason, error: l.error }))).toEqual([
+    expect(
+      letters.map((l) => ({
+        payload: l.payload,
+        exportId: l.exportId,
+        projectId: l.projectId,
+        kind: l.kind,
+        reason: l.reason,
+        error: l.error,
+      })),
+    ).toEqual([
       { payload: 'bad1', exportId: 'e1', projectId: 'p', kind: 'span_row', reason: 'store_refused', error: 'Cannot parse input' },
     ]);
-    expect(accounting).toEqual([{ tenant_id: 't', project_id: 'p', minute: 60, outcome: 'dead_lettered', reason: 'store_refused', batch_id: 'e1', requests: 0, spans: 1, bytes: 0 }]);
-    expect(warnings).toEqual([expect.stringContaining('1 span(s) of export e1 refused by ClickHouse and dead-lettered: Cannot parse input')]);
+    expect(accounting).toEqual([
+      {
+        tenant_id: 't',
+        project_id: 'p',
+        minute: 60,
+        outcome: 'dead_lettered',
+        reason: 'store_refused',
+        batch_id: 'e1',
+        requests: 0,
+        spans: 1,
+        bytes: 0,
+      },
+    ]);
+    expect(warnings).toEqual([
+      expect.stringContaining('1 span(s) of export e1 refused by ClickHouse and dead-lettered: Cannot parse input'),
+    ]);
   });
 
   it('fails a batch that holds nothing ClickHouse takes (a bad row cannot be told from a store refusing all): the job retries', async () => {

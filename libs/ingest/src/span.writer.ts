@@ -105,8 +105,16 @@ export class SpanWriter {
     options: BatchingOptions,
     private readonly sinks: SpanWriterSinks,
   ) {
-    this.inserts = new BatchingQueue((chunks) => this.insert(chunks), options, (chunk) => chunk.rows);
-    this.upkeep = new BatchingQueue((items) => this.keepUp(items), UPKEEP_BATCH, (item) => item.traces.length);
+    this.inserts = new BatchingQueue(
+      (chunks) => this.insert(chunks),
+      options,
+      (chunk) => chunk.rows,
+    );
+    this.upkeep = new BatchingQueue(
+      (items) => this.keepUp(items),
+      UPKEEP_BATCH,
+      (item) => item.traces.length,
+    );
     const registers = sinks.registry ? [sinks.registry] : [];
     this.batchRows = new Histogram({
       name: 'spanforge_worker_batch_rows',
@@ -153,7 +161,12 @@ export class SpanWriter {
     try {
       await this.inserts.add([chunk], { lazy: backfill });
       chunk.parts = [];
-      const item: UpkeepItem = { ref: { tenantId: chunk.tenantId, projectId: chunk.projectId }, traces: chunk.traces, plainRoots: chunk.plainRoots, backfill };
+      const item: UpkeepItem = {
+        ref: { tenantId: chunk.tenantId, projectId: chunk.projectId },
+        traces: chunk.traces,
+        plainRoots: chunk.plainRoots,
+        backfill,
+      };
       await this.upkeep.add([item]);
       if (item.failure !== undefined) throw item.failure;
       await item.followUp;
@@ -242,8 +255,20 @@ export class SpanWriter {
     for (const [chunk, spans] of byExport) {
       // Rows the upkeep writes again (no export) were counted when first stored.
       if (chunk.exportId === '') continue;
-      accounting.push({ tenant_id: chunk.tenantId, project_id: chunk.projectId, minute: chunk.minute, outcome: 'dead_lettered', reason: 'store_refused', batch_id: chunk.exportId, requests: 0, spans, bytes: 0 });
-      this.sinks.log.warn(`project ${chunk.projectId}: ${spans} span(s) of export ${chunk.exportId || '(upkeep rewrite)'} refused by ClickHouse and dead-lettered: ${describeError(refused.find((r) => r.line.chunk === chunk)!.error)}`);
+      accounting.push({
+        tenant_id: chunk.tenantId,
+        project_id: chunk.projectId,
+        minute: chunk.minute,
+        outcome: 'dead_lettered',
+        reason: 'store_refused',
+        batch_id: chunk.exportId,
+        requests: 0,
+        spans,
+        bytes: 0,
+      });
+      this.sinks.log.warn(
+        `project ${chunk.projectId}: ${spans} span(s) of export ${chunk.exportId || '(upkeep rewrite)'} refused by ClickHouse and dead-lettered: ${describeError(refused.find((r) => r.line.chunk === chunk)!.error)}`,
+      );
     }
     if (accounting.length > 0) await this.repository.insertAccounting(accounting);
     this.deadLettered.inc({ reason: 'store_refused' }, refused.length);
@@ -268,7 +293,10 @@ export class SpanWriter {
           await this.refreshFigures(group.ref, group.traces, daysBefore.get(key)!);
         });
       } catch (error) {
-        this.sinks.log.error(`project ${group.ref.projectId}: upkeep of ${group.traces.size} trace(s) failed; their exports will be retried`, error);
+        this.sinks.log.error(
+          `project ${group.ref.projectId}: upkeep of ${group.traces.size} trace(s) failed; their exports will be retried`,
+          error,
+        );
         for (const item of group.items) item.failure = error;
       }
     }
@@ -398,7 +426,7 @@ export function insertsOf(chunks: RowChunk[]): Piece[][] {
 
 function linesOf(piece: Piece): Line[] {
   const lines: Line[] = [];
-  for (let start = 0; start < piece.text.length; ) {
+  for (let start = 0; start < piece.text.length;) {
     let end = piece.text.indexOf('\n', start);
     if (end === -1) end = piece.text.length - 1;
     lines.push({ chunk: piece.chunk, text: piece.text.slice(start, end + 1) });

@@ -29,7 +29,13 @@ function smallSpans(count: number): ReadableSpan[] {
     startTime: [1_700_000_000 + index, 1000 * index] as [number, number],
     endTime: [1_700_000_001 + index, 5000] as [number, number],
     status: { code: 1 },
-    attributes: { 'http.method': 'GET', 'http.status_code': 200, 'gen_ai.usage.input_tokens': 1234, 'gen_ai.request.model': 'gpt-4o-mini', 'user.id': `user-${index}` },
+    attributes: {
+      'http.method': 'GET',
+      'http.status_code': 200,
+      'gen_ai.usage.input_tokens': 1234,
+      'gen_ai.request.model': 'gpt-4o-mini',
+      'user.id': `user-${index}`,
+    },
     links: [],
     events: [],
     duration: [1, 0] as [number, number],
@@ -59,6 +65,8 @@ function measure(label: string, decode: () => number): void {
 const spans = smallSpans(SPANS_PER_REQUEST);
 const protobufBody = ProtobufTraceSerializer.serializeRequest(spans)!;
 const jsonBody = new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans)!);
-console.log(`node ${process.version}, ${SPANS_PER_REQUEST} spans per request: protobuf ${protobufBody.length} bytes, JSON ${jsonBody.length} bytes`);
+console.log(
+  `node ${process.version}, ${SPANS_PER_REQUEST} spans per request: protobuf ${protobufBody.length} bytes, JSON ${jsonBody.length} bytes`,
+);
 measure('protobuf', () => decodeProtobufExport(protobufBody).spans.length);
 measure('json    ', () => decodeJsonExport(jsonBody).spans.length);

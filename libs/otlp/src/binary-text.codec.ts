@@ -50,7 +50,11 @@ export function base64Of(bytes: Uint8Array, start = 0, end = bytes.length): stri
   let pos = start;
   for (; pos + 2 < end; pos += 3) {
     const triple = (bytes[pos] << 16) | (bytes[pos + 1] << 8) | bytes[pos + 2];
-    text += BASE64_ALPHABET[triple >>> 18] + BASE64_ALPHABET[(triple >>> 12) & 63] + BASE64_ALPHABET[(triple >>> 6) & 63] + BASE64_ALPHABET[triple & 63];
+    text +=
+      BASE64_ALPHABET[triple >>> 18] +
+      BASE64_ALPHABET[(triple >>> 12) & 63] +
+      BASE64_ALPHABET[(triple >>> 6) & 63] +
+      BASE64_ALPHABET[triple & 63];
   }
   const left = end - pos;
   if (left === 1) {

@@ -1,7 +1,23 @@
 export * from './otlp.model';
 export { decodeProtobufExport } from './protobuf.decoder';
 export { decodeJsonExport } from './json.decoder';
-export { MAX_RESPONSE_MESSAGE_LENGTH, RpcCode, describeRejections, encodeExportResponse, encodeRetryInfo, encodeStatus } from './response.encoder';
+export {
+  MAX_RESPONSE_MESSAGE_LENGTH,
+  RpcCode,
+  describeRejections,
+  encodeExportResponse,
+  encodeRetryInfo,
+  encodeStatus,
+} from './response.encoder';
 export type { ResponseFormat, StatusDetail } from './response.encoder';
-export { INT32_MAX, MAX_SPAN_COST_USD, MAX_TOKEN_COUNT, TIME_DOMAIN, UINT32_MAX, isStorableTime, tokenCount, wellFormed } from './store-domain';
+export {
+  INT32_MAX,
+  MAX_SPAN_COST_USD,
+  MAX_TOKEN_COUNT,
+  TIME_DOMAIN,
+  UINT32_MAX,
+  isStorableTime,
+  tokenCount,
+  wellFormed,
+} from './store-domain';
 export { rejectReasonOf } from './span.validation';

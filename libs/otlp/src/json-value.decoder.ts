@@ -98,7 +98,8 @@ export function readJsonAttributes(raw: unknown, path: string, target: Attribute
   if (Array.isArray(raw)) {
     for (let index = 0; index < raw.length; index++) {
       const keyValue = raw[index];
-      if (!isJsonObject(keyValue)) throw new OtlpDecodeError(`${path}[${index}] must be a {"key": …, "value": …} object, got ${describeJson(keyValue)}`);
+      if (!isJsonObject(keyValue))
+        throw new OtlpDecodeError(`${path}[${index}] must be a {"key": …, "value": …} object, got ${describeJson(keyValue)}`);
       if (!context.attributeFits(kept)) {
         dropped++;
         continue;
@@ -158,7 +159,8 @@ function anyValueOfJson(raw: unknown, context: DecodeContext, depth: number): At
     const values = isJsonObject(value) ? field(value, 'values') : value;
     if (!Array.isArray(values)) return list;
     for (const keyValue of values) {
-      if (isJsonObject(keyValue)) setAttribute(list, stringOfJson(field(keyValue, 'key')), anyValueOfJson(field(keyValue, 'value'), context, depth + 1));
+      if (isJsonObject(keyValue))
+        setAttribute(list, stringOfJson(field(keyValue, 'key')), anyValueOfJson(field(keyValue, 'value'), context, depth + 1));
     }
     return list;
   }

@@ -17,7 +17,9 @@ describe('decodeJsonExport on bodies it cannot use', () => {
     ['null', 'null'],
     ['a number', '42'],
   ])('says the top level must be an object when it is %s', (description, text) => {
-    expect(() => decodeJsonExport(text)).toThrow(`an OTLP/JSON trace export must be an object like {"resourceSpans": […]}, got ${description}`);
+    expect(() => decodeJsonExport(text)).toThrow(
+      `an OTLP/JSON trace export must be an object like {"resourceSpans": […]}, got ${description}`,
+    );
   });
 
   it('says so when there is no body value at all', () => {
@@ -26,21 +28,33 @@ describe('decodeJsonExport on bodies it cannot use', () => {
 
   it('names the path of a container with the wrong type', () => {
     expect(() => decodeJsonExport({ resourceSpans: {} })).toThrow('body.resourceSpans must be an array, got an object');
-    expect(() => decodeJsonExport({ resourceSpans: [{ scopeSpans: [{ spans: 'x' }] }] })).toThrow('resourceSpans[0].scopeSpans[0].spans must be an array, got a string');
-    expect(() => decodeJsonExport({ resourceSpans: [{ scopeSpans: [{ spans: [{}, 7] }] }] })).toThrow('resourceSpans[0].scopeSpans[0].spans[1] must be an object, got a number');
+    expect(() => decodeJsonExport({ resourceSpans: [{ scopeSpans: [{ spans: 'x' }] }] })).toThrow(
+      'resourceSpans[0].scopeSpans[0].spans must be an array, got a string',
+    );
+    expect(() => decodeJsonExport({ resourceSpans: [{ scopeSpans: [{ spans: [{}, 7] }] }] })).toThrow(
+      'resourceSpans[0].scopeSpans[0].spans[1] must be an object, got a number',
+    );
     expect(() => decodeJsonExport({ resourceSpans: [{ scopeSpans: [{ spans: [{ attributes: 'a=b' }] }] }] })).toThrow(
       'resourceSpans[0].scopeSpans[0].spans[0].attributes must be a list of {"key": …, "value": …} or an object, got a string',
     );
     expect(() => decodeJsonExport({ resourceSpans: [{ scopeSpans: [{ spans: [{ attributes: [['k', 'v']] }] }] }] })).toThrow(
       'resourceSpans[0].scopeSpans[0].spans[0].attributes[0] must be a {"key": …, "value": …} object, got an array',
     );
-    expect(() => decodeJsonExport({ resourceSpans: [{ resource: [] }] })).toThrow('resourceSpans[0].resource must be an object, got an array');
+    expect(() => decodeJsonExport({ resourceSpans: [{ resource: [] }] })).toThrow(
+      'resourceSpans[0].resource must be an object, got an array',
+    );
   });
 
   it('refuses the OTLP logs and metrics examples, saying that only traces are taken and where they go', () => {
-    expect(() => decodeJsonExport(JSON.stringify(logsExample))).toThrow('and spanforge takes traces only: send spans to /v1/traces, and logs elsewhere (OTEL_LOGS_EXPORTER=none stops an SDK sending them)');
-    expect(() => decodeJsonExport(JSON.stringify(metricsExample))).toThrow('and spanforge takes traces only: send spans to /v1/traces, and metrics elsewhere (OTEL_METRICS_EXPORTER=none stops an SDK sending them)');
-    expect(() => decodeJsonExport(snakeCased(logsExample))).toThrow('spanforge takes traces only: send spans to /v1/traces, and logs elsewhere');
+    expect(() => decodeJsonExport(JSON.stringify(logsExample))).toThrow(
+      'and spanforge takes traces only: send spans to /v1/traces, and logs elsewhere (OTEL_LOGS_EXPORTER=none stops an SDK sending them)',
+    );
+    expect(() => decodeJsonExport(JSON.stringify(metricsExample))).toThrow(
+      'and spanforge takes traces only: send spans to /v1/traces, and metrics elsewhere (OTEL_METRICS_EXPORTER=none stops an SDK sending them)',
+    );
+    expect(() => decodeJsonExport(snakeCased(logsExample))).toThrow(
+      'spanforge takes traces only: send spans to /v1/traces, and logs elsewhere',
+    );
   });
 
   it('refuses values nested deeper than 100 levels', () => {

@@ -14,12 +14,21 @@ function sampleSpans() {
       name: 'agent run',
       kind: OtelSpanKind.SERVER,
       context: { traceId, spanId: nextId(8), traceFlags: 1, traceState: traceState('k=v') },
-      attributes: { 'gen_ai.input.messages': [{ role: 'user', parts: [{ type: 'text', content: 'hi' }] }], 'gen_ai.usage.input_tokens': 12, score: 0.5, ok: true },
+      attributes: {
+        'gen_ai.input.messages': [{ role: 'user', parts: [{ type: 'text', content: 'hi' }] }],
+        'gen_ai.usage.input_tokens': 12,
+        score: 0.5,
+        ok: true,
+      },
       events: [event({ name: 'gen_ai.choice', attributes: { index: 0 } })],
       links: [link({ attributes: { why: 'retry' } })],
       status: { code: SpanStatusCode.ERROR, message: 'tool failed' },
     }),
-    readableSpan({ kind: OtelSpanKind.CLIENT, context: { traceId, spanId: nextId(8), traceFlags: 0 }, parentSpanContext: { traceId, spanId: nextId(8), traceFlags: 0 } }),
+    readableSpan({
+      kind: OtelSpanKind.CLIENT,
+      context: { traceId, spanId: nextId(8), traceFlags: 0 },
+      parentSpanContext: { traceId, spanId: nextId(8), traceFlags: 0 },
+    }),
   ];
 }
 
@@ -50,7 +59,11 @@ describe('decodeJsonExport', () => {
       droppedLinksCount: 0,
       statusCode: StatusCode.UNSET,
       statusMessage: '',
-      resource: { attributes: Object.fromEntries(resourceSpans.resource.attributes.map(({ key, value }) => [key, value.stringValue])), droppedAttributesCount: 0, schemaUrl: '' },
+      resource: {
+        attributes: Object.fromEntries(resourceSpans.resource.attributes.map(({ key, value }) => [key, value.stringValue])),
+        droppedAttributesCount: 0,
+        schemaUrl: '',
+      },
       scope: {
         name: scopeSpans.scope.name,
         version: scopeSpans.scope.version,
@@ -91,7 +104,8 @@ describe('decodeJsonExport', () => {
     for (const [, encode] of encodings) {
       const request = JSON.parse(toJson(spans));
       for (const span of spansOf(request)) {
-        for (const item of [span, ...(span.links as Json[])]) for (const key of idFields) if (typeof item[key] === 'string') item[key] = encode(item[key] as string);
+        for (const item of [span, ...(span.links as Json[])])
+          for (const key of idFields) if (typeof item[key] === 'string') item[key] = encode(item[key] as string);
       }
       expect(decodeJsonExport(request)).toStrictEqual(expected);
     }
@@ -115,12 +129,24 @@ describe('decodeJsonExport', () => {
     const big = ['9223372036854775807', '-9223372036854775808', '9007199254740993'];
     const span = spansOf(JSON.parse(toJson([readableSpan()])))[0];
     // Number literals with all their digits, as a Go or Java exporter writes them; JSON.parse alone would round them.
-    const attributes = big.map((value, index) => `{"key":"string.${index}","value":{"intValue":"${value}"}},{"key":"number.${index}","value":{"intValue":${value}}}`);
-    const text = JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ ...span, attributes: [] }] }] }] }).replace('"attributes":[]', `"attributes":[${attributes.join(',')}]`);
+    const attributes = big.map(
+      (value, index) => `{"key":"string.${index}","value":{"intValue":"${value}"}},{"key":"number.${index}","value":{"intValue":${value}}}`,
+    );
+    const text = JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ ...span, attributes: [] }] }] }] }).replace(
+      '"attributes":[]',
+      `"attributes":[${attributes.join(',')}]`,
+    );
 
     const [decoded] = decodeJsonExport(text).spans;
 
-    expect(decoded.attributes).toStrictEqual(Object.fromEntries(big.flatMap((value, index) => [[`string.${index}`, value], [`number.${index}`, value]])));
+    expect(decoded.attributes).toStrictEqual(
+      Object.fromEntries(
+        big.flatMap((value, index) => [
+          [`string.${index}`, value],
+          [`number.${index}`, value],
+        ]),
+      ),
+    );
   });
 
   it('reads enums as integers, numeric strings, full names and short names', () => {
@@ -176,7 +202,17 @@ describe('decodeJsonExport', () => {
     const request = JSON.parse(toJson([readableSpan()]));
     const bytes = Uint8Array.of(0, 255, 16, 32);
     spansOf(request)[0].attributes = [
-      { key: 'kvlist', value: { kvlistValue: { values: [{ key: 'role', value: { stringValue: 'user' } }, { key: 'tags', value: { arrayValue: { values: [{ intValue: '1' }, { boolValue: true }, {}] } } }] } } },
+      {
+        key: 'kvlist',
+        value: {
+          kvlistValue: {
+            values: [
+              { key: 'role', value: { stringValue: 'user' } },
+              { key: 'tags', value: { arrayValue: { values: [{ intValue: '1' }, { boolValue: true }, {}] } } },
+            ],
+          },
+        },
+      },
       { key: 'bytes', value: { bytesValue: Buffer.from(bytes).toString('base64url') } },
       { key: 'double', value: { doubleValue: 2.5 } },
       { key: 'double.string', value: { doubleValue: '2.5' } },
@@ -208,7 +244,16 @@ describe('decodeJsonExport', () => {
 
   it('accepts attributes sent as a plain {key: value} object and normalises them', () => {
     const request = JSON.parse(toJson([readableSpan()]));
-    const plain = { 'llm.model': 'claude', tokens: 42, ratio: 0.5, ok: false, nothing: null, list: [1, 'two', { three: 3 }], nested: { deep: { deeper: ['x'] } }, wrapped: { intValue: '7' } };
+    const plain = {
+      'llm.model': 'claude',
+      tokens: 42,
+      ratio: 0.5,
+      ok: false,
+      nothing: null,
+      list: [1, 'two', { three: 3 }],
+      nested: { deep: { deeper: ['x'] } },
+      wrapped: { intValue: '7' },
+    };
     spansOf(request)[0].attributes = plain;
 
     const [span] = decodeJsonExport(request).spans;
@@ -219,7 +264,20 @@ describe('decodeJsonExport', () => {
 
   it('keeps an attribute named __proto__ as a plain property', () => {
     const text = JSON.stringify({
-      resourceSpans: [{ scopeSpans: [{ spans: [{ ...spansOf(JSON.parse(toJson([readableSpan()])))[0], attributes: [{ key: '__proto__', value: { kvlistValue: { values: [{ key: 'polluted', value: { boolValue: true } }] } } }] }] }] }],
+      resourceSpans: [
+        {
+          scopeSpans: [
+            {
+              spans: [
+                {
+                  ...spansOf(JSON.parse(toJson([readableSpan()])))[0],
+                  attributes: [{ key: '__proto__', value: { kvlistValue: { values: [{ key: 'polluted', value: { boolValue: true } }] } } }],
+                },
+              ],
+            },
+          ],
+        },
+      ],
     });
 
     const [span] = decodeJsonExport(text).spans;

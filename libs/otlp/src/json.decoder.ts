@@ -11,7 +11,19 @@ import {
   timeOfJson,
   uint32OfJson,
 } from './json-value.decoder';
-import { Attributes, DEFAULT_DECODE_LIMITS, DecodeLimits, DecodeResult, DecodedSpan, OtlpDecodeError, OtlpResource, OtlpScope, SpanEvent, SpanLink, StatusCode } from './otlp.model';
+import {
+  Attributes,
+  DEFAULT_DECODE_LIMITS,
+  DecodeLimits,
+  DecodeResult,
+  DecodedSpan,
+  OtlpDecodeError,
+  OtlpResource,
+  OtlpScope,
+  SpanEvent,
+  SpanLink,
+  StatusCode,
+} from './otlp.model';
 import { otherSignalError } from './signal.sniffer';
 import { wellFormed } from './store-domain';
 import { spanKindOfJson, statusCodeOfJson } from './span-enum.codec';
@@ -24,7 +36,8 @@ import { admitSpan, emptyDecodeResult, isValidLink, markTruncated } from './span
  */
 export function decodeJsonExport(body: unknown, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): DecodeResult {
   const request = typeof body === 'string' ? parseJson(body) : body instanceof Uint8Array ? parseJson(utf8.decode(body)) : body;
-  if (!isJsonObject(request)) throw new OtlpDecodeError(`an OTLP/JSON trace export must be an object like {"resourceSpans": […]}, got ${describeJson(request)}`);
+  if (!isJsonObject(request))
+    throw new OtlpDecodeError(`an OTLP/JSON trace export must be an object like {"resourceSpans": […]}, got ${describeJson(request)}`);
   if (field(request, 'resourceLogs', 'resource_logs') !== undefined) throw otherSignalError('logs');
   if (field(request, 'resourceMetrics', 'resource_metrics') !== undefined) throw otherSignalError('metrics');
   const context = new DecodeContext(limits);
@@ -67,7 +80,11 @@ function keepLongIntegers(_key: string, value: unknown, context?: { source?: str
 
 function readResourceSpans(raw: unknown, path: string, context: DecodeContext, result: DecodeResult): void {
   if (!isJsonObject(raw)) throw new OtlpDecodeError(`${path} must be an object, got ${describeJson(raw)}`);
-  const resource: OtlpResource = { attributes: {}, droppedAttributesCount: 0, schemaUrl: stringOfJson(field(raw, 'schemaUrl', 'schema_url')) };
+  const resource: OtlpResource = {
+    attributes: {},
+    droppedAttributesCount: 0,
+    schemaUrl: stringOfJson(field(raw, 'schemaUrl', 'schema_url')),
+  };
   const firstSpan = result.spans.length;
   const rawResource = objectField(raw, 'resource', 'resource', path);
   context.truncated = false;
@@ -81,14 +98,22 @@ function readResourceSpans(raw: unknown, path: string, context: DecodeContext, r
     ['scopeSpans', 'scope_spans'],
     ['instrumentationLibrarySpans', 'instrumentation_library_spans'],
   ]) {
-    arrayField(raw, camel, snake, path).forEach((scopeSpans, index) => readScopeSpans(scopeSpans, `${path}.${camel}[${index}]`, resource, context, result));
+    arrayField(raw, camel, snake, path).forEach((scopeSpans, index) =>
+      readScopeSpans(scopeSpans, `${path}.${camel}[${index}]`, resource, context, result),
+    );
   }
   if (resourceCut) markTruncated(result.spans, firstSpan);
 }
 
 function readScopeSpans(raw: unknown, path: string, resource: OtlpResource, context: DecodeContext, result: DecodeResult): void {
   if (!isJsonObject(raw)) throw new OtlpDecodeError(`${path} must be an object, got ${describeJson(raw)}`);
-  const scope: OtlpScope = { name: '', version: '', attributes: {}, droppedAttributesCount: 0, schemaUrl: stringOfJson(field(raw, 'schemaUrl', 'schema_url')) };
+  const scope: OtlpScope = {
+    name: '',
+    version: '',
+    attributes: {},
+    droppedAttributesCount: 0,
+    schemaUrl: stringOfJson(field(raw, 'schemaUrl', 'schema_url')),
+  };
   const firstSpan = result.spans.length;
   const rawScope = objectField(raw, 'scope', 'scope', path) ?? objectField(raw, 'instrumentationLibrary', 'instrumentation_library', path);
   context.truncated = false;
@@ -99,7 +124,9 @@ function readScopeSpans(raw: unknown, path: string, resource: OtlpResource, cont
     scope.droppedAttributesCount = uint32OfJson(field(rawScope, 'droppedAttributesCount', 'dropped_attributes_count')) + cut;
   }
   const scopeCut = context.truncated;
-  arrayField(raw, 'spans', 'spans', path).forEach((span, index) => admitSpan(result, readSpan(span, `${path}.spans[${index}]`, resource, scope, context)));
+  arrayField(raw, 'spans', 'spans', path).forEach((span, index) =>
+    admitSpan(result, readSpan(span, `${path}.spans[${index}]`, resource, scope, context)),
+  );
   if (scopeCut) markTruncated(result.spans, firstSpan);
 }
 

@@ -190,8 +190,10 @@ function readLink(reader: WireReader, end: number, context: DecodeContext): Span
 function readStatus(reader: WireReader, end: number, span: DecodedSpan, context: DecodeContext): void {
   while (reader.pos < end) {
     const tag = reader.uint32('Status');
-    if (tag === 0x12) span.statusMessage = context.value(reader.string('Status.message', end)); // message = 2, LEN
-    else if (tag === 0x18) span.statusCode = statusCodeOf(reader.uint32('Status.code')); // code = 3, VARINT
+    if (tag === 0x12)
+      span.statusMessage = context.value(reader.string('Status.message', end)); // message = 2, LEN
+    else if (tag === 0x18)
+      span.statusCode = statusCodeOf(reader.uint32('Status.code')); // code = 3, VARINT
     else reader.skipField(tag, STATUS, end);
   }
   reader.expectEnd(end, 'Status');

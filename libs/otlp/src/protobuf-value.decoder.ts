@@ -21,7 +21,14 @@ export function readId(reader: WireReader, where: string, enclosingEnd: number):
  * One repeated KeyValue (the LEN prefix is next) into `attributes` when the cap allows `kept`
  * more; returns whether it was kept. A dropped one is skipped unread.
  */
-export function readAttribute(reader: WireReader, where: string, enclosingEnd: number, attributes: Attributes, kept: number, context: DecodeContext): boolean {
+export function readAttribute(
+  reader: WireReader,
+  where: string,
+  enclosingEnd: number,
+  attributes: Attributes,
+  kept: number,
+  context: DecodeContext,
+): boolean {
   const end = reader.lengthEnd(where, enclosingEnd);
   if (!context.attributeFits(kept)) {
     reader.pos = end;
@@ -31,7 +38,13 @@ export function readAttribute(reader: WireReader, where: string, enclosingEnd: n
   return true;
 }
 
-function readKeyValue(reader: WireReader, end: number, target: { [key: string]: AttributeValue }, context: DecodeContext, depth: number): void {
+function readKeyValue(
+  reader: WireReader,
+  end: number,
+  target: { [key: string]: AttributeValue },
+  context: DecodeContext,
+  depth: number,
+): void {
   let key = '';
   let value: AttributeValue = null;
   while (reader.pos < end) {
@@ -92,7 +105,8 @@ function readArrayValue(reader: WireReader, end: number, context: DecodeContext,
   const values: AttributeValue[] = [];
   while (reader.pos < end) {
     const tag = reader.uint32('ArrayValue');
-    if (tag === 0x0a) values.push(readAnyValue(reader, reader.lengthEnd('ArrayValue.values', end), context, depth)); // values = 1, LEN
+    if (tag === 0x0a)
+      values.push(readAnyValue(reader, reader.lengthEnd('ArrayValue.values', end), context, depth)); // values = 1, LEN
     else reader.skipField(tag, ARRAY_VALUE, end);
   }
   reader.expectEnd(end, 'ArrayValue');
@@ -103,7 +117,8 @@ function readKeyValueList(reader: WireReader, end: number, context: DecodeContex
   const values: { [key: string]: AttributeValue } = {};
   while (reader.pos < end) {
     const tag = reader.uint32('KeyValueList');
-    if (tag === 0x0a) readKeyValue(reader, reader.lengthEnd('KeyValueList.values', end), values, context, depth); // values = 1, LEN
+    if (tag === 0x0a)
+      readKeyValue(reader, reader.lengthEnd('KeyValueList.values', end), values, context, depth); // values = 1, LEN
     else reader.skipField(tag, KEY_VALUE_LIST, end);
   }
   reader.expectEnd(end, 'KeyValueList');

@@ -15,7 +15,9 @@ describe('decodeProtobufExport on bodies it cannot use', () => {
     const declared = reader.uint32();
 
     expect(() => decodeProtobufExport(cut)).toThrow(OtlpDecodeError);
-    expect(() => decodeProtobufExport(cut)).toThrow(`ExportTraceServiceRequest.resource_spans declares ${declared} bytes but only ${cut.length - reader.pos} remain`);
+    expect(() => decodeProtobufExport(cut)).toThrow(
+      `ExportTraceServiceRequest.resource_spans declares ${declared} bytes but only ${cut.length - reader.pos} remain`,
+    );
   });
 
   it('throws OtlpDecodeError, never anything else, for every truncation of a valid body', () => {
@@ -38,7 +40,8 @@ describe('decodeProtobufExport on bodies it cannot use', () => {
     const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
     const body = valid();
     for (let round = 0; round < 3000; round++) {
-      const input = round % 2 ? Uint8Array.from({ length: 1 + Math.floor(random() * 200) }, () => Math.floor(random() * 256)) : Uint8Array.from(body);
+      const input =
+        round % 2 ? Uint8Array.from({ length: 1 + Math.floor(random() * 200) }, () => Math.floor(random() * 256)) : Uint8Array.from(body);
       if (round % 2 === 0) for (let flips = 0; flips < 3; flips++) input[Math.floor(random() * input.length)] = Math.floor(random() * 256);
       try {
         decodeProtobufExport(input);
@@ -54,14 +57,18 @@ describe('decodeProtobufExport on bodies it cannot use', () => {
       'protobuf body is malformed: ExportTraceServiceRequest field 5 uses the group wire type 3, which OTLP messages never contain',
     );
     expect(() => decodeProtobufExport(concatBytes(body, Uint8Array.of((5 << 3) | 4)))).toThrow('group wire type 4');
-    expect(() => decodeProtobufExport(concatBytes(body, Uint8Array.of((5 << 3) | 7)))).toThrow('ExportTraceServiceRequest field 5 has the invalid wire type 7');
+    expect(() => decodeProtobufExport(concatBytes(body, Uint8Array.of((5 << 3) | 7)))).toThrow(
+      'ExportTraceServiceRequest field 5 has the invalid wire type 7',
+    );
     expect(() => decodeProtobufExport(Uint8Array.of(0x00))).toThrow('ExportTraceServiceRequest has a field number 0');
   });
 
   it('refuses a known field sent with another wire type', () => {
     const nameAsVarint = concatBytes(encodeMessage('otlp.Span', validSpanFields()), Uint8Array.of((5 << 3) | 0, 1));
 
-    expect(() => decodeProtobufExport(requestOfSpans(nameAsVarint))).toThrow('protobuf body is malformed: Span.name (field 5) has wire type 0 (VARINT), expected 2 (LEN)');
+    expect(() => decodeProtobufExport(requestOfSpans(nameAsVarint))).toThrow(
+      'protobuf body is malformed: Span.name (field 5) has wire type 0 (VARINT), expected 2 (LEN)',
+    );
   });
 
   it('refuses a varint longer than 10 bytes and a field that overruns its message', () => {

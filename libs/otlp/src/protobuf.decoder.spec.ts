@@ -24,8 +24,16 @@ describe('decodeProtobufExport', () => {
   it('reads every span field the OpenTelemetry serializer writes', () => {
     const traceId = nextId(16);
     const linkContext = { traceId: nextId(16), spanId: nextId(8), traceFlags: 1, isRemote: true, traceState: traceState('linked=1') };
-    const scope = { name: 'openinference.instrumentation.openai', version: '0.1.2', schemaUrl: 'https://opentelemetry.io/schemas/1.30.0', attributes: { 'scope.attr': 'yes' } };
-    const resource = resourceFromAttributes({ 'service.name': 'agent', 'service.instance.id': 7 }, { schemaUrl: 'https://opentelemetry.io/schemas/1.29.0' });
+    const scope = {
+      name: 'openinference.instrumentation.openai',
+      version: '0.1.2',
+      schemaUrl: 'https://opentelemetry.io/schemas/1.30.0',
+      attributes: { 'scope.attr': 'yes' },
+    };
+    const resource = resourceFromAttributes(
+      { 'service.name': 'agent', 'service.instance.id': 7 },
+      { schemaUrl: 'https://opentelemetry.io/schemas/1.29.0' },
+    );
     const input = readableSpan({
       name: 'chat gpt-4o-mini',
       kind: OtelSpanKind.CLIENT,
@@ -35,7 +43,14 @@ describe('decodeProtobufExport', () => {
       endTime: [1_718_000_002, 5],
       status: { code: SpanStatusCode.ERROR, message: 'rate limited' },
       attributes: { 'gen_ai.usage.input_tokens': 1200, 'gen_ai.system': 'openai' },
-      events: [event({ name: 'exception', time: [1_718_000_001, 999], attributes: { 'exception.type': 'RateLimitError' }, droppedAttributesCount: 2 })],
+      events: [
+        event({
+          name: 'exception',
+          time: [1_718_000_001, 999],
+          attributes: { 'exception.type': 'RateLimitError' },
+          droppedAttributesCount: 2,
+        }),
+      ],
       links: [link({ context: linkContext, attributes: { 'link.kind': 'follows' }, droppedAttributesCount: 1 })],
       droppedAttributesCount: 3,
       droppedEventsCount: 4,
@@ -61,7 +76,14 @@ describe('decodeProtobufExport', () => {
         endTimeUnixNano: nanosOf(input.endTime),
         attributes: expectedAttributes(input.attributes),
         droppedAttributesCount: 3,
-        events: [{ timeUnixNano: nanosOf(input.events[0].time), name: 'exception', attributes: { 'exception.type': 'RateLimitError' }, droppedAttributesCount: 2 }],
+        events: [
+          {
+            timeUnixNano: nanosOf(input.events[0].time),
+            name: 'exception',
+            attributes: { 'exception.type': 'RateLimitError' },
+            droppedAttributesCount: 2,
+          },
+        ],
         droppedEventsCount: 4,
         links: [
           {
@@ -77,7 +99,13 @@ describe('decodeProtobufExport', () => {
         statusCode: StatusCode.ERROR,
         statusMessage: 'rate limited',
         resource: { attributes: expectedAttributes(resource.attributes), droppedAttributesCount: 0, schemaUrl: resource.schemaUrl },
-        scope: { name: scope.name, version: scope.version, attributes: expectedAttributes(scope.attributes), droppedAttributesCount: 0, schemaUrl: scope.schemaUrl },
+        scope: {
+          name: scope.name,
+          version: scope.version,
+          attributes: expectedAttributes(scope.attributes),
+          droppedAttributesCount: 0,
+          schemaUrl: scope.schemaUrl,
+        },
         truncated: false,
       },
     ]);
@@ -100,7 +128,9 @@ describe('decodeProtobufExport', () => {
 
     const decoded = decodeProtobufExport(toProtobuf(spans)).spans;
 
-    expect(decoded.map((span) => [span.kind, span.statusCode])).toEqual(kinds.flatMap(([, kind]) => statuses.map(([, code]) => [kind, code])));
+    expect(decoded.map((span) => [span.kind, span.statusCode])).toEqual(
+      kinds.flatMap(([, kind]) => statuses.map(([, code]) => [kind, code])),
+    );
   });
 
   it('turns every AnyValue kind into plain values', () => {
@@ -114,7 +144,16 @@ describe('decodeProtobufExport', () => {
   });
 
   it('reads int64 values exactly, as numbers while safe and as decimal strings beyond', () => {
-    const values = ['9223372036854775807', '-9223372036854775808', '9007199254740991', '-9007199254740991', '9007199254740992', '-9007199254740992', '-1', '0'];
+    const values = [
+      '9223372036854775807',
+      '-9223372036854775808',
+      '9007199254740991',
+      '-9007199254740991',
+      '9007199254740992',
+      '-9007199254740992',
+      '-1',
+      '0',
+    ];
     const span = encodeMessage('otlp.Span', {
       ...validSpanFields(),
       attributes: values.map((value, index) => ({ key: `int.${index}`, value: { intValue: value } })),
@@ -122,7 +161,9 @@ describe('decodeProtobufExport', () => {
 
     const [decoded] = decodeProtobufExport(requestOfSpans(span)).spans;
 
-    const expected = Object.fromEntries(values.map((value, index) => [`int.${index}`, Number.isSafeInteger(Number(value)) ? Number(value) : value]));
+    const expected = Object.fromEntries(
+      values.map((value, index) => [`int.${index}`, Number.isSafeInteger(Number(value)) ? Number(value) : value]),
+    );
     expect(decoded.attributes).toStrictEqual(expected);
   });
 
@@ -130,7 +171,10 @@ describe('decodeProtobufExport', () => {
     const otherResource = resourceFromAttributes({ 'service.name': 'billing' });
     const otherScope = { name: 'other-scope', version: '2.0.0' };
     const spans = [DEFAULT_RESOURCE, otherResource].flatMap((resource) =>
-      [DEFAULT_SCOPE, otherScope].flatMap((instrumentationScope) => [readableSpan({ resource, instrumentationScope }), readableSpan({ resource, instrumentationScope })]),
+      [DEFAULT_SCOPE, otherScope].flatMap((instrumentationScope) => [
+        readableSpan({ resource, instrumentationScope }),
+        readableSpan({ resource, instrumentationScope }),
+      ]),
     );
 
     const decoded = decodeProtobufExport(toProtobuf(spans)).spans;
@@ -167,8 +211,14 @@ describe('decodeProtobufExport', () => {
         links: [link({ attributes: attributes })],
         status: { code: SpanStatusCode.OK },
       }),
-      readableSpan({ context: { traceId, spanId: nextId(8), traceFlags: 0 }, parentSpanContext: { traceId, spanId: nextId(8), traceFlags: 0, isRemote: false } }),
-      readableSpan({ resource: resourceFromAttributes({ 'service.name': 'other' }), instrumentationScope: { name: 'x', version: '1', schemaUrl: 'https://x' } }),
+      readableSpan({
+        context: { traceId, spanId: nextId(8), traceFlags: 0 },
+        parentSpanContext: { traceId, spanId: nextId(8), traceFlags: 0, isRemote: false },
+      }),
+      readableSpan({
+        resource: resourceFromAttributes({ 'service.name': 'other' }),
+        instrumentationScope: { name: 'x', version: '1', schemaUrl: 'https://x' },
+      }),
     ];
 
     const fromProtobuf = decodeProtobufExport(toProtobuf(spans));
@@ -206,7 +256,11 @@ describe('decodeProtobufExport', () => {
     const request = encodeMessage('otlp.ExportTraceServiceRequest', {
       resourceSpans: [
         {
-          resource: { attributes: [{ key: 'service.name', value: { stringValue: 'legacy' } }], droppedAttributesCount: 6, entityRefs: [{ type: 'service', idKeys: ['service.name'] }] },
+          resource: {
+            attributes: [{ key: 'service.name', value: { stringValue: 'legacy' } }],
+            droppedAttributesCount: 6,
+            entityRefs: [{ type: 'service', idKeys: ['service.name'] }],
+          },
           instrumentationLibrarySpans: [{ scope: { name: 'old-lib', version: '0.9', droppedAttributesCount: 2 }, spans: [fields] }],
         },
       ],
@@ -220,7 +274,9 @@ describe('decodeProtobufExport', () => {
   });
 
   it('reads enum values it does not know as UNSPECIFIED and UNSET', () => {
-    const spans = [9, -1].map((value) => encodeMessage('otlp.Span', { ...validSpanFields(), kind: value, status: { code: value, message: 'm' } }));
+    const spans = [9, -1].map((value) =>
+      encodeMessage('otlp.Span', { ...validSpanFields(), kind: value, status: { code: value, message: 'm' } }),
+    );
 
     const decoded = decodeProtobufExport(requestOfSpans(...spans)).spans;
 
@@ -233,7 +289,9 @@ describe('decodeProtobufExport', () => {
   it('accepts an empty request and empty envelopes as zero spans', () => {
     const empty = { spans: [], received: 0, rejected: 0, rejectReasons: {} };
     expect(decodeProtobufExport(new Uint8Array(0))).toStrictEqual(empty);
-    const emptyEnvelopes = encodeMessage('otlp.ExportTraceServiceRequest', { resourceSpans: [{}, { scopeSpans: [{}, { scope: { name: 'x' } }] }] });
+    const emptyEnvelopes = encodeMessage('otlp.ExportTraceServiceRequest', {
+      resourceSpans: [{}, { scopeSpans: [{}, { scope: { name: 'x' } }] }],
+    });
     expect(decodeProtobufExport(emptyEnvelopes)).toStrictEqual(empty);
   });
 });

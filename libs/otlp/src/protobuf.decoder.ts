@@ -35,7 +35,8 @@ function readExportRequest(reader: WireReader, context: DecodeContext): DecodeRe
   const end = reader.length;
   while (reader.pos < end) {
     const tag = reader.uint32('ExportTraceServiceRequest');
-    if (tag === 0x0a) readResourceSpans(reader, reader.lengthEnd('ExportTraceServiceRequest.resource_spans', end), context, result); // resource_spans = 1, LEN
+    if (tag === 0x0a)
+      readResourceSpans(reader, reader.lengthEnd('ExportTraceServiceRequest.resource_spans', end), context, result); // resource_spans = 1, LEN
     else reader.skipField(tag, EXPORT_REQUEST, end);
   }
   reader.expectEnd(end, 'ExportTraceServiceRequest');

@@ -1,5 +1,12 @@
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { MAX_RESPONSE_MESSAGE_LENGTH, RpcCode, describeRejections, encodeExportResponse, encodeRetryInfo, encodeStatus } from './response.encoder';
+import {
+  MAX_RESPONSE_MESSAGE_LENGTH,
+  RpcCode,
+  describeRejections,
+  encodeExportResponse,
+  encodeRetryInfo,
+  encodeStatus,
+} from './response.encoder';
 import { decodeMessage } from './testing/otlp-proto.fixture';
 
 describe('encodeExportResponse', () => {
@@ -18,30 +25,44 @@ describe('encodeExportResponse', () => {
     const protobuf = encodeExportResponse('protobuf', 3, message);
     const json = encodeExportResponse('json', 3, message);
 
-    expect(ProtobufTraceSerializer.deserializeResponse(protobuf)).toStrictEqual({ partialSuccess: { rejectedSpans: 3, errorMessage: message } });
-    expect(decodeMessage('otlp.ExportTraceServiceResponse', protobuf)).toStrictEqual({ partialSuccess: { rejectedSpans: '3', errorMessage: message } });
+    expect(ProtobufTraceSerializer.deserializeResponse(protobuf)).toStrictEqual({
+      partialSuccess: { rejectedSpans: 3, errorMessage: message },
+    });
+    expect(decodeMessage('otlp.ExportTraceServiceResponse', protobuf)).toStrictEqual({
+      partialSuccess: { rejectedSpans: '3', errorMessage: message },
+    });
     // int64 is a string in proto3 JSON.
     expect(JSON.parse(json)).toStrictEqual({ partialSuccess: { rejectedSpans: '3', errorMessage: message } });
-    expect(JsonTraceSerializer.deserializeResponse(new TextEncoder().encode(json))).toStrictEqual({ partialSuccess: { rejectedSpans: '3', errorMessage: message } });
+    expect(JsonTraceSerializer.deserializeResponse(new TextEncoder().encode(json))).toStrictEqual({
+      partialSuccess: { rejectedSpans: '3', errorMessage: message },
+    });
   });
 
   it('writes a warning on full success as rejected 0 with a message', () => {
     const warning = 'attributes over 512 per span were dropped';
 
-    expect(decodeMessage('otlp.ExportTraceServiceResponse', encodeExportResponse('protobuf', 0, warning))).toStrictEqual({ partialSuccess: { errorMessage: warning } });
-    expect(JSON.parse(encodeExportResponse('json', 0, warning))).toStrictEqual({ partialSuccess: { rejectedSpans: '0', errorMessage: warning } });
+    expect(decodeMessage('otlp.ExportTraceServiceResponse', encodeExportResponse('protobuf', 0, warning))).toStrictEqual({
+      partialSuccess: { errorMessage: warning },
+    });
+    expect(JSON.parse(encodeExportResponse('json', 0, warning))).toStrictEqual({
+      partialSuccess: { rejectedSpans: '0', errorMessage: warning },
+    });
   });
 
   it('writes rejected counts past 2^32 exactly', () => {
     const rejected = 2 ** 40 + 7;
 
-    expect(decodeMessage('otlp.ExportTraceServiceResponse', encodeExportResponse('protobuf', rejected, 'x'))).toStrictEqual({ partialSuccess: { rejectedSpans: String(rejected), errorMessage: 'x' } });
+    expect(decodeMessage('otlp.ExportTraceServiceResponse', encodeExportResponse('protobuf', rejected, 'x'))).toStrictEqual({
+      partialSuccess: { rejectedSpans: String(rejected), errorMessage: 'x' },
+    });
   });
 
   it('shortens an error message that would make the response too large', () => {
     const message = 'é'.repeat(MAX_RESPONSE_MESSAGE_LENGTH + 100);
 
-    const decoded = decodeMessage('otlp.ExportTraceServiceResponse', encodeExportResponse('protobuf', 1, message)) as { partialSuccess: { errorMessage: string } };
+    const decoded = decodeMessage('otlp.ExportTraceServiceResponse', encodeExportResponse('protobuf', 1, message)) as {
+      partialSuccess: { errorMessage: string };
+    };
 
     expect(decoded.partialSuccess.errorMessage).toHaveLength(MAX_RESPONSE_MESSAGE_LENGTH);
     expect(decoded.partialSuccess.errorMessage.endsWith('…')).toBe(true);
@@ -52,7 +73,10 @@ describe('encodeStatus', () => {
   it('writes a google.rpc.Status with code and message', () => {
     const message = 'the body is not valid JSON: Unexpected end of JSON input';
 
-    expect(decodeMessage('google.rpc.Status', encodeStatus('protobuf', RpcCode.INVALID_ARGUMENT, message))).toStrictEqual({ code: RpcCode.INVALID_ARGUMENT, message });
+    expect(decodeMessage('google.rpc.Status', encodeStatus('protobuf', RpcCode.INVALID_ARGUMENT, message))).toStrictEqual({
+      code: RpcCode.INVALID_ARGUMENT,
+      message,
+    });
     expect(JSON.parse(encodeStatus('json', RpcCode.INVALID_ARGUMENT, message))).toStrictEqual({ code: 3, message });
   });
 
@@ -68,7 +92,10 @@ describe('encodeStatus', () => {
     ) as { code: number; details: { typeUrl: string; value: string }[] };
 
     expect(status.code).toBe(RpcCode.RESOURCE_EXHAUSTED);
-    expect(status.details.map((detail) => detail.typeUrl)).toEqual(['type.googleapis.com/google.rpc.RetryInfo', 'type.googleapis.com/google.rpc.BadRequest']);
+    expect(status.details.map((detail) => detail.typeUrl)).toEqual([
+      'type.googleapis.com/google.rpc.RetryInfo',
+      'type.googleapis.com/google.rpc.BadRequest',
+    ]);
     const [retryInfo, badRequest] = status.details.map((detail) => Buffer.from(detail.value, 'base64'));
     expect(decodeMessage('google.rpc.RetryInfo', retryInfo)).toStrictEqual({ retryDelay: { seconds: '1', nanos: 500_000_000 } });
     expect(decodeMessage('google.rpc.BadRequest', badRequest)).toStrictEqual({ fieldViolations: [violation] });
@@ -77,7 +104,11 @@ describe('encodeStatus', () => {
   it('writes details in JSON with @type and a Duration string', () => {
     const json = encodeStatus('json', RpcCode.UNAVAILABLE, 'overloaded', [{ type: 'retry_info', retryDelayMs: 2_050 }]);
 
-    expect(JSON.parse(json)).toStrictEqual({ code: 14, message: 'overloaded', details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '2.050s' }] });
+    expect(JSON.parse(json)).toStrictEqual({
+      code: 14,
+      message: 'overloaded',
+      details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '2.050s' }],
+    });
   });
 });
 

@@ -26,7 +26,8 @@ export enum RpcCode {
 }
 
 /** Status details we send: RetryInfo makes RESOURCE_EXHAUSTED retryable (OTLP clients retry it only with one), BadRequest explains INVALID_ARGUMENT. */
-export type StatusDetail = { type: 'retry_info'; retryDelayMs: number } | { type: 'bad_request'; fieldViolations: { field: string; description: string }[] };
+export type StatusDetail =
+  { type: 'retry_info'; retryDelayMs: number } | { type: 'bad_request'; fieldViolations: { field: string; description: string }[] };
 
 /**
  * The OTLP spec: a response should stay under 4 MiB, shortening partial_success.error_message if
@@ -96,7 +97,8 @@ export function encodeRetryInfo(retryDelayMs: number): Uint8Array {
 /** google.rpc.BadRequest {field_violations = 1 repeated FieldViolation {field = 1, description = 2}}. */
 function encodeBadRequest(fieldViolations: { field: string; description: string }[]): Uint8Array {
   const badRequest = new WireWriter();
-  for (const violation of fieldViolations) badRequest.message(1, new WireWriter().string(1, violation.field).string(2, shorten(violation.description)));
+  for (const violation of fieldViolations)
+    badRequest.message(1, new WireWriter().string(1, violation.field).string(2, shorten(violation.description)));
   return badRequest.finish();
 }
 
@@ -107,7 +109,10 @@ function detailBytes(detail: StatusDetail): Uint8Array {
 /** proto3 JSON of an Any: the message's fields next to "@type"; a Duration is "<seconds>[.fraction]s". */
 function detailJson(detail: StatusDetail): Record<string, unknown> {
   if (detail.type === 'bad_request') {
-    return { '@type': BAD_REQUEST_TYPE, fieldViolations: detail.fieldViolations.map(({ field, description }) => ({ field, description: shorten(description) })) };
+    return {
+      '@type': BAD_REQUEST_TYPE,
+      fieldViolations: detail.fieldViolations.map(({ field, description }) => ({ field, description: shorten(description) })),
+    };
   }
   const { seconds, nanos } = durationOf(detail.retryDelayMs);
   const fraction = nanos === 0 ? '' : `.${String(nanos / 1e6).padStart(3, '0')}`;

@@ -39,7 +39,18 @@ function metricsExport(metric: Partial<MetricInput>): Uint8Array {
     scopeMetrics: [
       {
         scope: DEFAULT_SCOPE,
-        metrics: [{ descriptor: { name: 'http.server.request.duration', description: 'Duration of requests', unit: 's', valueType: ValueType.DOUBLE }, aggregationTemporality: CUMULATIVE, ...metric }],
+        metrics: [
+          {
+            descriptor: {
+              name: 'http.server.request.duration',
+              description: 'Duration of requests',
+              unit: 's',
+              valueType: ValueType.DOUBLE,
+            },
+            aggregationTemporality: CUMULATIVE,
+            ...metric,
+          },
+        ],
       },
     ],
   } as ResourceMetricsInput;
@@ -52,18 +63,38 @@ const point = { startTime: [1_700_000_000, 0] as HrTime, endTime: [1_700_000_060
 const METRICS: [string, Partial<MetricInput>][] = [
   ['gauge', { dataPointType: GAUGE, dataPoints: [{ ...point, value: 0.25 }] } as Partial<MetricInput>],
   ['sum', { dataPointType: SUM, isMonotonic: true, dataPoints: [{ ...point, value: 12 }] } as Partial<MetricInput>],
-  ['histogram', { dataPointType: HISTOGRAM, dataPoints: [{ ...point, value: { count: 3, sum: 1.5, buckets: { boundaries: [0.1, 1], counts: [1, 1, 1] } } }] } as Partial<MetricInput>],
+  [
+    'histogram',
+    {
+      dataPointType: HISTOGRAM,
+      dataPoints: [{ ...point, value: { count: 3, sum: 1.5, buckets: { boundaries: [0.1, 1], counts: [1, 1, 1] } } }],
+    } as Partial<MetricInput>,
+  ],
   [
     'exponential histogram',
     {
       dataPointType: EXPONENTIAL_HISTOGRAM,
-      dataPoints: [{ ...point, value: { count: 2, sum: 3, scale: 1, zeroCount: 0, positive: { offset: 0, bucketCounts: [1, 1] }, negative: { offset: 0, bucketCounts: [] } } }],
+      dataPoints: [
+        {
+          ...point,
+          value: {
+            count: 2,
+            sum: 3,
+            scale: 1,
+            zeroCount: 0,
+            positive: { offset: 0, bucketCounts: [1, 1] },
+            negative: { offset: 0, bucketCounts: [] },
+          },
+        },
+      ],
     } as Partial<MetricInput>,
   ],
 ];
 
-const LOGS_ADVICE = 'this looks like an OTLP logs export (ExportLogsServiceRequest: resourceLogs/logRecords), and spanforge takes traces only: send spans to /v1/traces, and logs elsewhere (OTEL_LOGS_EXPORTER=none stops an SDK sending them)';
-const METRICS_ADVICE = 'this looks like an OTLP metrics export (ExportMetricsServiceRequest: resourceMetrics/metrics), and spanforge takes traces only: send spans to /v1/traces, and metrics elsewhere (OTEL_METRICS_EXPORTER=none stops an SDK sending them)';
+const LOGS_ADVICE =
+  'this looks like an OTLP logs export (ExportLogsServiceRequest: resourceLogs/logRecords), and spanforge takes traces only: send spans to /v1/traces, and logs elsewhere (OTEL_LOGS_EXPORTER=none stops an SDK sending them)';
+const METRICS_ADVICE =
+  'this looks like an OTLP metrics export (ExportMetricsServiceRequest: resourceMetrics/metrics), and spanforge takes traces only: send spans to /v1/traces, and metrics elsewhere (OTEL_METRICS_EXPORTER=none stops an SDK sending them)';
 
 describe('a logs or metrics export sent to /v1/traces', () => {
   it.each([
@@ -85,7 +116,10 @@ describe('a logs or metrics export sent to /v1/traces', () => {
   });
 
   it('does not mistake a trace export whose spans are all invalid for another signal', () => {
-    const spans = [readableSpan({ startTime: [0, 0], endTime: [0, 0] }), readableSpan({ context: { traceId: '0'.repeat(32), spanId: nextId(8), traceFlags: 1 } })];
+    const spans = [
+      readableSpan({ startTime: [0, 0], endTime: [0, 0] }),
+      readableSpan({ context: { traceId: '0'.repeat(32), spanId: nextId(8), traceFlags: 1 } }),
+    ];
     const body = toProtobuf(spans);
 
     expect(sniffOtherSignal(body)).toBeUndefined();
@@ -100,7 +134,12 @@ describe('a logs or metrics export sent to /v1/traces', () => {
   });
 
   it('does not call a span without timestamps but with ids a metric', () => {
-    const span = encodeMessage('otlp.Span', { traceId: hexBytes(nextId(16)), spanId: hexBytes(nextId(8)), name: 'no times', attributes: [{ key: 'k', value: { stringValue: 'v' } }] });
+    const span = encodeMessage('otlp.Span', {
+      traceId: hexBytes(nextId(16)),
+      spanId: hexBytes(nextId(8)),
+      name: 'no times',
+      attributes: [{ key: 'k', value: { stringValue: 'v' } }],
+    });
     const body = requestOfSpans(span);
 
     expect(decodeProtobufExport(body)).toMatchObject({ received: 1, rejected: 1, rejectReasons: { missing_timestamps: 1 } });

@@ -14,7 +14,8 @@ const ANY_MESSAGE: MessageSchema = { name: 'message', fields: {} };
 
 const ADVICE: Record<OtherSignal, string> = {
   logs: 'this looks like an OTLP logs export (ExportLogsServiceRequest: resourceLogs/logRecords), and spanforge takes traces only: send spans to /v1/traces, and logs elsewhere (OTEL_LOGS_EXPORTER=none stops an SDK sending them)',
-  metrics: 'this looks like an OTLP metrics export (ExportMetricsServiceRequest: resourceMetrics/metrics), and spanforge takes traces only: send spans to /v1/traces, and metrics elsewhere (OTEL_METRICS_EXPORTER=none stops an SDK sending them)',
+  metrics:
+    'this looks like an OTLP metrics export (ExportMetricsServiceRequest: resourceMetrics/metrics), and spanforge takes traces only: send spans to /v1/traces, and metrics elsewhere (OTEL_METRICS_EXPORTER=none stops an SDK sending them)',
 };
 
 export function otherSignalError(signal: OtherSignal): OtlpDecodeError {
@@ -76,7 +77,12 @@ function classifyItem(reader: WireReader, end: number): OtherSignal | undefined 
     const tag = reader.uint32('item');
     const field = tag >>> 3;
     const wireType = tag & 7;
-    if ((wireType === I64 && (field === 1 || field === 11)) || (wireType === VARINT && field === 2) || (wireType === LEN && field === 6) || (wireType === I32 && field === 8)) {
+    if (
+      (wireType === I64 && (field === 1 || field === 11)) ||
+      (wireType === VARINT && field === 2) ||
+      (wireType === LEN && field === 6) ||
+      (wireType === I32 && field === 8)
+    ) {
       return 'logs';
     }
     if (wireType === LEN && (field === 7 || field === 10)) return 'metrics';

@@ -39,8 +39,17 @@ describe.each(DECODERS)('span validation (%s)', (_format, decode) => {
       ['end_before_start', readableSpan({ startTime: [1_700_000_010, 0], endTime: [1_700_000_009, 0] })],
       // The store's time range: from the epoch (1 ns after it is a time) to the last day a ClickHouse Date holds.
       ['valid', readableSpan({ startTime: [0, 1], endTime: [1, 0] })],
-      ['valid', readableSpan({ startTime: [Number(TIME_DOMAIN.maxNanos / 1_000_000_000n), 0], endTime: [Number(TIME_DOMAIN.maxNanos / 1_000_000_000n), 999_999_999] })],
-      ['timestamp_out_of_range', readableSpan({ startTime: [1_700_000_000, 0], endTime: [Number(TIME_DOMAIN.maxNanos / 1_000_000_000n) + 1, 0] })],
+      [
+        'valid',
+        readableSpan({
+          startTime: [Number(TIME_DOMAIN.maxNanos / 1_000_000_000n), 0],
+          endTime: [Number(TIME_DOMAIN.maxNanos / 1_000_000_000n), 999_999_999],
+        }),
+      ],
+      [
+        'timestamp_out_of_range',
+        readableSpan({ startTime: [1_700_000_000, 0], endTime: [Number(TIME_DOMAIN.maxNanos / 1_000_000_000n) + 1, 0] }),
+      ],
       ['timestamp_out_of_range', readableSpan({ startTime: [9_214_646_400, 0], endTime: [9_214_646_401, 0] })],
     ];
     const selfParented = nextId(8);
@@ -57,9 +66,13 @@ describe.each(DECODERS)('span validation (%s)', (_format, decode) => {
     expect(result.spans.map((span) => span.spanId)).toEqual(valid);
   });
 
-  it('gives an event with an unset or unstorable time its span\'s start', () => {
+  it("gives an event with an unset or unstorable time its span's start", () => {
     const start: [number, number] = [1_700_000_000, 5];
-    const events = [event({ name: 'unset', time: [0, 0] }), event({ name: 'far', time: [9_999_999_999, 0] }), event({ name: 'kept', time: [1_700_000_000, 500] })];
+    const events = [
+      event({ name: 'unset', time: [0, 0] }),
+      event({ name: 'far', time: [9_999_999_999, 0] }),
+      event({ name: 'kept', time: [1_700_000_000, 500] }),
+    ];
 
     const [span] = decode([readableSpan({ startTime: start, endTime: [1_700_000_001, 0], events })]).spans;
 
@@ -82,7 +95,11 @@ describe.each(DECODERS)('span validation (%s)', (_format, decode) => {
 
   it('drops links without a valid target and counts them as dropped', () => {
     const good = link();
-    const links = [link({ context: { traceId: ZERO_TRACE_ID, spanId: nextId(8), traceFlags: 0 } }), good, link({ context: { traceId: nextId(16), spanId: ZERO_SPAN_ID, traceFlags: 0 } })];
+    const links = [
+      link({ context: { traceId: ZERO_TRACE_ID, spanId: nextId(8), traceFlags: 0 } }),
+      good,
+      link({ context: { traceId: nextId(16), spanId: ZERO_SPAN_ID, traceFlags: 0 } }),
+    ];
 
     const [span] = decode([readableSpan({ links, droppedLinksCount: 1 })]).spans;
 
@@ -106,7 +123,10 @@ describe.each(DECODERS)('span validation (%s)', (_format, decode) => {
     const attributes = { a: 1, b: 2, c: 3 };
     const limits = { ...DEFAULT_DECODE_LIMITS, maxAttributesPerSpan: 2 };
 
-    const [span] = decode([readableSpan({ events: [event({ attributes })], links: [link({ attributes, droppedAttributesCount: 4 })] })], limits).spans;
+    const [span] = decode(
+      [readableSpan({ events: [event({ attributes })], links: [link({ attributes, droppedAttributesCount: 4 })] })],
+      limits,
+    ).spans;
 
     expect(span.events[0]).toMatchObject({ attributes: { a: 1, b: 2 }, droppedAttributesCount: 1 });
     expect(span.links[0]).toMatchObject({ attributes: { a: 1, b: 2 }, droppedAttributesCount: 4 + 1 });
@@ -173,9 +193,21 @@ describe.each(DECODERS)('span validation (%s)', (_format, decode) => {
 
     const scope = { name: 'lib', version: '1', attributes: { a: 1, b: 2, c: 3, d: 4 } };
 
-    const spans = decode([readableSpan({ resource }), readableSpan({ resource }), readableSpan({ resource: other }), readableSpan({ resource: other, instrumentationScope: scope })], limits).spans;
+    const spans = decode(
+      [
+        readableSpan({ resource }),
+        readableSpan({ resource }),
+        readableSpan({ resource: other }),
+        readableSpan({ resource: other, instrumentationScope: scope }),
+      ],
+      limits,
+    ).spans;
 
-    expect(spans[0].resource).toStrictEqual({ attributes: { 'service.name': 'svc', 'host.name': 'h' }, droppedAttributesCount: 1, schemaUrl: '' });
+    expect(spans[0].resource).toStrictEqual({
+      attributes: { 'service.name': 'svc', 'host.name': 'h' },
+      droppedAttributesCount: 1,
+      schemaUrl: '',
+    });
     expect(spans[3].scope).toMatchObject({ attributes: { a: 1, b: 2 }, droppedAttributesCount: 2 });
     expect(spans.map((span) => span.truncated)).toEqual([true, true, false, true]);
   });

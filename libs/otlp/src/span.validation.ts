@@ -20,7 +20,8 @@ export function rejectReasonOf(span: DecodedSpan): RejectReason | undefined {
   if (span.traceId.length !== 32 || span.traceId === ZERO_TRACE_ID) return 'invalid_trace_id';
   if (span.spanId.length !== 16 || span.spanId === ZERO_SPAN_ID) return 'invalid_span_id';
   if (span.parentSpanId === ZERO_SPAN_ID) span.parentSpanId = '';
-  else if (span.parentSpanId !== '' && (span.parentSpanId.length !== 16 || span.parentSpanId === span.spanId)) return 'invalid_parent_span_id';
+  else if (span.parentSpanId !== '' && (span.parentSpanId.length !== 16 || span.parentSpanId === span.spanId))
+    return 'invalid_parent_span_id';
   if (span.startTimeUnixNano === 0n || span.endTimeUnixNano === 0n) return 'missing_timestamps';
   if (!isStorableTime(span.startTimeUnixNano) || !isStorableTime(span.endTimeUnixNano)) return 'timestamp_out_of_range';
   if (span.endTimeUnixNano < span.startTimeUnixNano) return 'end_before_start';

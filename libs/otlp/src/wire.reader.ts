@@ -116,7 +116,9 @@ export class WireReader {
     const end = this.pos + length;
     if (end > enclosingEnd) {
       const left = enclosingEnd - this.pos;
-      throw new OtlpDecodeError(`protobuf body is truncated: ${where} declares ${length} bytes but only ${left} remain (offset ${this.pos})`);
+      throw new OtlpDecodeError(
+        `protobuf body is truncated: ${where} declares ${length} bytes but only ${left} remain (offset ${this.pos})`,
+      );
     }
     return end;
   }
@@ -152,7 +154,9 @@ export class WireReader {
     const known = schema.fields[fieldNumber];
     if (known && known[1] !== wireType) {
       const [name, expected] = known;
-      throw this.malformed(`${schema.name}.${name} (field ${fieldNumber}) has wire type ${wireName(wireType)}, expected ${wireName(expected)}`);
+      throw this.malformed(
+        `${schema.name}.${name} (field ${fieldNumber}) has wire type ${wireName(wireType)}, expected ${wireName(expected)}`,
+      );
     }
     if (fieldNumber === 0) throw this.malformed(`${schema.name} has a field number 0 (offset ${this.pos})`);
     const where = `${schema.name} field ${fieldNumber}`;
@@ -189,7 +193,9 @@ export class WireReader {
   }
 
   private truncated(where: string, what: string): OtlpDecodeError {
-    return new OtlpDecodeError(`protobuf body is truncated: ${where} needs ${what} at offset ${this.pos} but the body has ${this.bytes.length} bytes`);
+    return new OtlpDecodeError(
+      `protobuf body is truncated: ${where} needs ${what} at offset ${this.pos} but the body has ${this.bytes.length} bytes`,
+    );
   }
 
   private malformed(detail: string): OtlpDecodeError {

@@ -148,7 +148,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     };
     process.once('exit', stopOnExit);
   } catch (error) {
-    throw new Error(`embedded PostgreSQL did not start in ${clusterDir}${error ? `: ${String(error)}` : ' (see the postgres lines above)'}`);
+    throw new Error(
+      `embedded PostgreSQL did not start in ${clusterDir}${error ? `: ${String(error)}` : ' (see the postgres lines above)'}`,
+    );
   }
   const admin = server.getPgClient('postgres', '127.0.0.1');
   await admin.connect();

@@ -14,7 +14,10 @@ describe('ThrottledWarning', () => {
     }
     expect(lines).toEqual(['redis: connect ECONNREFUSED (1)']);
     jest.advanceTimersByTime(10_000 - 4_990);
-    expect(lines).toEqual(['redis: connect ECONNREFUSED (1)', 'redis: connect ECONNREFUSED (500) [499 such warnings in the last 10 s; only the latest shown]']);
+    expect(lines).toEqual([
+      'redis: connect ECONNREFUSED (1)',
+      'redis: connect ECONNREFUSED (500) [499 such warnings in the last 10 s; only the latest shown]',
+    ]);
     // Quiet from here on: nothing more is said, and the next warning after an interval is said at once.
     jest.advanceTimersByTime(60_000);
     expect(lines).toHaveLength(2);
@@ -40,9 +43,22 @@ describe('ThrottledWarning', () => {
 describe('reasonOf', () => {
   it('finds the reason where Node puts it', () => {
     expect(reasonOf(new Error('connection terminated'))).toBe('connection terminated');
-    expect(reasonOf(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' }))).toBe('connect ECONNREFUSED 127.0.0.1:6379');
-    expect(reasonOf(Object.assign(new Error('password authentication failed'), { code: '28P01' }))).toBe('password authentication failed (28P01)');
-    const both = Object.assign(new AggregateError([Object.assign(new Error('connect ECONNREFUSED ::1:6379'), { code: 'ECONNREFUSED' }), new Error('connect ECONNREFUSED 127.0.0.1:6379')], ''), { code: 'ECONNREFUSED' });
+    expect(reasonOf(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' }))).toBe(
+      'connect ECONNREFUSED 127.0.0.1:6379',
+    );
+    expect(reasonOf(Object.assign(new Error('password authentication failed'), { code: '28P01' }))).toBe(
+      'password authentication failed (28P01)',
+    );
+    const both = Object.assign(
+      new AggregateError(
+        [
+          Object.assign(new Error('connect ECONNREFUSED ::1:6379'), { code: 'ECONNREFUSED' }),
+          new Error('connect ECONNREFUSED 127.0.0.1:6379'),
+        ],
+        '',
+      ),
+      { code: 'ECONNREFUSED' },
+    );
     expect(reasonOf(both)).toBe('connect ECONNREFUSED ::1:6379; connect ECONNREFUSED 127.0.0.1:6379');
     expect(reasonOf('plain')).toBe('plain');
   });

@@ -14,11 +14,13 @@ export interface ErrorLog {
 
 /** The runtime logger's line format on stderr, for callers that pass no log (tools, tests). */
 export function stderrLog(component: string): ErrorLog {
-  const write = (level: string, message: string) => process.stderr.write(`${new Date().toISOString()} ${level.padEnd(5)} [${component}] ${message}\n`);
+  const write = (level: string, message: string) =>
+    process.stderr.write(`${new Date().toISOString()} ${level.padEnd(5)} [${component}] ${message}\n`);
   return {
     info: (message) => write('INFO', message),
     warn: (message) => write('WARN', message),
-    error: (message, error) => write('ERROR', error === undefined ? message : `${message}: ${(error as { stack?: unknown } | null)?.stack ?? reasonOf(error)}`),
+    error: (message, error) =>
+      write('ERROR', error === undefined ? message : `${message}: ${(error as { stack?: unknown } | null)?.stack ?? reasonOf(error)}`),
   };
 }
 

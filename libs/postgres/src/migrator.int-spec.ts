@@ -81,7 +81,7 @@ describe('PostgreSQL migrations', () => {
       writeFileSync(path.join(own, '001_ok.sql'), 'CREATE TABLE IF NOT EXISTS ok_table (id int);');
       writeFileSync(path.join(own, '002_broken.sql'), 'CREATE TABLE half (id int); SELECT no_such_function();');
       await expect(migratePostgres(db.pool, own)).rejects.toThrow(/002_broken failed/);
-      const { rows } = await db.pool.query("SELECT version FROM schema_migrations ORDER BY 1");
+      const { rows } = await db.pool.query('SELECT version FROM schema_migrations ORDER BY 1');
       expect(rows.map((r) => r.version)).toEqual([1]);
       const half = await db.pool.query("SELECT to_regclass('half') AS t");
       expect(half.rows[0].t).toBeNull();
@@ -99,7 +99,9 @@ describe('PostgreSQL migrations', () => {
       writeFileSync(path.join(own, '001_ok.sql'), 'CREATE TABLE IF NOT EXISTS ok_table (id int);');
       // The session ends under the migration: its ROLLBACK and the unlock cannot run on it any more.
       writeFileSync(path.join(own, '002_dies.sql'), 'SELECT pg_terminate_backend(pg_backend_pid());');
-      await expect(migratePostgres(db.pool, own, log)).rejects.toThrow(/^PostgreSQL migration 002_dies failed: terminating connection due to administrator command/);
+      await expect(migratePostgres(db.pool, own, log)).rejects.toThrow(
+        /^PostgreSQL migration 002_dies failed: terminating connection due to administrator command/,
+      );
       // Said, not thrown at the process: the connection's own 'error' event, and the ROLLBACK that could not run.
       expect(warnings.sort()).toEqual([
         expect.stringMatching(/^PostgreSQL migration 002_dies: ROLLBACK failed too \(.+\); closing that connection$/),
@@ -107,7 +109,10 @@ describe('PostgreSQL migrations', () => {
       ]);
       // The dead connection went back to no one, and its lock went with it: the next run is not blocked.
       writeFileSync(path.join(own, '002_dies.sql'), 'SELECT 1;');
-      const next = await Promise.race([migratePostgres(db.pool, own, log), new Promise((_, reject) => setTimeout(() => reject(new Error('blocked on the migration lock')), 5_000))]);
+      const next = await Promise.race([
+        migratePostgres(db.pool, own, log),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('blocked on the migration lock')), 5_000)),
+      ]);
       expect(next).toEqual({ applied: ['002_dies'], alreadyApplied: 1 });
     } finally {
       await db.drop();

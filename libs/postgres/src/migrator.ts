@@ -94,7 +94,9 @@ export async function migratePostgres(pool: Pool, dir: string, log: ErrorLog = s
       // it is, or the next migrator would wait on a lock that nobody releases.
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch((unlockError: unknown) => {
         broken = unlockError instanceof Error ? unlockError : new Error(String(unlockError));
-        log.warn(`PostgreSQL migrations: releasing the advisory lock failed (${reasonOf(unlockError)}); closing that connection, which releases it`);
+        log.warn(
+          `PostgreSQL migrations: releasing the advisory lock failed (${reasonOf(unlockError)}); closing that connection, which releases it`,
+        );
       });
     }
     held.release(broken);

@@ -15,7 +15,11 @@ describe('PostgreSQL pool', () => {
       await admin.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
       await admin.end();
       for (let i = 0; i < 100 && warnings.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(warnings).toEqual([expect.stringMatching(/^PostgreSQL pool: an idle connection failed and was dropped: terminating connection due to administrator command/)]);
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          /^PostgreSQL pool: an idle connection failed and was dropped: terminating connection due to administrator command/,
+        ),
+      ]);
       const { rows: after } = await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       expect(after[0]!.pid).not.toBe(rows[0]!.pid);
     } finally {

@@ -38,9 +38,12 @@ describe('snapshotBase', () => {
     expect(snapshotBase(key)).toBe(base);
   });
 
-  it.each(['claude-sonnet-4-5', 'gpt-4-1', 'deepseek-v3', 'llama-3-1-70b', 'o3-mini', 'gpt-5-2'])('leaves the version number of %s alone', (key) => {
-    expect(snapshotBase(key)).toBe(key);
-  });
+  it.each(['claude-sonnet-4-5', 'gpt-4-1', 'deepseek-v3', 'llama-3-1-70b', 'o3-mini', 'gpt-5-2'])(
+    'leaves the version number of %s alone',
+    (key) => {
+      expect(snapshotBase(key)).toBe(key);
+    },
+  );
 });
 
 describe('boundaryPrefixes', () => {

@@ -10,7 +10,8 @@
 const PATH_PREFIX = /^.*\//;
 
 // Bedrock model ids and inference profiles: optional region ('us.', 'eu.', 'global.') then vendor.
-const BEDROCK_PREFIX = /^(?:(?:us|eu|apac|ap|jp|au|ca|us-gov|global)\.)?(?:anthropic|meta|mistral|amazon|cohere|ai21|deepseek|openai|qwen|writer)\./;
+const BEDROCK_PREFIX =
+  /^(?:(?:us|eu|apac|ap|jp|au|ca|us-gov|global)\.)?(?:anthropic|meta|mistral|amazon|cohere|ai21|deepseek|openai|qwen|writer)\./;
 
 /** Lowercase, without routing or Bedrock prefixes, '.' spelled '-' ('claude-3.5-sonnet' = 'claude-3-5-sonnet'). */
 export function modelKey(model: string): string {
@@ -37,7 +38,7 @@ const SNAPSHOT_SUFFIXES: readonly RegExp[] = [
 /** The key without its snapshot suffixes; the key itself when it has none. */
 export function snapshotBase(key: string): string {
   let base = key;
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const suffix of SNAPSHOT_SUFFIXES) {
       const stripped = base.replace(suffix, '');

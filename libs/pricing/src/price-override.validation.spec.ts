@@ -51,7 +51,11 @@ describe('validatePriceOverrides', () => {
   });
 
   it('lists every problem of every override in one error, naming the override', () => {
-    const message = problemsOf([good, { ...good, id: 'bad-1', inputPerMTok: -1, effectiveFrom: 'soon' }, { ...good, id: 'bad-2', outputPerMTok: Number.NaN }]);
+    const message = problemsOf([
+      good,
+      { ...good, id: 'bad-1', inputPerMTok: -1, effectiveFrom: 'soon' },
+      { ...good, id: 'bad-2', outputPerMTok: Number.NaN },
+    ]);
     expect(message).toMatch(/price override bad-1: inputPerMTok/);
     expect(message).toMatch(/price override bad-1: effectiveFrom/);
     expect(message).toMatch(/price override bad-2: outputPerMTok/);

@@ -160,8 +160,16 @@ describe('PriceTable.lookup: effective dates', () => {
       const changeMs = Date.parse(`${rows[i].effectiveFrom}T00:00:00Z`);
       const before = table.lookup(model, rows[i].provider, changeMs - 1);
       const after = table.lookup(model, rows[i].provider, changeMs);
-      expect(before).toMatchObject({ effectiveFrom: rows[i - 1].effectiveFrom, inputPerMTok: rows[i - 1].inputPerMTok, outputPerMTok: rows[i - 1].outputPerMTok });
-      expect(after).toMatchObject({ effectiveFrom: rows[i].effectiveFrom, inputPerMTok: rows[i].inputPerMTok, outputPerMTok: rows[i].outputPerMTok });
+      expect(before).toMatchObject({
+        effectiveFrom: rows[i - 1].effectiveFrom,
+        inputPerMTok: rows[i - 1].inputPerMTok,
+        outputPerMTok: rows[i - 1].outputPerMTok,
+      });
+      expect(after).toMatchObject({
+        effectiveFrom: rows[i].effectiveFrom,
+        inputPerMTok: rows[i].inputPerMTok,
+        outputPerMTok: rows[i].outputPerMTok,
+      });
     }
   });
 
@@ -210,16 +218,26 @@ describe('PriceTable.withOverrides', () => {
     // Fine-tunes cost more than their base model: unpriced is more honest than the base price.
     expect(table.lookup(fineTune, 'openai', NOW)).toBeUndefined();
     const project = table.withOverrides([{ id: 'ft', model: fineTune, aliases: ['acme-support'], inputPerMTok: 0.3, outputPerMTok: 1.2 }]);
-    expect(project.lookup(fineTune, 'openai', NOW)).toMatchObject({ source: 'override', match: 'exact', inputPerMTok: 0.3, effectiveFrom: '1970-01-01' });
+    expect(project.lookup(fineTune, 'openai', NOW)).toMatchObject({
+      source: 'override',
+      match: 'exact',
+      inputPerMTok: 0.3,
+      effectiveFrom: '1970-01-01',
+    });
     expect(project.lookup('acme-support', '', NOW)).toMatchObject({ source: 'override', model: fineTune });
   });
 
   it('prices a span the override does not cover yet as the bundled table would', () => {
-    const project = table.withOverrides([{ id: 'custom', model: 'gpt-4o-custom', inputPerMTok: 1, outputPerMTok: 2, effectiveFrom: '2025-06-01' }]);
+    const project = table.withOverrides([
+      { id: 'custom', model: 'gpt-4o-custom', inputPerMTok: 1, outputPerMTok: 2, effectiveFrom: '2025-06-01' },
+    ]);
     const before = new Date('2025-05-31T00:00:00Z');
     expect(project.lookup('gpt-4o-custom', 'openai', before)).toEqual(table.lookup('gpt-4o-custom', 'openai', before));
     expect(project.lookup('gpt-4o-custom', 'openai', before)).toMatchObject({ model: 'gpt-4o', source: 'price_table', match: 'prefix' });
-    expect(project.lookup('gpt-4o-custom', 'openai', new Date('2025-06-01T00:00:00Z'))).toMatchObject({ source: 'override', match: 'exact' });
+    expect(project.lookup('gpt-4o-custom', 'openai', new Date('2025-06-01T00:00:00Z'))).toMatchObject({
+      source: 'override',
+      match: 'exact',
+    });
   });
 
   it('limits a provider-specific override to that provider, and prefers it to an any-provider one', () => {

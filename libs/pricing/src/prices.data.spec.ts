@@ -10,7 +10,9 @@ import { BUNDLED_PRICES, PRICE_TABLE_VERSION } from './prices.data';
 const rows = BUNDLED_PRICES.map((row) => ({ ...row, label: `${row.model} (${row.provider}) from ${row.effectiveFrom}` }));
 const chat = rows.filter((r) => (r.kind ?? 'chat') === 'chat');
 const prices = rows.flatMap((r) =>
-  (['inputPerMTok', 'outputPerMTok', 'cacheReadPerMTok', 'cacheWritePerMTok'] as const).filter((f) => r[f] !== undefined).map((f) => [r.label, f, r[f] as number] as const),
+  (['inputPerMTok', 'outputPerMTok', 'cacheReadPerMTok', 'cacheWritePerMTok'] as const)
+    .filter((f) => r[f] !== undefined)
+    .map((f) => [r.label, f, r[f] as number] as const),
 );
 
 describe('bundled price table', () => {
@@ -34,7 +36,11 @@ describe('bundled price table', () => {
 
   it('has no duplicate (model, provider, effectiveFrom)', () => {
     const seen = new Map<string, number>();
-    for (const r of rows) seen.set(`${modelKey(r.model)}|${r.provider}|${r.effectiveFrom}`, (seen.get(`${modelKey(r.model)}|${r.provider}|${r.effectiveFrom}`) ?? 0) + 1);
+    for (const r of rows)
+      seen.set(
+        `${modelKey(r.model)}|${r.provider}|${r.effectiveFrom}`,
+        (seen.get(`${modelKey(r.model)}|${r.provider}|${r.effectiveFrom}`) ?? 0) + 1,
+      );
     expect([...seen].filter(([, n]) => n > 1).map(([k]) => k)).toEqual([]);
   });
 
@@ -62,7 +68,11 @@ describe('bundled price table', () => {
     const at = new Date(`${PRICE_TABLE_VERSION}T00:00:00Z`);
     for (const r of rows) {
       for (const name of [r.model, ...(r.aliases ?? [])]) {
-        expect([name, table.lookup(name, r.provider, at)?.model, table.lookup(name, r.provider, at)?.match]).toEqual([name, r.model, 'exact']);
+        expect([name, table.lookup(name, r.provider, at)?.model, table.lookup(name, r.provider, at)?.match]).toEqual([
+          name,
+          r.model,
+          'exact',
+        ]);
       }
     }
   });

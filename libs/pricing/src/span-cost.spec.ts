@@ -10,7 +10,13 @@ const usage: UsageBuckets = { inputUncached: 12_345, cacheRead: 40_000, cacheWri
 
 /** The public cost formula (each token bucket × its price) written out plainly, per 1M tokens. */
 function expectedCost(u: UsageBuckets, p: TokenPrices): number {
-  return (u.inputUncached * p.inputPerMTok + u.cacheRead * p.cacheReadPerMTok + u.cacheWrite * p.cacheWritePerMTok + (u.output + u.reasoning) * p.outputPerMTok) / 1e6;
+  return (
+    (u.inputUncached * p.inputPerMTok +
+      u.cacheRead * p.cacheReadPerMTok +
+      u.cacheWrite * p.cacheWritePerMTok +
+      (u.output + u.reasoning) * p.outputPerMTok) /
+    1e6
+  );
 }
 
 describe('costOf', () => {
@@ -60,7 +66,9 @@ describe('costOf', () => {
   });
 
   it('costs nothing for no tokens', () => {
-    expect(costOf({ inputUncached: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }, table.lookup('gpt-4o', 'openai', NOW)!)).toBe(0);
+    expect(costOf({ inputUncached: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }, table.lookup('gpt-4o', 'openai', NOW)!)).toBe(
+      0,
+    );
   });
 });
 
@@ -69,7 +77,11 @@ describe('priceSpan', () => {
 
   it('prices from the table at the span start, with the table version', () => {
     const quote = table.lookup(span.pricingModel, span.provider, span.startTime)!;
-    expect(priceSpan(span, table)).toEqual({ costUsd: costOf(usage, quote), costSource: 'price_table', priceVersion: `bundled:${PRICE_TABLE_VERSION}` });
+    expect(priceSpan(span, table)).toEqual({
+      costUsd: costOf(usage, quote),
+      costSource: 'price_table',
+      priceVersion: `bundled:${PRICE_TABLE_VERSION}`,
+    });
   });
 
   it('uses the price in force at the span start, not today', () => {
@@ -91,7 +103,14 @@ describe('priceSpan', () => {
   });
 
   it('reports an override as the source and version', () => {
-    const override = { id: 'negotiated', model: 'claude-3-5-haiku', inputPerMTok: 0.5, outputPerMTok: 2.5, cacheReadPerMTok: 0.05, cacheWritePerMTok: 0.625 };
+    const override = {
+      id: 'negotiated',
+      model: 'claude-3-5-haiku',
+      inputPerMTok: 0.5,
+      outputPerMTok: 2.5,
+      cacheReadPerMTok: 0.05,
+      cacheWritePerMTok: 0.625,
+    };
     const result = priceSpan(span, table.withOverrides([override]));
     expect(result).toEqual({ costUsd: costOf(usage, override), costSource: 'override', priceVersion: 'override:negotiated' });
   });

@@ -33,29 +33,52 @@ describe('costBreakdown: day-keyed reads where they fit', () => {
     const to = midnight + 3 * DAY + 3_600_000;
     expect(await costBreakdownRead({ from: iso(from), to: iso(to) })).toEqual({
       name: 'query.cost_breakdown_daily_and_part_days',
-      params: { firstDayMs: midnight + DAY, endDayMs: midnight + 3 * DAY, part0From: from, part0To: midnight + DAY, part1From: midnight + 3 * DAY, part1To: to },
+      params: {
+        firstDayMs: midnight + DAY,
+        endDayMs: midnight + 3 * DAY,
+        part0From: from,
+        part0To: midnight + DAY,
+        part1From: midnight + 3 * DAY,
+        part1To: to,
+      },
     });
-    expect(await costBreakdownRead({ from: iso(from) })).toEqual({ name: 'query.cost_breakdown_daily_and_part_days', params: { firstDayMs: midnight + DAY, part0From: from, part0To: midnight + DAY } });
-    expect(await costBreakdownRead({ to: iso(to) })).toEqual({ name: 'query.cost_breakdown_daily_and_part_days', params: { endDayMs: midnight + 3 * DAY, part0From: midnight + 3 * DAY, part0To: to } });
+    expect(await costBreakdownRead({ from: iso(from) })).toEqual({
+      name: 'query.cost_breakdown_daily_and_part_days',
+      params: { firstDayMs: midnight + DAY, part0From: from, part0To: midnight + DAY },
+    });
+    expect(await costBreakdownRead({ to: iso(to) })).toEqual({
+      name: 'query.cost_breakdown_daily_and_part_days',
+      params: { endDayMs: midnight + 3 * DAY, part0From: midnight + 3 * DAY, part0To: to },
+    });
   });
 
   it('reads only part days when the range holds no whole day', async () => {
     const hour = 3_600_000;
-    expect(await costBreakdownRead({ from: iso(midnight + hour), to: iso(midnight + 2 * hour) })).toEqual({ name: 'query.cost_breakdown_part_days', params: { part0From: midnight + hour, part0To: midnight + 2 * hour } });
+    expect(await costBreakdownRead({ from: iso(midnight + hour), to: iso(midnight + 2 * hour) })).toEqual({
+      name: 'query.cost_breakdown_part_days',
+      params: { part0From: midnight + hour, part0To: midnight + 2 * hour },
+    });
     expect(await costBreakdownRead({ from: iso(midnight + 3 * hour), to: iso(midnight + DAY + 5 * hour) })).toEqual({
       name: 'query.cost_breakdown_part_days',
       params: { part0From: midnight + 3 * hour, part0To: midnight + DAY, part1From: midnight + DAY, part1To: midnight + DAY + 5 * hour },
     });
-    expect(await costBreakdownRead({ from: iso(midnight), to: iso(midnight + 5 * hour) })).toEqual({ name: 'query.cost_breakdown_part_days', params: { part0From: midnight, part0To: midnight + 5 * hour } });
+    expect(await costBreakdownRead({ from: iso(midnight), to: iso(midnight + 5 * hour) })).toEqual({
+      name: 'query.cost_breakdown_part_days',
+      params: { part0From: midnight, part0To: midnight + 5 * hour },
+    });
   });
 
   it('takes the per-trace rows when there is any other filter', async () => {
     expect((await costBreakdownRead({ from: iso(midnight), to: iso(midnight + DAY), minIterations: 0 })).name).toBe('query.cost_breakdown');
-    expect((await costBreakdownRead({ from: iso(midnight + 3_600_000), to: iso(midnight + 2 * 3_600_000), model: 'gpt-4o-mini' })).name).toBe('query.cost_breakdown');
+    expect(
+      (await costBreakdownRead({ from: iso(midnight + 3_600_000), to: iso(midnight + 2 * 3_600_000), model: 'gpt-4o-mini' })).name,
+    ).toBe('query.cost_breakdown');
   });
 
   it('refuses a range that ends before it starts', async () => {
-    await expect(costBreakdownRead({ from: iso(midnight + DAY), to: iso(midnight) })).rejects.toMatchObject({ message: 'filter.from must be before filter.to' });
+    await expect(costBreakdownRead({ from: iso(midnight + DAY), to: iso(midnight) })).rejects.toMatchObject({
+      message: 'filter.from must be before filter.to',
+    });
   });
 
   it('keeps far-off bounds inside the days ClickHouse can hold, so no day bound wraps around', async () => {

@@ -89,7 +89,10 @@ describe('AnalyticsRepository SQL', () => {
   });
 
   it('costBreakdown general: the SESSION dimension, every dimension, no filter', async () => {
-    expectScopedQueries(await record(() => repository.costBreakdown(['SESSION', 'MODEL', 'PROVIDER', 'SPAN_TYPE', 'SERVICE', 'DAY'], undefined)), 1);
+    expectScopedQueries(
+      await record(() => repository.costBreakdown(['SESSION', 'MODEL', 'PROVIDER', 'SPAN_TYPE', 'SERVICE', 'DAY'], undefined)),
+      1,
+    );
   });
 
   it('costBreakdown general: every trace filter', async () => {

@@ -58,7 +58,11 @@ export interface SessionRecord {
 /** A session's scores per name, from its figures: count, and the mean of the numeric ones (null when none). */
 export function sessionScores(record: Pick<SessionRecord, 'feedback'>): Array<{ name: string; count: number; avg: number | null }> {
   return (record.feedback ?? [])
-    .map(({ name, count, sum, numeric }) => ({ name, count: Number(count), avg: Number(numeric) > 0 ? Number(sum) / Number(numeric) : null }))
+    .map(({ name, count, sum, numeric }) => ({
+      name,
+      count: Number(count),
+      avg: Number(numeric) > 0 ? Number(sum) / Number(numeric) : null,
+    }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
@@ -169,7 +173,11 @@ export class AnalyticsRepository {
                           GROUP BY trace_id HAVING min(start_time) >= ${instant(`part${i}From`)} AND min(start_time) < ${instant(`part${i}To`)})`);
     });
     return this.db.rows<CostRowRecord>(
-      parts.length === 0 ? 'query.cost_breakdown_daily' : wholeDays ? 'query.cost_breakdown_daily_and_part_days' : 'query.cost_breakdown_part_days',
+      parts.length === 0
+        ? 'query.cost_breakdown_daily'
+        : wholeDays
+          ? 'query.cost_breakdown_daily_and_part_days'
+          : 'query.cost_breakdown_part_days',
       `SELECT [${groupBy.map((d) => DAILY_DIMENSION_SQL[d as Exclude<CostDimension, 'SESSION'>]).join(', ')}] AS keys,
               sum(cost_usd) AS cost_usd, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(spans) AS span_count
        FROM (${reads.join('\n       UNION ALL\n       ')})
@@ -179,7 +187,11 @@ export class AnalyticsRepository {
   }
 
   /** Sessions, most expensive first, a page at a time, from session_figures; a session is in range when it overlaps it. */
-  async sessions(filter: SessionFilter | undefined, first: number, after: [number, string] | undefined): Promise<{ rows: SessionRecord[]; total: number }> {
+  async sessions(
+    filter: SessionFilter | undefined,
+    first: number,
+    after: [number, string] | undefined,
+  ): Promise<{ rows: SessionRecord[]; total: number }> {
     const f = filter ?? {};
     const having: string[] = [];
     const params: Record<string, unknown> = {};
@@ -198,7 +210,8 @@ export class AnalyticsRepository {
       having.push('user_id = {userId:String}');
     }
     if (f.feedback) {
-      if (typeof f.feedback.name !== 'string' || f.feedback.name.length === 0 || f.feedback.name.length > 100) throw badInput('filter.feedback.name must be 1 to 100 characters');
+      if (typeof f.feedback.name !== 'string' || f.feedback.name.length === 0 || f.feedback.name.length > 100)
+        throw badInput('filter.feedback.name must be 1 to 100 characters');
       params.feedbackName = f.feedback.name;
       const bounds = feedbackBounds(f.feedback, 'f.value_number', params);
       having.push(

@@ -9,7 +9,14 @@ const scope = { tenantId: 'tenant-a', projectId: 'project-a' };
 const THOUSAND_ROWS = `SELECT count() AS n FROM (SELECT number, {tenantId:String} AS tenant_id, {projectId:String} AS project_id FROM numbers(1000))
   WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}`;
 
-const SETTINGS = ['max_rows_to_read', 'max_execution_time', 'max_memory_usage', 'output_format_json_quote_64bit_integers', 'log_comment', 'max_threads'];
+const SETTINGS = [
+  'max_rows_to_read',
+  'max_execution_time',
+  'max_memory_usage',
+  'output_format_json_quote_64bit_integers',
+  'log_comment',
+  'max_threads',
+];
 
 /** The named settings of the session whose value is not the engine's default. */
 async function changedSettings(client: ClickHouseClient): Promise<Array<{ name: string; value: string }>> {
@@ -47,7 +54,9 @@ describe('ScopedClickHouse limits (embedded chDB)', () => {
   });
 
   it('runs on an embedded client that refuses per-call settings, which chDB would keep for the whole process, and drops log_comment', async () => {
-    await expect(client.query({ query: 'SELECT 1', format: 'JSONEachRow', clickhouse_settings: { max_threads: 1 } })).rejects.toThrow(/no per-call settings \(max_threads\)/);
+    await expect(client.query({ query: 'SELECT 1', format: 'JSONEachRow', clickhouse_settings: { max_threads: 1 } })).rejects.toThrow(
+      /no per-call settings \(max_threads\)/,
+    );
     await client.command({ query: 'SELECT 1', clickhouse_settings: { log_comment: 'named' } });
     expect(await changedSettings(client)).toEqual([]);
   });

@@ -9,9 +9,15 @@ export interface QueryScope {
   projectId: string;
 }
 
-
 /** ClickHouse error codes that mean "this query asks too much", not "the server is broken". */
-const TOO_EXPENSIVE = new Set(['TIMEOUT_EXCEEDED', 'MEMORY_LIMIT_EXCEEDED', 'TOO_MANY_ROWS', 'TOO_MANY_BYTES', 'TOO_MANY_ROWS_OR_BYTES', 'QUERY_WAS_CANCELLED']);
+const TOO_EXPENSIVE = new Set([
+  'TIMEOUT_EXCEEDED',
+  'MEMORY_LIMIT_EXCEEDED',
+  'TOO_MANY_ROWS',
+  'TOO_MANY_BYTES',
+  'TOO_MANY_ROWS_OR_BYTES',
+  'QUERY_WAS_CANCELLED',
+]);
 
 /**
  * The only way the query API reaches ClickHouse. It refuses SQL that does not filter on the
@@ -52,7 +58,11 @@ export class ScopedClickHouse {
       return await (this.scheduler ? this.scheduler.run(this.scope.projectId, read) : read());
     } catch (error) {
       const type = (error as { type?: string }).type ?? '';
-      if (TOO_EXPENSIVE.has(type)) throw new DomainError(ErrorCode.QUERY_TOO_EXPENSIVE, `query ${name} needs more than its limits allow; narrow the time range or filters`);
+      if (TOO_EXPENSIVE.has(type))
+        throw new DomainError(
+          ErrorCode.QUERY_TOO_EXPENSIVE,
+          `query ${name} needs more than its limits allow; narrow the time range or filters`,
+        );
       throw error;
     }
   }

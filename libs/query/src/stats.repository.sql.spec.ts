@@ -11,7 +11,14 @@ import type { TraceFilter } from './trace-filter';
 
 const RANGE = { from: '2026-11-20T00:00:00Z', to: '2026-11-27T00:00:00Z' };
 /** A range and more: the spans are then those of the traces the rest of the filter picks. */
-const FILTER: TraceFilter = { ...RANGE, userId: 'user-1', hasError: false, model: 'gpt-4o-mini', attributes: [{ key: 'tier', value: 'gold' }], feedback: { name: 'helpful', max: 2 } };
+const FILTER: TraceFilter = {
+  ...RANGE,
+  userId: 'user-1',
+  hasError: false,
+  model: 'gpt-4o-mini',
+  attributes: [{ key: 'tier', value: 'gold' }],
+  feedback: { name: 'helpful', max: 2 },
+};
 
 describe('StatsRepository SQL', () => {
   const { client, record } = recordingClient();

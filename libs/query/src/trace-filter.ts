@@ -52,9 +52,16 @@ export function timeRange(filter: Pick<TraceFilter, 'from' | 'to'> | undefined):
  * The conditions a feedback filter's min and max put on the average of `column` (for a HAVING),
  * their values bound into params as feedback_min and feedback_max.
  */
-export function feedbackBounds(feedback: Pick<FeedbackScoreFilter, 'min' | 'max'>, column: string, params: Record<string, unknown>): string[] {
+export function feedbackBounds(
+  feedback: Pick<FeedbackScoreFilter, 'min' | 'max'>,
+  column: string,
+  params: Record<string, unknown>,
+): string[] {
   const conditions: string[] = [];
-  for (const [bound, op] of [['min', '>='], ['max', '<=']] as const) {
+  for (const [bound, op] of [
+    ['min', '>='],
+    ['max', '<='],
+  ] as const) {
     const value = feedback[bound];
     if (value === undefined || value === null) continue;
     if (!Number.isFinite(value)) throw badInput(`filter.feedback.${bound} must be a number`);
@@ -62,7 +69,9 @@ export function feedbackBounds(feedback: Pick<FeedbackScoreFilter, 'min' | 'max'
     conditions.push(`avg(${column}) ${op} {feedback_${bound}:Float64}`);
   }
   if (typeof feedback.min === 'number' && typeof feedback.max === 'number' && feedback.min > feedback.max) {
-    throw badInput(`filter.feedback.min (${feedback.min}) is greater than filter.feedback.max (${feedback.max}): no average can be in that range`);
+    throw badInput(
+      `filter.feedback.min (${feedback.min}) is greater than filter.feedback.max (${feedback.max}): no average can be in that range`,
+    );
   }
   return conditions;
 }
@@ -88,7 +97,7 @@ export function traceFilterSql(filter: TraceFilter | undefined, options: { trace
   if (from !== undefined) {
     params.fromMs = from;
     // A trace's rollup rows sit on the days its spans start on, none before the trace's own start.
-    rows.push('day >= toDate(fromUnixTimestamp64Milli({fromMs:Int64}, \'UTC\'))');
+    rows.push("day >= toDate(fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC'))");
     if (traceStartInRange) traces.push("start_time >= fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC')");
   }
   if (to !== undefined) {
@@ -113,7 +122,10 @@ export function traceFilterSql(filter: TraceFilter | undefined, options: { trace
     traces.push('root_name = {rootName:String}');
   }
   if (f.hasError !== undefined && f.hasError !== null) traces.push(f.hasError ? 'error_count > 0' : 'error_count = 0');
-  for (const [field, op, name] of [['minIterations', '>=', 'minIterations'], ['maxIterations', '<=', 'maxIterations']] as const) {
+  for (const [field, op, name] of [
+    ['minIterations', '>=', 'minIterations'],
+    ['maxIterations', '<=', 'maxIterations'],
+  ] as const) {
     const value = f[field];
     if (value === undefined || value === null) continue;
     if (!Number.isInteger(value) || value < 0) throw badInput(`filter.${field} must be a non-negative integer`);
@@ -121,7 +133,9 @@ export function traceFilterSql(filter: TraceFilter | undefined, options: { trace
     traces.push(`iterations ${op} {${name}:Int64}`);
   }
   if (typeof f.minIterations === 'number' && typeof f.maxIterations === 'number' && f.minIterations > f.maxIterations) {
-    throw badInput(`filter.minIterations (${f.minIterations}) is greater than filter.maxIterations (${f.maxIterations}): no trace can match`);
+    throw badInput(
+      `filter.minIterations (${f.minIterations}) is greater than filter.maxIterations (${f.maxIterations}): no trace can match`,
+    );
   }
   const model = text(f.model, 'filter.model');
   if (model !== undefined) {
@@ -133,7 +147,10 @@ export function traceFilterSql(filter: TraceFilter | undefined, options: { trace
   attributes.forEach((attribute, i) => {
     params[`attrKey${i}`] = text(attribute.key, `filter.attributes[${i}].key`);
     params[`attrValue${i}`] = text(attribute.value, `filter.attributes[${i}].value`);
-    const days = [from !== undefined ? "toDate(start_time) >= toDate(fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC'))" : '', to !== undefined ? "toDate(start_time) <= toDate(fromUnixTimestamp64Milli({toMs:Int64}, 'UTC')) + 1" : '']
+    const days = [
+      from !== undefined ? "toDate(start_time) >= toDate(fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC'))" : '',
+      to !== undefined ? "toDate(start_time) <= toDate(fromUnixTimestamp64Milli({toMs:Int64}, 'UTC')) + 1" : '',
+    ]
       .filter(Boolean)
       .map((c) => ` AND ${c}`)
       .join('');

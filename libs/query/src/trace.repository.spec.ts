@@ -5,7 +5,13 @@ const span = (span_id: string, parent_span_id: string, start_ns: string) => ({ s
 describe('parentsFirst', () => {
   it('puts a parent before the children that start in the same instant, at any depth', () => {
     // As ClickHouse sorts them (start, then span id): the agent and its LLM call sort before the root that opened them.
-    const sorted = [span('a1', 'ff', '100'), span('b2', 'a1', '100'), span('ff', '', '100'), span('c3', 'ff', '200'), span('d4', 'c3', '200')];
+    const sorted = [
+      span('a1', 'ff', '100'),
+      span('b2', 'a1', '100'),
+      span('ff', '', '100'),
+      span('c3', 'ff', '200'),
+      span('d4', 'c3', '200'),
+    ];
     expect(parentsFirst(sorted).map((s) => s.span_id)).toEqual(['ff', 'a1', 'b2', 'c3', 'd4']);
   });
 
@@ -18,6 +24,10 @@ describe('parentsFirst', () => {
     const orphans = [span('b', 'missing', '5'), span('a', 'b', '5')];
     expect(parentsFirst(orphans).map((s) => s.span_id)).toEqual(['b', 'a']);
     const cycle = [span('p', 'q', '7'), span('q', 'p', '7')];
-    expect(parentsFirst(cycle).map((s) => s.span_id).sort()).toEqual(['p', 'q']);
+    expect(
+      parentsFirst(cycle)
+        .map((s) => s.span_id)
+        .sort(),
+    ).toEqual(['p', 'q']);
   });
 });

@@ -48,7 +48,12 @@ describe('TraceRepository SQL', () => {
   });
 
   it('spans: within days, with attributes, after a cursor', async () => {
-    expectScopedQueries(await record(() => repository.spans(TRACE, START, END, true, { limit: 501, after: { startNs: '1795165200000000000', spanId: '00000000000000b1' } })), 1);
+    expectScopedQueries(
+      await record(() =>
+        repository.spans(TRACE, START, END, true, { limit: 501, after: { startNs: '1795165200000000000', spanId: '00000000000000b1' } }),
+      ),
+      1,
+    );
   });
 
   it('spanCountUpTo', async () => {

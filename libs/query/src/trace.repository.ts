@@ -206,14 +206,24 @@ export class TraceRepository {
   }
 
   /** A page of traces, newest first, and the total matching the filter, from trace_figures. */
-  async page(filter: TraceFilter | undefined, first: number, after: [string, string] | undefined): Promise<{ rows: TraceFiguresRow[]; total: number }> {
+  async page(
+    filter: TraceFilter | undefined,
+    first: number,
+    after: [string, string] | undefined,
+  ): Promise<{ rows: TraceFiguresRow[]; total: number }> {
     const sql = traceFilterSql(filter);
     const figures = `SELECT *, toString(toUnixTimestamp64Nano(start_time)) AS start_ns, [] AS span_types, [] AS llm_spans, '' AS root_span_id, '' AS root_type
       FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}`;
-    const cursor = after ? `${sql.traces ? ' AND' : ' WHERE'} (toUnixTimestamp64Nano(start_time), trace_id) < ({afterNs:Int64}, {afterTrace:String})` : '';
+    const cursor = after
+      ? `${sql.traces ? ' AND' : ' WHERE'} (toUnixTimestamp64Nano(start_time), trace_id) < ({afterNs:Int64}, {afterTrace:String})`
+      : '';
     const params = { ...sql.params, ...(after ? { afterNs: after[0], afterTrace: after[1] } : {}), limit: first + 1 };
     const [rows, [count]] = await Promise.all([
-      this.db.rows<TraceFiguresRow>('query.traces_page', `SELECT * FROM (${figures})${sql.traces}${cursor} ORDER BY start_time DESC, trace_id DESC LIMIT {limit:UInt32}`, params),
+      this.db.rows<TraceFiguresRow>(
+        'query.traces_page',
+        `SELECT * FROM (${figures})${sql.traces}${cursor} ORDER BY start_time DESC, trace_id DESC LIMIT {limit:UInt32}`,
+        params,
+      ),
       this.db.rows<{ n: number }>('query.traces_count', `SELECT count() AS n FROM (${figures})${sql.traces}`, sql.params),
     ]);
     return { rows, total: Number(count?.n ?? 0) };
@@ -244,11 +254,13 @@ export function parentsFirst<T extends Pick<SpanRecord, 'span_id' | 'parent_span
     for (let i = chain.length - 1; i >= 0; i--) depths.set(chain[i]!, ++d);
     return depths.get(spanId)!;
   };
-  for (let i = 0; i < records.length; ) {
+  for (let i = 0; i < records.length;) {
     let end = i + 1;
     while (end < records.length && records[end]!.start_ns === records[i]!.start_ns) end++;
     if (end - i > 1) {
-      const run = records.slice(i, end).sort((a, b) => depth(a.span_id) - depth(b.span_id) || (a.span_id < b.span_id ? -1 : a.span_id > b.span_id ? 1 : 0));
+      const run = records
+        .slice(i, end)
+        .sort((a, b) => depth(a.span_id) - depth(b.span_id) || (a.span_id < b.span_id ? -1 : a.span_id > b.span_id ? 1 : 0));
       for (let k = 0; k < run.length; k++) records[i + k] = run[k]!;
     }
     i = end;

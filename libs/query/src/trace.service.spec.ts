@@ -55,7 +55,12 @@ function store(spans: SpanRecord[]) {
       calls.push({ name, params });
       if (name === 'query.trace_spans') {
         const afterNs = params.afterNs === undefined ? undefined : BigInt(params.afterNs as string);
-        const after = sorted.filter((r) => afterNs === undefined || BigInt(r.start_ns) > afterNs || (BigInt(r.start_ns) === afterNs && r.span_id > (params.afterSpan as string)));
+        const after = sorted.filter(
+          (r) =>
+            afterNs === undefined ||
+            BigInt(r.start_ns) > afterNs ||
+            (BigInt(r.start_ns) === afterNs && r.span_id > (params.afterSpan as string)),
+        );
         return after.slice(0, params.limit as number);
       }
       if (name === 'query.trace_span_count') return [{ n: Math.min(sorted.length, params.limit as number) }];
@@ -83,12 +88,16 @@ describe('trace ids', () => {
   });
 
   it.each(['', 'not-hex', TRACE.slice(1), `${TRACE}0`, `${TRACE.slice(1)}g`, "' OR 1=1 --"])('refuses %j as BAD_USER_INPUT', (value) => {
-    expect(() => parseTraceId(value)).toThrow(expect.objectContaining({ code: 'BAD_USER_INPUT', message: 'traceId must be 32 hex characters' }));
+    expect(() => parseTraceId(value)).toThrow(
+      expect.objectContaining({ code: 'BAD_USER_INPUT', message: 'traceId must be 32 hex characters' }),
+    );
   });
 
   it('takes span ids of 16 hex characters', () => {
     expect(parseSpanId('00F067AA0BA902B7')).toBe('00f067aa0ba902b7');
-    expect(() => parseSpanId('00f067aa0ba902b')).toThrow(expect.objectContaining({ code: 'BAD_USER_INPUT', message: 'spanId must be 16 hex characters' }));
+    expect(() => parseSpanId('00f067aa0ba902b')).toThrow(
+      expect.objectContaining({ code: 'BAD_USER_INPUT', message: 'spanId must be 16 hex characters' }),
+    );
   });
 });
 
@@ -131,7 +140,13 @@ describe('TraceReads', () => {
     const { db, calls } = store(SEVEN);
     const read = await new TraceService({ maxSpansPerRead: 5 }).reads(db).spans(TRACE);
     expect(read.truncated).toBe(true);
-    expect(read.records.map((r) => r.span_id)).toEqual(['00000000000000aa', '00000000000000b1', '00000000000000b2', '00000000000000b3', '00000000000000c1']);
+    expect(read.records.map((r) => r.span_id)).toEqual([
+      '00000000000000aa',
+      '00000000000000b1',
+      '00000000000000b2',
+      '00000000000000b3',
+      '00000000000000c1',
+    ]);
     expect(calls).toEqual([{ name: 'query.trace_spans', params: expect.objectContaining({ traceId: TRACE, limit: 6 }) }]);
     const whole = await new TraceService({ maxSpansPerRead: 7 }).reads(store(SEVEN).db).spans(TRACE);
     expect(whole).toMatchObject({ truncated: false, records: expect.any(Array) });
@@ -148,8 +163,12 @@ describe('TraceReads', () => {
       if (!page.hasNextPage) break;
       after = spanCursor(page.records.at(-1)!);
     }
-    expect(seen).toEqual([...SEVEN].sort((a, b) => Number(a.start_ns) - Number(b.start_ns) || (a.span_id < b.span_id ? -1 : 1)).map((r) => r.span_id));
-    expect(() => reads.page(TRACE, { first: 6 })).toThrow(expect.objectContaining({ code: 'BAD_USER_INPUT', message: 'first must be between 1 and 5' }));
+    expect(seen).toEqual(
+      [...SEVEN].sort((a, b) => Number(a.start_ns) - Number(b.start_ns) || (a.span_id < b.span_id ? -1 : 1)).map((r) => r.span_id),
+    );
+    expect(() => reads.page(TRACE, { first: 6 })).toThrow(
+      expect.objectContaining({ code: 'BAD_USER_INPUT', message: 'first must be between 1 and 5' }),
+    );
     expect(() => reads.page(TRACE, { first: 0 })).toThrow(expect.objectContaining({ code: 'BAD_USER_INPUT' }));
     // Without `first`, a page is as large as the cap.
     expect((await reads.page(TRACE, {})).records).toHaveLength(5);
@@ -171,7 +190,11 @@ describe('TraceReads', () => {
     const truncated = await new TraceService({ maxSpansPerRead: 5 }).reads(store(SEVEN).db).analysis({ traceId: TRACE });
     expect(truncated.truncated).toBe(true);
     expect(truncated.spanCount).toBe(5);
-    expect(truncated.findings[0]).toEqual({ kind: 'SPANS_TRUNCATED', message: expect.stringContaining('covers its first 5 in start order'), spanIds: [] });
+    expect(truncated.findings[0]).toEqual({
+      kind: 'SPANS_TRUNCATED',
+      message: expect.stringContaining('covers its first 5 in start order'),
+      spanIds: [],
+    });
     const whole = await new TraceService().reads(store(SEVEN).db).analysis({ traceId: TRACE });
     expect(whole.truncated).toBe(false);
     expect(whole.spanCount).toBe(7);

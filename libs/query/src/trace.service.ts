@@ -49,7 +49,8 @@ export function parseSpanCursor(after: string | null | undefined): SpanCursor | 
   const values = decodeCursor(after, ['string', 'string']) as [string, string] | undefined;
   if (!values) return undefined;
   const [startNs, spanId] = values;
-  if (!/^\d{1,19}$/.test(startNs) || BigInt(startNs) > INT64_MAX || !SPAN_ID.test(spanId)) throw badInput('`after` is not a cursor this API returned');
+  if (!/^\d{1,19}$/.test(startNs) || BigInt(startNs) > INT64_MAX || !SPAN_ID.test(spanId))
+    throw badInput('`after` is not a cursor this API returned');
   return { startNs, spanId };
 }
 
@@ -141,7 +142,8 @@ export class TraceService {
     if (!Number.isSafeInteger(this.maxSpansPerRead) || this.maxSpansPerRead < 1 || this.maxSpansPerRead > MAX_SPANS_PER_READ) {
       throw new Error(`maxSpansPerRead must be between 1 and ${MAX_SPANS_PER_READ}, got ${this.maxSpansPerRead}`);
     }
-    if (!Number.isSafeInteger(this.maxReadsPerRequest) || this.maxReadsPerRequest < 1) throw new Error(`maxReadsPerRequest must be a positive integer, got ${this.maxReadsPerRequest}`);
+    if (!Number.isSafeInteger(this.maxReadsPerRequest) || this.maxReadsPerRequest < 1)
+      throw new Error(`maxReadsPerRequest must be a positive integer, got ${this.maxReadsPerRequest}`);
   }
 
   /** The trace reads of one request (a GraphQL request, a REST call) on one project's data: make one per request. */
@@ -166,7 +168,11 @@ export class TraceReads {
   ) {}
 
   /** A page of traces, newest first, and how many match. */
-  tracesPage(filter: TraceFilter | undefined, first: number, after: [string, string] | undefined): Promise<{ rows: TraceFiguresRow[]; total: number }> {
+  tracesPage(
+    filter: TraceFilter | undefined,
+    first: number,
+    after: [string, string] | undefined,
+  ): Promise<{ rows: TraceFiguresRow[]; total: number }> {
     return this.repository.page(filter, first, after);
   }
 
@@ -249,7 +255,10 @@ export class TraceReads {
           loops && trace.startTime ? this.repository.medianIterations(trace.startTime) : Promise.resolve(undefined),
           loops ? this.repository.toolArguments(trace.traceId, cap) : Promise.resolve(undefined),
         ]);
-        const result = analyseTrace(analysisSpans(read.records, toolArguments), { iterations: trace.iterations, projectMedianIterations: median });
+        const result = analyseTrace(analysisSpans(read.records, toolArguments), {
+          iterations: trace.iterations,
+          projectMedianIterations: median,
+        });
         const findings: TraceFinding[] = result.findings;
         return { ...result, truncated: read.truncated, findings: read.truncated ? [truncationFinding(cap), ...findings] : findings };
       })();
@@ -264,7 +273,12 @@ export class TraceReads {
     if (!pending) {
       if (this.spanReads.size >= this.service.maxReadsPerRequest) {
         const most = this.service.maxReadsPerRequest;
-        return Promise.reject(new DomainError(ErrorCode.QUERY_TOO_EXPENSIVE, `this request reads the spans of more than ${most} traces; ask for fewer traces' spans or analysis at once`));
+        return Promise.reject(
+          new DomainError(
+            ErrorCode.QUERY_TOO_EXPENSIVE,
+            `this request reads the spans of more than ${most} traces; ask for fewer traces' spans or analysis at once`,
+          ),
+        );
       }
       pending = read();
       this.spanReads.set(key, pending);

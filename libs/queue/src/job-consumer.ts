@@ -112,7 +112,10 @@ export class JobConsumer<T> {
       await job.moveToCompleted(result, token, false);
     } catch (error) {
       // The stalled-job check returns it to the queue (at-least-once): its rows may be written twice, which changes no figure.
-      this.options.onError?.(`job ${job.id} ran, but finishing it in the queue failed (lock lost or connection down); it will run again`, error);
+      this.options.onError?.(
+        `job ${job.id} ran, but finishing it in the queue failed (lock lost or connection down); it will run again`,
+        error,
+      );
     } finally {
       this.active.delete(token);
       this.wake();
@@ -134,8 +137,13 @@ export class JobConsumer<T> {
     const running = [...this.active];
     // One call for all running jobs. A lock that cannot be renewed lapses; the job then returns to the queue (at-least-once).
     this.worker
-      .extendJobLocks(running.map(([, job]) => job.id!), running.map(([token]) => token), this.options.lockDuration)
-      .catch((error: unknown) => this.options.onError?.(`renewing the locks of ${running.length} running job(s) failed; a lapsed one returns to the queue`, error));
+      .extendJobLocks(
+        running.map(([, job]) => job.id!),
+        running.map(([token]) => token),
+        this.options.lockDuration,
+      )
+      .catch((error: unknown) =>
+        this.options.onError?.(`renewing the locks of ${running.length} running job(s) failed; a lapsed one returns to the queue`, error),
+      );
   }
-
 }

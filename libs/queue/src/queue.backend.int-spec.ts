@@ -18,10 +18,13 @@ function samplePayload(i: number) {
 
 const lanes: Array<[string, () => QueueBackend | undefined]> = [
   ['postgres', () => createQueueBackend({ databaseUrl: testDatabaseUrl() })],
-  ['redis', () => {
-    const redisUrl = testRedisUrl();
-    return redisUrl ? createQueueBackend({ databaseUrl: testDatabaseUrl(), redisUrl }) : undefined;
-  }],
+  [
+    'redis',
+    () => {
+      const redisUrl = testRedisUrl();
+      return redisUrl ? createQueueBackend({ databaseUrl: testDatabaseUrl(), redisUrl }) : undefined;
+    },
+  ],
 ];
 
 describe.each(lanes)('BullMQ on %s', (kind, make) => {
@@ -90,11 +93,18 @@ describe.each(lanes)('BullMQ on %s', (kind, make) => {
       };
       while (Date.now() < deadline && (await finished()) < 5) await new Promise((r) => setTimeout(r, 50));
       expect(seen.sort()).toEqual([1, 2, 3, 4, 5]);
-      expect(await queue.getJobCounts('completed', 'failed', 'waiting', 'active')).toEqual({ completed: 4, failed: 1, waiting: 0, active: 0 });
+      expect(await queue.getJobCounts('completed', 'failed', 'waiting', 'active')).toEqual({
+        completed: 4,
+        failed: 1,
+        waiting: 0,
+        active: 0,
+      });
       const [failed] = await queue.getFailed();
       expect(failed!.failedReason).toBe('cannot be decoded');
       const completed = await queue.getCompleted();
-      expect(completed.map((j) => j.returnvalue).sort((a, b) => a.doubled - b.doubled)).toEqual([2, 4, 8, 10].map((doubled) => ({ doubled })));
+      expect(completed.map((j) => j.returnvalue).sort((a, b) => a.doubled - b.doubled)).toEqual(
+        [2, 4, 8, 10].map((doubled) => ({ doubled })),
+      );
       expect(consumer.inFlight).toBe(0);
     });
 

@@ -13,7 +13,11 @@ async function closedPort(): Promise<number> {
 describe('queue backend errors', () => {
   it('says why Redis is unreachable, once per connection and queue per 10 s, and the held-back count at close', async () => {
     const lines: string[] = [];
-    const log = { warn: (m: string) => lines.push(`WARN ${m}`), error: (m: string) => lines.push(`ERROR ${m}`), debug: (m: string) => lines.push(`DEBUG ${m}`) };
+    const log = {
+      warn: (m: string) => lines.push(`WARN ${m}`),
+      error: (m: string) => lines.push(`ERROR ${m}`),
+      debug: (m: string) => lines.push(`DEBUG ${m}`),
+    };
     const port = await closedPort();
     const backend = createQueueBackend({ databaseUrl: 'postgres://unused', redisUrl: `redis://:secret@127.0.0.1:${port}`, log });
     backend.queue('ingest');
@@ -25,11 +29,16 @@ describe('queue backend errors', () => {
     ]);
     await backend.close();
     // Closing a connection that never came up is expected to fail QUIT: said at debug, then dropped.
-    expect(lines.filter((l) => l.startsWith('DEBUG'))).toEqual([expect.stringMatching(/^DEBUG Redis connection did not take QUIT \(.+\); disconnecting it$/)]);
+    expect(lines.filter((l) => l.startsWith('DEBUG'))).toEqual([
+      expect.stringMatching(/^DEBUG Redis connection did not take QUIT \(.+\); disconnecting it$/),
+    ]);
     // What was held back is said at close, with its count.
     const summaries = lines.filter((l) => l.startsWith('WARN') && l.includes(' such warning'));
     expect(summaries).toHaveLength(2);
-    for (const line of summaries) expect(line).toMatch(new RegExp(`ECONNREFUSED 127\\.0\\.0\\.1:${port} \\[\\d+ such warnings? in the last \\d+ s; only the latest shown\\]$`));
+    for (const line of summaries)
+      expect(line).toMatch(
+        new RegExp(`ECONNREFUSED 127\\.0\\.0\\.1:${port} \\[\\d+ such warnings? in the last \\d+ s; only the latest shown\\]$`),
+      );
     expect(lines.join('\n')).not.toContain('secret');
   });
 });

@@ -14,7 +14,6 @@ export interface QueueBackendOptions {
   log?: ErrorLog;
 }
 
-
 /**
  * The one place that decides where the queues live. Producers and consumers ask it for
  * `Queue`/`Worker` objects and never learn which backend they got.

@@ -28,12 +28,19 @@ describe('ipIsPrivate', () => {
     for (const address of outside) expect([address, ipIsPrivate(address)]).toEqual([address, false]);
   });
 
-  it.each(['224.0.0.1', '239.255.255.255', '240.0.0.0', '255.255.255.255', '192.0.0.8', '192.0.2.1', '198.51.100.1', '203.0.113.9', '192.88.99.1'])(
-    'refuses multicast, reserved and documentation address %s',
-    (address) => {
-      expect(ipIsPrivate(address)).toBe(true);
-    },
-  );
+  it.each([
+    '224.0.0.1',
+    '239.255.255.255',
+    '240.0.0.0',
+    '255.255.255.255',
+    '192.0.0.8',
+    '192.0.2.1',
+    '198.51.100.1',
+    '203.0.113.9',
+    '192.88.99.1',
+  ])('refuses multicast, reserved and documentation address %s', (address) => {
+    expect(ipIsPrivate(address)).toBe(true);
+  });
 
   it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '223.255.255.255', '172.217.16.142'])('accepts the public address %s', (address) => {
     expect(ipIsPrivate(address)).toBe(false);
@@ -67,12 +74,16 @@ describe('ipIsPrivate', () => {
     expect(ipIsPrivate(address)).toBe(true);
   });
 
-  it.each(['2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8', '2002:808:808::1', '[2a00:1450:4001:80b::200e]'])(
-    'accepts the public IPv6 address %s',
-    (address) => {
-      expect(ipIsPrivate(address)).toBe(false);
-    },
-  );
+  it.each([
+    '2606:4700:4700::1111',
+    '2001:4860:4860::8888',
+    '::ffff:8.8.8.8',
+    '64:ff9b::8.8.8.8',
+    '2002:808:808::1',
+    '[2a00:1450:4001:80b::200e]',
+  ])('accepts the public IPv6 address %s', (address) => {
+    expect(ipIsPrivate(address)).toBe(false);
+  });
 
   it('reads other IPv4 spellings as the URL parser does', () => {
     expect(parseIp('2130706433')).toEqual({ version: 4, address: 0x7f000001 });
@@ -82,7 +93,17 @@ describe('ipIsPrivate', () => {
   });
 
   it('fails closed on anything that is not an IP address', () => {
-    for (const text of ['', 'example.com', 'cafe', 'localhost', '1.2.3.4.5', '256.0.0.1', 'evil.example@127.0.0.1', '::1::2', '1:2:3:4:5:6:7:8:9']) {
+    for (const text of [
+      '',
+      'example.com',
+      'cafe',
+      'localhost',
+      '1.2.3.4.5',
+      '256.0.0.1',
+      'evil.example@127.0.0.1',
+      '::1::2',
+      '1:2:3:4:5:6:7:8:9',
+    ]) {
       expect([text, ipIsPrivate(text)]).toEqual([text, true]);
     }
     expect(parseIp('cafe')).toBeUndefined();

@@ -40,7 +40,7 @@ function dottedToNumber(dotted: string): number {
 }
 
 export function ipv4IsPrivate(address: number): boolean {
-  return PRIVATE_V4_RANGES.some(({ base, mask }) => ((address & mask) >>> 0) === base);
+  return PRIVATE_V4_RANGES.some(({ base, mask }) => (address & mask) >>> 0 === base);
 }
 
 /** Eight 16-bit groups of an IPv6 address in the WHATWG URL serialisation (hex groups, at most one "::"). */
@@ -81,7 +81,10 @@ export type ParsedIp = { version: 4; address: number } | { version: 6; groups: n
  * host name or garbage.
  */
 export function parseIp(text: string): ParsedIp | undefined {
-  const bare = text.trim().replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
+  const bare = text
+    .trim()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/%.*$/, '');
   // Only characters of IP literals: keeps "evil.example@127.0.0.1" and paths from parsing as hosts.
   if (bare === '' || !/^[0-9a-fx.:]+$/i.test(bare)) return undefined;
   let hostname: string;

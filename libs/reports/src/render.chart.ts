@@ -18,9 +18,7 @@ export const LABEL_MAX_CHARS = 46;
 
 /** The rows the chart shows: highest cost first, ties by label, so the order never depends on input order. */
 export function chartRows(breakdown: ReportBreakdownRow[], max = CHART_MAX_BARS): ReportBreakdownRow[] {
-  return [...breakdown]
-    .sort((a, b) => b.costUsd - a.costUsd || compareText(keysLabel(a.keys), keysLabel(b.keys)))
-    .slice(0, max);
+  return [...breakdown].sort((a, b) => b.costUsd - a.costUsd || compareText(keysLabel(a.keys), keysLabel(b.keys))).slice(0, max);
 }
 
 function compareText(a: string, b: string): number {

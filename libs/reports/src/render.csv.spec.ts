@@ -49,8 +49,16 @@ describe('renderReportCsv', () => {
     const byMetric = Object.fromEntries(totals.slice(2).map(([metric, ...values]) => [metric, values]));
     expect(Object.keys(byMetric)).toEqual(['cost_usd', 'input_tokens', 'output_tokens', 'trace_count', 'span_count']);
     expect(byMetric.cost_usd.map(Number)).toEqual([report.totals.costUsd, report.previousTotals.costUsd, report.change.costUsd]);
-    expect(byMetric.input_tokens.map(Number)).toEqual([report.totals.inputTokens, report.previousTotals.inputTokens, report.change.inputTokens]);
-    expect(byMetric.output_tokens.map(Number)).toEqual([report.totals.outputTokens, report.previousTotals.outputTokens, report.change.outputTokens]);
+    expect(byMetric.input_tokens.map(Number)).toEqual([
+      report.totals.inputTokens,
+      report.previousTotals.inputTokens,
+      report.change.inputTokens,
+    ]);
+    expect(byMetric.output_tokens.map(Number)).toEqual([
+      report.totals.outputTokens,
+      report.previousTotals.outputTokens,
+      report.change.outputTokens,
+    ]);
     // The fixture's previous trace count is 0, so there is no ratio.
     expect(report.change.traceCount).toBeNull();
     expect(byMetric.trace_count).toEqual([String(report.totals.traceCount), '0', '']);
@@ -67,13 +75,20 @@ describe('renderReportCsv', () => {
     expect(breakdown[0]).toEqual(['Breakdown']);
     expect(breakdown[1]).toEqual(['model', 'day', 'cost_usd', 'input_tokens', 'output_tokens', 'span_count']);
     const rows = breakdown.slice(2).map(([model, day, ...numbers]) => ({ keys: [model, day], numbers: numbers.map(Number) }));
-    expect(rows).toEqual(report.breakdown.map((row) => ({ keys: row.keys, numbers: [row.costUsd, row.inputTokens, row.outputTokens, row.spanCount] })));
+    expect(rows).toEqual(
+      report.breakdown.map((row) => ({ keys: row.keys, numbers: [row.costUsd, row.inputTokens, row.outputTokens, row.spanCount] })),
+    );
   });
 
   it('lists top sessions with feedback as "name=avg (n)" joined by "; "', () => {
     expect(sessions[1]).toEqual(['session_id', 'cost_usd', 'trace_count', 'feedback']);
     expect(sessions.slice(2)).toEqual(
-      report.topSessions.map((session) => [session.sessionId, String(session.costUsd), String(session.traceCount), feedbackListText(session.feedback)]),
+      report.topSessions.map((session) => [
+        session.sessionId,
+        String(session.costUsd),
+        String(session.traceCount),
+        feedbackListText(session.feedback),
+      ]),
     );
     expect(sessions[2][3]).toBe('helpfulness=0.7857 (14); resolution (9)');
   });
@@ -88,37 +103,41 @@ describe('renderReportCsv', () => {
     expect(traces[0]).toEqual(['Top traces']);
     expect(traces[1]).toEqual(['trace_id', 'root_name', 'cost_usd', 'duration_ms', 'start_time']);
     expect(traces.slice(2)).toEqual(
-      report.topTraces.map((trace) => [trace.traceId, asText(trace.rootName), String(trace.costUsd), String(trace.durationMs), trace.startTime]),
+      report.topTraces.map((trace) => [
+        trace.traceId,
+        asText(trace.rootName),
+        String(trace.costUsd),
+        String(trace.durationMs),
+        trace.startTime,
+      ]),
     );
   });
 
   it('quotes commas, quotes, CR and LF so the values parse back unchanged', () => {
     const awkward = 'summarise "Q3", then\r\nemail\nthe team\r';
-    const parsed = sections(renderReportCsv(sampleReport({ projectName: awkward, topTraces: [{ ...report.topTraces[0], rootName: awkward }] })));
+    const parsed = sections(
+      renderReportCsv(sampleReport({ projectName: awkward, topTraces: [{ ...report.topTraces[0], rootName: awkward }] })),
+    );
     expect(parsed[0][1]).toEqual(['project', awkward]);
     expect(parsed[4][2][1]).toBe(awkward);
   });
 
-  it.each([
-    ['=HYPERLINK("http://evil.example","click")'],
-    ['+1+1'],
-    ['-2+3'],
-    ['@SUM(A1:A2)'],
-    ['\t=1+1'],
-    ['\r=1+1'],
-  ])('prefixes a text cell starting with a formula character: %p', (hostile) => {
-    const hostileReport: CostReport = sampleReport({
-      projectName: hostile,
-      breakdown: [{ ...report.breakdown[0], keys: [hostile, '2025-06-01'] }],
-      topSessions: [{ ...report.topSessions[0], sessionId: hostile }],
-    });
+  it.each([['=HYPERLINK("http://evil.example","click")'], ['+1+1'], ['-2+3'], ['@SUM(A1:A2)'], ['\t=1+1'], ['\r=1+1']])(
+    'prefixes a text cell starting with a formula character: %p',
+    (hostile) => {
+      const hostileReport: CostReport = sampleReport({
+        projectName: hostile,
+        breakdown: [{ ...report.breakdown[0], keys: [hostile, '2025-06-01'] }],
+        topSessions: [{ ...report.topSessions[0], sessionId: hostile }],
+      });
 
-    const parsed = sections(renderReportCsv(hostileReport));
+      const parsed = sections(renderReportCsv(hostileReport));
 
-    expect(parsed[0][1][1]).toBe(`'${hostile}`);
-    expect(parsed[2][2][0]).toBe(`'${hostile}`);
-    expect(parsed[3][2][0]).toBe(`'${hostile}`);
-  });
+      expect(parsed[0][1][1]).toBe(`'${hostile}`);
+      expect(parsed[2][2][0]).toBe(`'${hostile}`);
+      expect(parsed[3][2][0]).toBe(`'${hostile}`);
+    },
+  );
 });
 
 describe('csv cells', () => {

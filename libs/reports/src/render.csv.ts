@@ -82,7 +82,12 @@ export function renderReportCsv(report: CostReport): string {
     [],
     ['Totals'],
     ['metric', 'current', 'previous', 'change'],
-    ...TOTALS.map(([label, field]) => [label, report.totals[field], report.previousTotals[field], field === 'spanCount' ? null : report.change[field]]),
+    ...TOTALS.map(([label, field]) => [
+      label,
+      report.totals[field],
+      report.previousTotals[field],
+      field === 'spanCount' ? null : report.change[field],
+    ]),
     [],
     ['Breakdown'],
     [...report.groupBy.map((dimension) => dimension.toLowerCase()), 'cost_usd', 'input_tokens', 'output_tokens', 'span_count'],

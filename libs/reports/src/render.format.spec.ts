@@ -1,4 +1,13 @@
-import { feedbackListText, formatChange, formatCount, formatDuration, formatLocalTime, formatUsd, formatWindowLength, keysLabel } from './render.format';
+import {
+  feedbackListText,
+  formatChange,
+  formatCount,
+  formatDuration,
+  formatLocalTime,
+  formatUsd,
+  formatWindowLength,
+  keysLabel,
+} from './render.format';
 
 describe('formatUsd', () => {
   it.each([
@@ -37,7 +46,12 @@ describe('other formats', () => {
   it('formats counts, durations and window lengths', () => {
     expect(formatCount(1_234_567)).toBe('1,234,567');
     expect([640, 18_420, 245_310, 60_000].map(formatDuration)).toEqual(['640 ms', '18.4 s', '4 min 05 s', '1 min 00 s']);
-    expect([30 * 60_000, 86_400_000, 36 * 3_600_000, 7 * 86_400_000].map(formatWindowLength)).toEqual(['30 minutes', '24 hours', '36 hours', '7 days']);
+    expect([30 * 60_000, 86_400_000, 36 * 3_600_000, 7 * 86_400_000].map(formatWindowLength)).toEqual([
+      '30 minutes',
+      '24 hours',
+      '36 hours',
+      '7 days',
+    ]);
   });
 
   it('shows local wall-clock time in the report zone, across a DST change', () => {
@@ -50,6 +64,11 @@ describe('other formats', () => {
 
   it('joins keys and feedback', () => {
     expect(keysLabel(['gpt-4o', '', '2025-06-01'])).toBe('gpt-4o · (none) · 2025-06-01');
-    expect(feedbackListText([{ name: 'helpful', count: 3, avg: 2 / 3 }, { name: 'label', count: 2, avg: null }])).toBe('helpful=0.6667 (3); label (2)');
+    expect(
+      feedbackListText([
+        { name: 'helpful', count: 3, avg: 2 / 3 },
+        { name: 'label', count: 2, avg: null },
+      ]),
+    ).toBe('helpful=0.6667 (3); label (2)');
   });
 });

@@ -96,7 +96,15 @@ export function formatLocalTime(iso: string, timeZone: string): string {
   let format = localFormats.get(timeZone);
   if (!format) {
     try {
-      format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+      format = new Intl.DateTimeFormat('en-CA', {
+        timeZone,
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        hourCycle: 'h23',
+      });
     } catch {
       // A stored zone the tz database no longer knows: show UTC rather than fail the whole page.
       return formatLocalTime(iso, 'UTC');

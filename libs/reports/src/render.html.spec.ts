@@ -26,7 +26,9 @@ describe('renderReportHtml', () => {
   it('is a standalone HTML5 page that loads nothing and runs nothing', () => {
     expect(html.startsWith('<!DOCTYPE html>\n<html lang="en">')).toBe(true);
     expect(html).toContain('<meta charset="utf-8">');
-    expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; style-src &#39;unsafe-inline&#39;">`);
+    expect(html).toContain(
+      `<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; style-src &#39;unsafe-inline&#39;">`,
+    );
     expect(html).not.toMatch(/<script|<link|<img|<iframe|\ssrc=|\shref=|url\(|@import/i);
     // The SVG namespace is a name, not a fetch; no other URL appears.
     expect(html.match(/https?:\/\/[^\s"<]*/g)).toEqual(['http://www.w3.org/2000/svg']);
@@ -50,7 +52,9 @@ describe('renderReportHtml', () => {
       report.totals.spanCount.toLocaleString('en-US'),
     ]);
     const costPercent = Math.round(((report.totals.costUsd - report.previousTotals.costUsd) / report.previousTotals.costUsd) * 1000) / 10;
-    expect(html).toContain(`<span class="up">▲ ${costPercent}%</span> <span class="muted">vs ${formatUsd(report.previousTotals.costUsd)}</span>`);
+    expect(html).toContain(
+      `<span class="up">▲ ${costPercent}%</span> <span class="muted">vs ${formatUsd(report.previousTotals.costUsd)}</span>`,
+    );
     // Previous trace count 0: no ratio.
     expect(html).toContain('<span class="none">n/a</span> <span class="muted">vs 0</span>');
   });
@@ -73,29 +77,46 @@ describe('renderReportHtml', () => {
 
   it('cuts a label too long for the chart with an ellipsis, keeping the full text in the bar tooltip', () => {
     const long = `${'very-long-fine-tuned-model-name-'.repeat(3)}v2`;
-    const page = renderReportHtml(sampleReport({ breakdown: [{ keys: [long, '2025-06-01'], costUsd: 1, inputTokens: 1, outputTokens: 1, spanCount: 1 }] }));
+    const page = renderReportHtml(
+      sampleReport({ breakdown: [{ keys: [long, '2025-06-01'], costUsd: 1, inputTokens: 1, outputTokens: 1, spanCount: 1 }] }),
+    );
     const [label] = texts(page, '<text class="label"[^>]*>');
     expect(label).toBe(`${long.slice(0, LABEL_MAX_CHARS - 1)}…`);
     expect(page).toContain(`<title>${long} · 2025-06-01: $1.00</title>`);
   });
 
   it('charts at most the 12 costliest rows but tables them all', () => {
-    const many = Array.from({ length: 30 }, (_, at) => ({ keys: [`model-${String(at).padStart(2, '0')}`, '2025-06-01'], costUsd: at + 1, inputTokens: 1, outputTokens: 1, spanCount: 1 }));
+    const many = Array.from({ length: 30 }, (_, at) => ({
+      keys: [`model-${String(at).padStart(2, '0')}`, '2025-06-01'],
+      costUsd: at + 1,
+      inputTokens: 1,
+      outputTokens: 1,
+      spanCount: 1,
+    }));
     const page = renderReportHtml(sampleReport({ breakdown: many }));
-    expect(texts(page, '<text class="label"[^>]*>')).toEqual(many.slice(18).reverse().map((row) => row.keys.join(' · ')));
+    expect(texts(page, '<text class="label"[^>]*>')).toEqual(
+      many
+        .slice(18)
+        .reverse()
+        .map((row) => row.keys.join(' · ')),
+    );
     expect(tableAfter(page, 'Breakdown')).toHaveLength(30);
   });
 
   it('tables the breakdown with one column per groupBy dimension', () => {
     expect(html).toContain('<th>Model</th><th>Day</th><th class="num">Cost</th>');
     const rows = tableAfter(html, 'Breakdown');
-    expect(rows.map((cells) => cells.slice(0, 3))).toEqual(report.breakdown.map((row) => [row.keys[0] || '(none)', row.keys[1], formatUsd(row.costUsd)]));
+    expect(rows.map((cells) => cells.slice(0, 3))).toEqual(
+      report.breakdown.map((row) => [row.keys[0] || '(none)', row.keys[1], formatUsd(row.costUsd)]),
+    );
   });
 
   it('tables top sessions with their feedback, and leaves feedback out when not included', () => {
     const rows = tableAfter(html, 'Top sessions by cost');
     expect(rows.map((cells) => cells[0])).toEqual(report.topSessions.map((session) => `<code>${session.sessionId}</code>`));
-    expect(rows[0][3]).toBe('<span class="chip">helpfulness <b>0.7857</b> <span class="muted">(14)</span></span><span class="chip">resolution <span class="muted">(9)</span></span>');
+    expect(rows[0][3]).toBe(
+      '<span class="chip">helpfulness <b>0.7857</b> <span class="muted">(14)</span></span><span class="chip">resolution <span class="muted">(9)</span></span>',
+    );
 
     const without = renderReportHtml(sampleReport({ includeFeedback: false }));
     expect(without).not.toContain('<th>Feedback</th>');

@@ -1,6 +1,15 @@
 import type { CostReport, ReportFeedbackSummary, ReportTotals } from './report.model';
 import { renderCostChart } from './render.chart';
-import { formatAverage, formatChange, formatCount, formatDuration, formatLocalTime, formatUsd, formatWindowLength, keysLabel } from './render.format';
+import {
+  formatAverage,
+  formatChange,
+  formatCount,
+  formatDuration,
+  formatLocalTime,
+  formatUsd,
+  formatWindowLength,
+  keysLabel,
+} from './render.format';
 import { escapeHtml as esc } from './html.escape';
 
 /**
@@ -56,7 +65,9 @@ interface Column<Row> {
 function table<Row>(columns: Column<Row>[], rows: Row[], empty: string): string {
   if (rows.length === 0) return `<p class="empty">${esc(empty)}</p>`;
   const head = columns.map((column) => `<th${column.numeric ? ' class="num"' : ''}>${esc(column.title)}</th>`).join('');
-  const body = rows.map((row) => `<tr>${columns.map((column) => `<td${column.numeric ? ' class="num"' : ''}>${column.html(row)}</td>`).join('')}</tr>`);
+  const body = rows.map(
+    (row) => `<tr>${columns.map((column) => `<td${column.numeric ? ' class="num"' : ''}>${column.html(row)}</td>`).join('')}</tr>`,
+  );
   return `<table>\n<thead><tr>${head}</tr></thead>\n<tbody>\n${body.join('\n')}\n</tbody>\n</table>`;
 }
 
@@ -118,7 +129,10 @@ export function renderReportHtml(report: CostReport): string {
 
   const breakdown = table(
     [
-      ...report.groupBy.map((dimension, at) => ({ title: dimensionTitle(dimension), html: (row: CostReport['breakdown'][number]) => esc(keysLabel([row.keys[at] ?? ''])) })),
+      ...report.groupBy.map((dimension, at) => ({
+        title: dimensionTitle(dimension),
+        html: (row: CostReport['breakdown'][number]) => esc(keysLabel([row.keys[at] ?? ''])),
+      })),
       { title: 'Cost', numeric: true, html: (row) => esc(formatUsd(row.costUsd)) },
       { title: 'Share', numeric: true, html: (row) => esc(share(row.costUsd, report.totals.costUsd)) },
       { title: 'Input tokens', numeric: true, html: (row) => esc(formatCount(row.inputTokens)) },
@@ -134,7 +148,9 @@ export function renderReportHtml(report: CostReport): string {
       { title: 'Session', html: (session) => `<code>${esc(session.sessionId)}</code>` },
       { title: 'Cost', numeric: true, html: (session) => esc(formatUsd(session.costUsd)) },
       { title: 'Traces', numeric: true, html: (session) => esc(formatCount(session.traceCount)) },
-      ...(report.includeFeedback ? [{ title: 'Feedback', html: (session: CostReport['topSessions'][number]) => feedbackChips(session.feedback) }] : []),
+      ...(report.includeFeedback
+        ? [{ title: 'Feedback', html: (session: CostReport['topSessions'][number]) => feedbackChips(session.feedback) }]
+        : []),
     ],
     report.topSessions,
     'No sessions in this window.',

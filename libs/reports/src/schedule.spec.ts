@@ -23,7 +23,15 @@ function localToUtc(date: string, time: string, utcOffsetHours: number): Date {
 /** An instant's wall-clock time in a zone, "YYYY-MM-DD HH:mm", read back through Intl (not cron-parser). */
 function localTime(instant: Date, timeZone: string): string {
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+    new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    })
       .formatToParts(instant)
       .map((part) => [part.type, part.value]),
   );
@@ -40,21 +48,38 @@ describe('fireTimes', () => {
       localToUtc('2025-03-30', '09:00', 1),
       localToUtc('2025-03-31', '09:00', 1),
     ]);
-    expect(fires.map((fire) => localTime(fire, 'Europe/Lisbon'))).toEqual(['2025-03-28 09:00', '2025-03-29 09:00', '2025-03-30 09:00', '2025-03-31 09:00']);
+    expect(fires.map((fire) => localTime(fire, 'Europe/Lisbon'))).toEqual([
+      '2025-03-28 09:00',
+      '2025-03-29 09:00',
+      '2025-03-30 09:00',
+      '2025-03-31 09:00',
+    ]);
   });
 
   it('fires at 09:00 Lisbon time across the October change back to WET', () => {
     const fires = fireTimes('0 9 * * *', 'Europe/Lisbon', new Date('2025-10-25T00:00:00Z'), new Date('2025-10-27T23:00:00Z'));
 
-    expect(fires).toEqual([localToUtc('2025-10-25', '09:00', 1), localToUtc('2025-10-26', '09:00', 0), localToUtc('2025-10-27', '09:00', 0)]);
+    expect(fires).toEqual([
+      localToUtc('2025-10-25', '09:00', 1),
+      localToUtc('2025-10-26', '09:00', 0),
+      localToUtc('2025-10-27', '09:00', 0),
+    ]);
   });
 
   it('fires at 09:00 New York time across both 2025 changes (EST −5, EDT −4)', () => {
     const march = fireTimes('0 9 * * *', 'America/New_York', new Date('2025-03-08T00:00:00Z'), new Date('2025-03-10T23:00:00Z'));
     const november = fireTimes('0 9 * * *', 'America/New_York', new Date('2025-11-01T00:00:00Z'), new Date('2025-11-03T23:00:00Z'));
 
-    expect(march).toEqual([localToUtc('2025-03-08', '09:00', -5), localToUtc('2025-03-09', '09:00', -4), localToUtc('2025-03-10', '09:00', -4)]);
-    expect(november).toEqual([localToUtc('2025-11-01', '09:00', -4), localToUtc('2025-11-02', '09:00', -5), localToUtc('2025-11-03', '09:00', -5)]);
+    expect(march).toEqual([
+      localToUtc('2025-03-08', '09:00', -5),
+      localToUtc('2025-03-09', '09:00', -4),
+      localToUtc('2025-03-10', '09:00', -4),
+    ]);
+    expect(november).toEqual([
+      localToUtc('2025-11-01', '09:00', -4),
+      localToUtc('2025-11-02', '09:00', -5),
+      localToUtc('2025-11-03', '09:00', -5),
+    ]);
     // The UTC gap between the reports around each change is 23 h and 25 h: the local time is what is kept.
     expect(march[1].getTime() - march[0].getTime()).toBe(23 * HOUR_MS);
     expect(november[1].getTime() - november[0].getTime()).toBe(25 * HOUR_MS);
@@ -74,7 +99,11 @@ describe('fireTimes', () => {
   it('fires an hourly cron at minute 30 local in a half-hour zone (Asia/Kolkata, +5:30), i.e. on the UTC hour', () => {
     const fires = fireTimes('30 * * * *', 'Asia/Kolkata', new Date('2025-06-01T00:00:00Z'), new Date('2025-06-01T03:00:00Z'));
 
-    expect(fires.map((fire) => fire.toISOString())).toEqual(['2025-06-01T01:00:00.000Z', '2025-06-01T02:00:00.000Z', '2025-06-01T03:00:00.000Z']);
+    expect(fires.map((fire) => fire.toISOString())).toEqual([
+      '2025-06-01T01:00:00.000Z',
+      '2025-06-01T02:00:00.000Z',
+      '2025-06-01T03:00:00.000Z',
+    ]);
   });
 
   it('moves a local time skipped by spring-forward past the gap, and fires a repeated local time once', () => {
@@ -102,9 +131,12 @@ describe('fireTimes', () => {
 });
 
 describe('validateCron', () => {
-  it.each(['0 9 * * *', '*/15 * * * *', '0 9 * * MON-FRI', '0 9 * * mon-thu', '0 9 1 * 1', '0 9 L * *', '0 0 29 2 *', ' 0  9 * * * '])('accepts %p', (expr) => {
-    expect(validateCron(expr)).toBeUndefined();
-  });
+  it.each(['0 9 * * *', '*/15 * * * *', '0 9 * * MON-FRI', '0 9 * * mon-thu', '0 9 1 * 1', '0 9 L * *', '0 0 29 2 *', ' 0  9 * * * '])(
+    'accepts %p',
+    (expr) => {
+      expect(validateCron(expr)).toBeUndefined();
+    },
+  );
 
   it.each([
     ['', /empty; expected five fields/],
@@ -133,9 +165,15 @@ describe('validateTimezone', () => {
   });
 
   it.each([
-    ['Nope/Zone', 'timezone "Nope/Zone" is not known; expected an IANA time zone name such as "Europe/Lisbon", "America/New_York" or "UTC"'],
+    [
+      'Nope/Zone',
+      'timezone "Nope/Zone" is not known; expected an IANA time zone name such as "Europe/Lisbon", "America/New_York" or "UTC"',
+    ],
     ['', 'timezone is empty; expected an IANA time zone name such as "Europe/Lisbon", "America/New_York" or "UTC"'],
-    ['America/New_York ', 'timezone "America/New_York " is not known; expected an IANA time zone name such as "Europe/Lisbon", "America/New_York" or "UTC"'],
+    [
+      'America/New_York ',
+      'timezone "America/New_York " is not known; expected an IANA time zone name such as "Europe/Lisbon", "America/New_York" or "UTC"',
+    ],
     ['+01:00', expect.stringContaining('is a UTC offset')],
   ])('refuses %p', (tz, message) => {
     expect(validateTimezone(tz)).toEqual(message);
@@ -193,7 +231,12 @@ describe('reportWindow', () => {
 });
 
 describe('dueWindows', () => {
-  const schedule = { cron: '0 9 * * *', timezone: 'Europe/Lisbon', windowMs: parseWindow('P1D'), createdAt: new Date('2025-05-01T12:00:00Z') };
+  const schedule = {
+    cron: '0 9 * * *',
+    timezone: 'Europe/Lisbon',
+    windowMs: parseWindow('P1D'),
+    createdAt: new Date('2025-05-01T12:00:00Z'),
+  };
   // June: Lisbon is on WEST, UTC+1.
   const fireOn = (date: string) => localToUtc(date, '09:00', 1);
 
@@ -262,6 +305,8 @@ describe('validateCronFrequency', () => {
     ['*/5 * * * *', 5],
     ['0,5 9 * * *', 5],
   ])('refuses %s, naming its shortest gap (%i minutes)', (cron, minutes) => {
-    expect(validateCronFrequency(cron)).toBe(`cron expression "${cron}" fires every ${minutes} minute(s) at its most frequent; a report schedule may fire at most every ${MIN_SCHEDULE_INTERVAL_MS / 60_000} minutes`);
+    expect(validateCronFrequency(cron)).toBe(
+      `cron expression "${cron}" fires every ${minutes} minute(s) at its most frequent; a report schedule may fire at most every ${MIN_SCHEDULE_INTERVAL_MS / 60_000} minutes`,
+    );
   });
 });

@@ -137,11 +137,13 @@ function readWindow(window: string): { ms: number } | { problem: string } {
   const text = window.trim().toUpperCase();
   const quoted = `window "${window}"`;
   if (text.startsWith('-')) return { problem: `${quoted} is negative; a window is a positive duration such as P1D` };
-  if (/^P[^T]*[YM]/.test(text)) return { problem: `${quoted} uses years or months, which have no fixed length; use days or weeks, e.g. P30D` };
+  if (/^P[^T]*[YM]/.test(text))
+    return { problem: `${quoted} uses years or months, which have no fixed length; use days or weeks, e.g. P30D` };
   if (/[.,]/.test(text)) return { problem: `${quoted} has a fraction; use whole units, e.g. PT90M instead of PT1.5H` };
   const match = DURATION.exec(text);
   // "P" and "PT" match the pattern with every unit absent; they are not durations either.
-  if (!match || text === 'P' || text.endsWith('T')) return { problem: `${quoted} is not ${example} (weeks cannot be combined with other units)` };
+  if (!match || text === 'P' || text.endsWith('T'))
+    return { problem: `${quoted} is not ${example} (weeks cannot be combined with other units)` };
   const ms = match.slice(1).reduce((sum, amount, unit) => sum + (amount === undefined ? 0 : Number(amount) * UNIT_MS[unit]), 0);
   if (ms === 0) return { problem: `${quoted} is zero; a window must be at least PT1M` };
   if (ms < MIN_WINDOW_MS) return { problem: `${quoted} is shorter than the minimum of one minute (PT1M)` };

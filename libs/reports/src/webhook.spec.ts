@@ -8,7 +8,9 @@ describe('signWebhook / verifyWebhookSignature', () => {
   const tolerance = DEFAULT_WEBHOOK_TOLERANCE_SECONDS;
 
   it('is t=<ts>,v1=<hex HMAC-SHA256 of "<ts>.<body>">', () => {
-    const expected = createHmac('sha256', secret).update(Buffer.from(`${sentAt}.${body}`, 'utf8')).digest('hex');
+    const expected = createHmac('sha256', secret)
+      .update(Buffer.from(`${sentAt}.${body}`, 'utf8'))
+      .digest('hex');
     expect(signWebhook(body, secret, sentAt)).toBe(`t=${sentAt},v1=${expected}`);
   });
 
@@ -38,12 +40,17 @@ describe('signWebhook / verifyWebhookSignature', () => {
     expect(verifyWebhookSignature(body, `t=${sentAt}, v1=${stale}, v1=${current.toUpperCase()}`, secret, tolerance, sentAt)).toBe(true);
   });
 
-  it.each(['', 'garbage', `t=${sentAt}`, 'v1=abcd', `t=abc,v1=${'0'.repeat(64)}`, `t=${sentAt},v1=${'0'.repeat(63)}`, `t=${sentAt},v1=${'zz'.repeat(32)}`])(
-    'is false, not an exception, for the malformed header %p',
-    (header) => {
-      expect(verifyWebhookSignature(body, header, secret, tolerance, sentAt)).toBe(false);
-    },
-  );
+  it.each([
+    '',
+    'garbage',
+    `t=${sentAt}`,
+    'v1=abcd',
+    `t=abc,v1=${'0'.repeat(64)}`,
+    `t=${sentAt},v1=${'0'.repeat(63)}`,
+    `t=${sentAt},v1=${'zz'.repeat(32)}`,
+  ])('is false, not an exception, for the malformed header %p', (header) => {
+    expect(verifyWebhookSignature(body, header, secret, tolerance, sentAt)).toBe(false);
+  });
 
   it('refuses a timestamp that is not whole Unix seconds', () => {
     expect(() => signWebhook(body, secret, 1.5)).toThrow(RangeError);
@@ -52,12 +59,15 @@ describe('signWebhook / verifyWebhookSignature', () => {
 });
 
 describe('webhookUrlProblem', () => {
-  it.each(['https://hooks.example.com/spanforge', 'http://example.com:8080/a?b=c', 'https://8.8.8.8/', 'https://[2606:4700:4700::1111]/', 'https://[::ffff:8.8.8.8]/'])(
-    'accepts the public target %p',
-    (url) => {
-      expect(webhookUrlProblem(url, false)).toBeUndefined();
-    },
-  );
+  it.each([
+    'https://hooks.example.com/spanforge',
+    'http://example.com:8080/a?b=c',
+    'https://8.8.8.8/',
+    'https://[2606:4700:4700::1111]/',
+    'https://[::ffff:8.8.8.8]/',
+  ])('accepts the public target %p', (url) => {
+    expect(webhookUrlProblem(url, false)).toBeUndefined();
+  });
 
   it.each([
     ['', 'webhook URL is empty'],
@@ -66,7 +76,10 @@ describe('webhookUrlProblem', () => {
     ['ftp://example.com/x', 'webhook URL must use http or https, not ftp'],
     ['file:///etc/passwd', 'webhook URL must use http or https, not file'],
     ['javascript:alert(1)', 'webhook URL must use http or https, not javascript'],
-    ['https://user:pass@example.com/', 'webhook URL must not contain a user name or password; deliveries are authenticated by their signature'],
+    [
+      'https://user:pass@example.com/',
+      'webhook URL must not contain a user name or password; deliveries are authenticated by their signature',
+    ],
     ['https://token@example.com/', 'webhook URL must not contain a user name or password; deliveries are authenticated by their signature'],
     [`https://example.com/${'a'.repeat(2048)}`, 'webhook URL is longer than 2048 characters'],
   ])('refuses %p even when private targets are allowed', (url, problem) => {
@@ -77,7 +90,9 @@ describe('webhookUrlProblem', () => {
   it.each(['http://localhost/', 'http://LOCALHOST:3000/', 'http://localhost./', 'http://api.localhost/', 'http://a.b.localhost./'])(
     'refuses localhost names: %p',
     (url) => {
-      expect(webhookUrlProblem(url, false)).toMatch(/^webhook URL points at localhost \(.*\); private webhook targets are not allowed on this server \(ALLOW_PRIVATE_WEBHOOKS=true allows them, for development\)$/);
+      expect(webhookUrlProblem(url, false)).toMatch(
+        /^webhook URL points at localhost \(.*\); private webhook targets are not allowed on this server \(ALLOW_PRIVATE_WEBHOOKS=true allows them, for development\)$/,
+      );
     },
   );
 

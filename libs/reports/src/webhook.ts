@@ -29,7 +29,8 @@ function signature(body: string, secret: string, timestampSeconds: number): Buff
 
 /** The Spanforge-Signature header value for a body sent at `timestampSeconds` (Unix seconds). */
 export function signWebhook(body: string, secret: string, timestampSeconds: number): string {
-  if (!Number.isSafeInteger(timestampSeconds) || timestampSeconds < 0) throw new RangeError(`timestamp must be whole Unix seconds, got ${timestampSeconds}`);
+  if (!Number.isSafeInteger(timestampSeconds) || timestampSeconds < 0)
+    throw new RangeError(`timestamp must be whole Unix seconds, got ${timestampSeconds}`);
   return `t=${timestampSeconds},v1=${signature(body, secret, timestampSeconds).toString('hex')}`;
 }
 
@@ -38,7 +39,13 @@ export function signWebhook(body: string, secret: string, timestampSeconds: numb
  * and its timestamp is within `toleranceSeconds` of `nowSeconds`, either side. The comparison is
  * constant-time in the signature bytes; a malformed header is simply false.
  */
-export function verifyWebhookSignature(body: string, header: string, secret: string, toleranceSeconds: number, nowSeconds: number): boolean {
+export function verifyWebhookSignature(
+  body: string,
+  header: string,
+  secret: string,
+  toleranceSeconds: number,
+  nowSeconds: number,
+): boolean {
   let timestamp: number | undefined;
   const candidates: Buffer[] = [];
   for (const part of header.split(',')) {
@@ -55,7 +62,8 @@ export function verifyWebhookSignature(body: string, header: string, secret: str
 }
 
 /** Why a private webhook target is refused, and how to allow it (the DNS check in cost-reports says the same). */
-export const PRIVATE_TARGETS_REFUSED = 'private webhook targets are not allowed on this server (ALLOW_PRIVATE_WEBHOOKS=true allows them, for development)';
+export const PRIVATE_TARGETS_REFUSED =
+  'private webhook targets are not allowed on this server (ALLOW_PRIVATE_WEBHOOKS=true allows them, for development)';
 
 /**
  * A problem with a webhook URL, phrased for the user, or undefined. Checks what can be checked
@@ -78,12 +86,15 @@ export function webhookUrlProblem(url: string, allowPrivate: boolean): string | 
     // Not a failure: the parser's TypeError only says "Invalid URL", and this message is the answer.
     return `webhook URL "${url}" is not a valid absolute URL`;
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `webhook URL must use http or https, not ${parsed.protocol.replace(/:$/, '')}`;
-  if (parsed.username !== '' || parsed.password !== '') return 'webhook URL must not contain a user name or password; deliveries are authenticated by their signature';
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    return `webhook URL must use http or https, not ${parsed.protocol.replace(/:$/, '')}`;
+  if (parsed.username !== '' || parsed.password !== '')
+    return 'webhook URL must not contain a user name or password; deliveries are authenticated by their signature';
   if (allowPrivate) return undefined;
   // A trailing dot is the same DNS name ("localhost." is localhost).
   const host = parsed.hostname.replace(/\.+$/, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return `webhook URL points at localhost (${parsed.hostname}); ${PRIVATE_TARGETS_REFUSED}`;
+  if (host === 'localhost' || host.endsWith('.localhost'))
+    return `webhook URL points at localhost (${parsed.hostname}); ${PRIVATE_TARGETS_REFUSED}`;
   if (parseIp(host) && ipIsPrivate(host)) {
     return `webhook URL points at ${parsed.hostname}, a loopback, private, link-local or reserved address; ${PRIVATE_TARGETS_REFUSED}`;
   }

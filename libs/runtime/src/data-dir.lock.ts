@@ -54,7 +54,9 @@ export function lockDataDir(dataDir: string): DataDirLock {
     }
     const owner = Number.parseInt(readFileSync(file, 'utf8').trim(), 10);
     if (Number.isInteger(owner) && owner > 0 && isSpanforgeProcess(owner)) {
-      throw new StartRefused(`DATA_DIR ${dataDir} is in use by another spanforge process (pid ${owner}): stop it first, or start this one with another DATA_DIR`);
+      throw new StartRefused(
+        `DATA_DIR ${dataDir} is in use by another spanforge process (pid ${owner}): stop it first, or start this one with another DATA_DIR`,
+      );
     }
     rmSync(file, { force: true });
   }

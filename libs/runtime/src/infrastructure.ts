@@ -2,7 +2,14 @@ import path from 'node:path';
 import type { Pool } from 'pg';
 import { Counter, type Registry } from 'prom-client';
 import { assertExternalServices, projectRoot, type AppConfig, type Role } from '@spanforge/config';
-import { FairScheduler, clickHouseTarget, createClickHouseClient, describeTarget, migrateClickHouse, type ClickHouseClient } from '@spanforge/clickhouse';
+import {
+  FairScheduler,
+  clickHouseTarget,
+  createClickHouseClient,
+  describeTarget,
+  migrateClickHouse,
+  type ClickHouseClient,
+} from '@spanforge/clickhouse';
 import { createPostgresPool, migratePostgres, startEmbeddedPostgres } from '@spanforge/postgres';
 import { COST_REPORTS_QUEUE, createQueueBackend, type DeliverJob, type FireJob, type QueueBackend } from '@spanforge/queue';
 import type { Queue } from 'bullmq';
@@ -118,7 +125,10 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
   if (credentials && !credentials.stored.development) {
     const { tenant, project } = await tenancy.createTenant('development');
     const { secret, apiKey } = await tenancy.createApiKey(project.id, 'development');
-    credentials.stored = { ...credentials.stored, development: { tenantId: tenant.id, projectId: project.id, apiKeyId: apiKey.id, apiKey: secret } };
+    credentials.stored = {
+      ...credentials.stored,
+      development: { tenantId: tenant.id, projectId: project.id, apiKeyId: apiKey.id, apiKey: secret },
+    };
     await new CredentialsFile(config.dataDir).write(credentials.stored);
     credentials.created = true;
   }
@@ -130,7 +140,12 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
     registers: [metrics],
   });
   const feedbackLog = log.child('feedback');
-  const feedback = new FeedbackService(new FeedbackRepository(clickhouse, pg), pepper, () => unknownTraceFeedback.inc(), (m) => feedbackLog.warn(m));
+  const feedback = new FeedbackService(
+    new FeedbackRepository(clickhouse, pg),
+    pepper,
+    () => unknownTraceFeedback.inc(),
+    (m) => feedbackLog.warn(m),
+  );
   shutdown.add('flush', 'feedback writer', () => feedback.close());
   return {
     mode,

@@ -1,6 +1,13 @@
 import type { AttributeValue, Attributes } from '@spanforge/otlp';
 import { jsonFragment, looksLikeJsonContainer, toText } from './attribute-read';
-import { collectFamilyKeys, FLATTENED_INPUT_FAMILIES, FLATTENED_OUTPUT_FAMILIES, flattenedJson, isPresent, type FlattenedFamily } from './flattened-content';
+import {
+  collectFamilyKeys,
+  FLATTENED_INPUT_FAMILIES,
+  FLATTENED_OUTPUT_FAMILIES,
+  flattenedJson,
+  isPresent,
+  type FlattenedFamily,
+} from './flattened-content';
 
 /**
  * Message contents move out of `attributes` into the input/output columns: they are the large,
@@ -69,7 +76,10 @@ export interface ContentMove {
  */
 function inputWithSystemInstructions(messages: AttributeValue | undefined, system: AttributeValue | undefined): string {
   if (system === undefined || system === null) return toText(messages);
-  const parts = typeof system === 'string' && !looksLikeJsonContainer(system) ? JSON.stringify([{ type: 'text', content: system }]) : jsonFragment(system);
+  const parts =
+    typeof system === 'string' && !looksLikeJsonContainer(system)
+      ? JSON.stringify([{ type: 'text', content: system }])
+      : jsonFragment(system);
   const systemMessage = `{"role":"system","parts":${parts}}`;
   if (messages === undefined || messages === null) return `[${systemMessage}]`;
   const history = toText(messages);
@@ -109,7 +119,8 @@ function withoutKeys(attributes: Attributes, removed: ReadonlySet<string>): Attr
   const kept: Attributes = {};
   for (const key of Object.keys(attributes)) {
     if (removed.has(key)) continue;
-    if (key === '__proto__') Object.defineProperty(kept, key, { value: attributes[key], enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(kept, key, { value: attributes[key], enumerable: true, writable: true, configurable: true });
     else kept[key] = attributes[key];
   }
   return kept;
@@ -119,7 +130,11 @@ function withoutKeys(attributes: Attributes, removed: ReadonlySet<string>): Attr
  * Input and output text from the flattened families present, in one pass over the attribute
  * names. Their keys always leave the attributes; the JSON is built only for a side still wanted.
  */
-function flattenedTexts(attributes: Attributes, removed: Set<string>, want: { input: boolean; output: boolean }): { input: string; output: string } {
+function flattenedTexts(
+  attributes: Attributes,
+  removed: Set<string>,
+  want: { input: boolean; output: boolean },
+): { input: string; output: string } {
   const present = FLATTENED_FAMILIES.filter((family) => isPresent(attributes, family));
   const texts = { input: '', output: '' };
   if (present.length === 0) return texts;

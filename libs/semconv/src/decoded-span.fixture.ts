@@ -35,7 +35,11 @@ export function decodedSpan(init: SpanInit): DecodedSpan {
     endTimeUnixNano: start + msToNano(init.durationMs ?? 1500),
     attributes: init.attributes ?? {},
     droppedAttributesCount: 0,
-    events: (init.events ?? []).map((event) => ({ name: event.name, timeUnixNano: start + msToNano(event.atMs), attributes: event.attributes ?? {} })),
+    events: (init.events ?? []).map((event) => ({
+      name: event.name,
+      timeUnixNano: start + msToNano(event.atMs),
+      attributes: event.attributes ?? {},
+    })),
     droppedEventsCount: 0,
     links: [],
     droppedLinksCount: 0,
@@ -51,7 +55,13 @@ export function decodedSpan(init: SpanInit): DecodedSpan {
 export const PARENT = 'b7ad6b7169203331';
 
 /** The API's inputTokens (cache included) and outputTokens (reasoning included) from exclusive buckets. */
-export function contractTotals(usage: { inputUncached: number; cacheRead: number; cacheWrite: number; output: number; reasoning: number }): { inputTokens: number; outputTokens: number } {
+export function contractTotals(usage: {
+  inputUncached: number;
+  cacheRead: number;
+  cacheWrite: number;
+  output: number;
+  reasoning: number;
+}): { inputTokens: number; outputTokens: number } {
   return { inputTokens: usage.inputUncached + usage.cacheRead + usage.cacheWrite, outputTokens: usage.output + usage.reasoning };
 }
 

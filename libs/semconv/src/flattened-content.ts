@@ -23,7 +23,10 @@ export const FLATTENED_INPUT_FAMILIES: readonly FlattenedFamily[] = [
 
 export const FLATTENED_OUTPUT_FAMILIES: readonly FlattenedFamily[] = [
   { prefix: 'llm.output_messages.', sentinels: ['llm.output_messages.0.message.role', 'llm.output_messages.0.message.content'] },
-  { prefix: 'gen_ai.completion.', sentinels: ['gen_ai.completion.0.role', 'gen_ai.completion.0.content', 'gen_ai.completion.0.finish_reason'] },
+  {
+    prefix: 'gen_ai.completion.',
+    sentinels: ['gen_ai.completion.0.role', 'gen_ai.completion.0.content', 'gen_ai.completion.0.finish_reason'],
+  },
   { prefix: 'llm.choices.', sentinels: ['llm.choices.0.completion.text'] },
 ];
 
@@ -76,7 +79,8 @@ function toJson(node: unknown): string {
   }
   if (node instanceof ListNode) {
     let text = '';
-    for (let i = 0; i < node.items.length; i++) text += `${i === 0 ? '' : ','}${node.items[i] === undefined ? 'null' : toJson(node.items[i])}`;
+    for (let i = 0; i < node.items.length; i++)
+      text += `${i === 0 ? '' : ','}${node.items[i] === undefined ? 'null' : toJson(node.items[i])}`;
     return `[${text}]`;
   }
   return JSON.stringify(node ?? null);
@@ -107,14 +111,16 @@ export function flattenedJson(attributes: Attributes, prefix: string, keys: read
           break;
         }
         child = node.items[index];
-        if (!(child instanceof Map || child instanceof ListNode)) node.items[index] = child = isIndex(path[i + 1]) ? new ListNode() : new Map();
+        if (!(child instanceof Map || child instanceof ListNode))
+          node.items[index] = child = isIndex(path[i + 1]) ? new ListNode() : new Map();
       } else {
         if (last) {
           node.set(segment, attributes[key]);
           break;
         }
         child = node.get(segment);
-        if (!(child instanceof Map || child instanceof ListNode)) node.set(segment, (child = isIndex(path[i + 1]) ? new ListNode() : new Map()));
+        if (!(child instanceof Map || child instanceof ListNode))
+          node.set(segment, (child = isIndex(path[i + 1]) ? new ListNode() : new Map()));
       }
       node = child as Container;
     }

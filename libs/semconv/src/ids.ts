@@ -2,9 +2,21 @@ import { INT32_MAX, type Attributes, type DecodedSpan } from '@spanforge/otlp';
 import { firstString } from './attribute-read';
 
 /** The three public session id keys first, in the API's documented order, then SDK-specific ones (Langfuse extractSessionId, Vercel telemetry metadata, Traceloop AssociationProperty.SESSION_ID). */
-const SESSION_KEYS = ['session.id', 'gen_ai.conversation.id', 'langfuse.session.id', 'ai.telemetry.metadata.sessionId', 'traceloop.association.properties.session_id'] as const;
+const SESSION_KEYS = [
+  'session.id',
+  'gen_ai.conversation.id',
+  'langfuse.session.id',
+  'ai.telemetry.metadata.sessionId',
+  'traceloop.association.properties.session_id',
+] as const;
 
-const USER_KEYS = ['user.id', 'enduser.id', 'langfuse.user.id', 'ai.telemetry.metadata.userId', 'traceloop.association.properties.user_id'] as const;
+const USER_KEYS = [
+  'user.id',
+  'enduser.id',
+  'langfuse.user.id',
+  'ai.telemetry.metadata.userId',
+  'traceloop.association.properties.user_id',
+] as const;
 
 /**
  * No convention defines a run id (one agent invocation, which may span retried traces). These are
@@ -12,7 +24,13 @@ const USER_KEYS = ['user.id', 'enduser.id', 'langfuse.user.id', 'ai.telemetry.me
  * same key through each SDK's metadata mechanism (Vercel telemetry metadata, Traceloop association
  * properties, Langfuse observation metadata).
  */
-const RUN_KEYS = ['run.id', 'gen_ai.run.id', 'ai.telemetry.metadata.runId', 'traceloop.association.properties.run_id', 'langfuse.observation.metadata.run_id'] as const;
+const RUN_KEYS = [
+  'run.id',
+  'gen_ai.run.id',
+  'ai.telemetry.metadata.runId',
+  'traceloop.association.properties.run_id',
+  'langfuse.observation.metadata.run_id',
+] as const;
 
 export interface SpanIds {
   sessionId: string;

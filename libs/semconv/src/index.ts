@@ -1,6 +1,16 @@
 export * from './semconv.model';
 export { normalizeSpan } from './normalize';
-export { classifySpan, classifyByConvention, GEN_AI_TRACE_TYPES, isGenAiTrace, isUpgradableRoot, LLM_CONVENTIONS, ROOT_UPGRADABLE_TYPES, rootSpanType, type SpanClassification } from './span-type';
+export {
+  classifySpan,
+  classifyByConvention,
+  GEN_AI_TRACE_TYPES,
+  isGenAiTrace,
+  isUpgradableRoot,
+  LLM_CONVENTIONS,
+  ROOT_UPGRADABLE_TYPES,
+  rootSpanType,
+  type SpanClassification,
+} from './span-type';
 export { llmScopeConvention } from './llm-scope';
 export { toPricingModel, readModelNames, type ModelNames } from './model';
 export { canonicalProvider, inferProviderFromModel, readProvider } from './provider';

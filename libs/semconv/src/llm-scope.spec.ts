@@ -18,7 +18,15 @@ describe('llmScopeConvention', () => {
     expect(llmScopeConvention(scope)).toBe(convention);
   });
 
-  it.each(['', 'logfire', 'opentelemetry.instrumentation.requests', 'opentelemetry.instrumentation.flask', '@opentelemetry/instrumentation-http', 'my-app', 'aiohttp'])('%p is not', (scope) => {
+  it.each([
+    '',
+    'logfire',
+    'opentelemetry.instrumentation.requests',
+    'opentelemetry.instrumentation.flask',
+    '@opentelemetry/instrumentation-http',
+    'my-app',
+    'aiohttp',
+  ])('%p is not', (scope) => {
     expect(llmScopeConvention(scope)).toBeUndefined();
   });
 });

@@ -26,9 +26,18 @@ describe('toPricingModel', () => {
 
 describe('readModelNames', () => {
   it('prefers the response model, keeps the requested one, and falls back to the only model named', () => {
-    expect(readModelNames({ 'gen_ai.request.model': 'gpt-4o', 'gen_ai.response.model': 'gpt-4o-2024-08-06' })).toMatchObject({ model: 'gpt-4o-2024-08-06', modelRequested: 'gpt-4o' });
-    expect(readModelNames({ 'ai.model.id': 'gpt-4o-mini', 'ai.response.model': 'gpt-4o-mini-2024-07-18' })).toMatchObject({ model: 'gpt-4o-mini-2024-07-18', modelRequested: 'gpt-4o-mini' });
-    expect(readModelNames({ 'llm.model_name': 'claude-3-opus-20240229' })).toMatchObject({ model: 'claude-3-opus-20240229', modelRequested: 'claude-3-opus-20240229' });
+    expect(readModelNames({ 'gen_ai.request.model': 'gpt-4o', 'gen_ai.response.model': 'gpt-4o-2024-08-06' })).toMatchObject({
+      model: 'gpt-4o-2024-08-06',
+      modelRequested: 'gpt-4o',
+    });
+    expect(readModelNames({ 'ai.model.id': 'gpt-4o-mini', 'ai.response.model': 'gpt-4o-mini-2024-07-18' })).toMatchObject({
+      model: 'gpt-4o-mini-2024-07-18',
+      modelRequested: 'gpt-4o-mini',
+    });
+    expect(readModelNames({ 'llm.model_name': 'claude-3-opus-20240229' })).toMatchObject({
+      model: 'claude-3-opus-20240229',
+      modelRequested: 'claude-3-opus-20240229',
+    });
     expect(readModelNames({})).toMatchObject({ model: '', modelRequested: '', pricingModel: '' });
   });
 });

@@ -22,7 +22,21 @@ const MODEL_KEYS = [
 const REQUESTED_MODEL_KEYS = ['gen_ai.request.model', 'llm.request.model_name', 'ai.model.id', 'langfuse.observation.model.name'] as const;
 
 /** Bedrock model vendors (`<vendor>.<model>-v<N>:<M>`) and cross-region inference profile prefixes (`us.anthropic.…`). */
-const BEDROCK_VENDORS: ReadonlySet<string> = new Set(['anthropic', 'amazon', 'meta', 'cohere', 'ai21', 'mistral', 'stability', 'deepseek', 'writer', 'qwen', 'openai', 'twelvelabs', 'luma']);
+const BEDROCK_VENDORS: ReadonlySet<string> = new Set([
+  'anthropic',
+  'amazon',
+  'meta',
+  'cohere',
+  'ai21',
+  'mistral',
+  'stability',
+  'deepseek',
+  'writer',
+  'qwen',
+  'openai',
+  'twelvelabs',
+  'luma',
+]);
 const BEDROCK_REGIONS: ReadonlySet<string> = new Set(['us', 'eu', 'apac', 'global', 'us-gov', 'jp', 'au', 'ca']);
 const BEDROCK_VERSION_SUFFIX = /-v\d+(?::\d+)?(?::\d+k)?$|:\d+$/;
 

@@ -72,7 +72,8 @@ describe('normalizeSpan: OTel GenAI inference span', () => {
     const n = normalizeSpan(span);
     expect(JSON.parse(n.input)).toEqual([{ role: 'system', parts: instructions }, ...messages]);
     expect(JSON.parse(n.output)).toEqual(answer);
-    for (const key of ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.system_instructions']) expect(n.attributes).not.toHaveProperty([key]);
+    for (const key of ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.system_instructions'])
+      expect(n.attributes).not.toHaveProperty([key]);
     expect(n.attributes['server.address']).toBe('api.openai.com');
     expect(span.attributes).toEqual(before);
   });
@@ -130,8 +131,17 @@ describe('normalizeSpan: OTel GenAI agent and tool spans', () => {
   };
 
   it('makes the root invoke_agent span the RUN, its usage an aggregate of its children', () => {
-    const n = normalizeSpan(decodedSpan({ name: 'invoke_agent travel-planner', scope: 'strands.telemetry.tracer', attributes: agentAttributes }));
-    expect(n).toMatchObject({ spanType: 'RUN', convention: 'gen_ai', operation: 'invoke_agent', agentName: 'travel-planner', iterations: 3, userId: 'u-77' });
+    const n = normalizeSpan(
+      decodedSpan({ name: 'invoke_agent travel-planner', scope: 'strands.telemetry.tracer', attributes: agentAttributes }),
+    );
+    expect(n).toMatchObject({
+      spanType: 'RUN',
+      convention: 'gen_ai',
+      operation: 'invoke_agent',
+      agentName: 'travel-planner',
+      iterations: 3,
+      userId: 'u-77',
+    });
     expect(n.usageIsAggregate).toBe(true);
     expect(contractTotals(n.usage)).toEqual({ inputTokens: 8_120, outputTokens: 1_045 });
   });
@@ -161,7 +171,12 @@ describe('normalizeSpan: OTel GenAI agent and tool spans', () => {
     expect(n).toMatchObject({ spanType: 'TOOL', toolName: 'search_flights', usageIsAggregate: false });
     expect(JSON.parse(n.input)).toEqual(args);
     expect(JSON.parse(n.output)).toEqual(result);
-    expect(n.attributes).toEqual({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search_flights', 'gen_ai.tool.call.id': 'call_a1', 'gen_ai.tool.type': 'function' });
+    expect(n.attributes).toEqual({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'search_flights',
+      'gen_ai.tool.call.id': 'call_a1',
+      'gen_ai.tool.type': 'function',
+    });
   });
 
   it.each([
@@ -193,14 +208,26 @@ describe('normalizeSpan: OTel GenAI agent and tool spans', () => {
   });
 
   it('reads pydantic-ai v2 tool spans, which carry gen_ai.tool.name but no operation name', () => {
-    const n = normalizeSpan(decodedSpan({ name: 'running tool', parentSpanId: PARENT, scope: 'pydantic-ai', attributes: { 'gen_ai.tool.name': 'roll_dice', tool_arguments: '{}' } }));
+    const n = normalizeSpan(
+      decodedSpan({
+        name: 'running tool',
+        parentSpanId: PARENT,
+        scope: 'pydantic-ai',
+        attributes: { 'gen_ai.tool.name': 'roll_dice', tool_arguments: '{}' },
+      }),
+    );
     expect(n).toMatchObject({ spanType: 'TOOL', convention: 'gen_ai', toolName: 'roll_dice' });
   });
 });
 
 describe('normalizeSpan: errors', () => {
   it('takes error.type, else the exception event type, only for failed spans', () => {
-    const failed = decodedSpan({ name: 'chat', parentSpanId: PARENT, statusCode: StatusCode.ERROR, attributes: { 'gen_ai.operation.name': 'chat', 'error.type': 'rate_limit_exceeded' } });
+    const failed = decodedSpan({
+      name: 'chat',
+      parentSpanId: PARENT,
+      statusCode: StatusCode.ERROR,
+      attributes: { 'gen_ai.operation.name': 'chat', 'error.type': 'rate_limit_exceeded' },
+    });
     expect(normalizeSpan(failed).errorType).toBe('rate_limit_exceeded');
 
     const thrown = decodedSpan({
@@ -208,7 +235,13 @@ describe('normalizeSpan: errors', () => {
       parentSpanId: PARENT,
       statusCode: StatusCode.ERROR,
       attributes: { 'gen_ai.operation.name': 'chat' },
-      events: [{ name: 'exception', atMs: 900, attributes: { 'exception.type': 'openai.APITimeoutError', 'exception.message': 'Request timed out.' } }],
+      events: [
+        {
+          name: 'exception',
+          atMs: 900,
+          attributes: { 'exception.type': 'openai.APITimeoutError', 'exception.message': 'Request timed out.' },
+        },
+      ],
     });
     expect(normalizeSpan(thrown).errorType).toBe('openai.APITimeoutError');
 

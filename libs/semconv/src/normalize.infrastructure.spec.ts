@@ -36,30 +36,73 @@ describe('normalizeSpan: Logfire', () => {
   });
 
   it('makes the root pydantic-ai v2 "agent run" span the RUN by its tracer alone', () => {
-    const n = normalizeSpan(decodedSpan({ name: 'agent run', scope: 'pydantic-ai', attributes: { agent_name: 'support', model_name: 'gpt-4o', 'gen_ai.usage.input_tokens': 3_000 } }));
+    const n = normalizeSpan(
+      decodedSpan({
+        name: 'agent run',
+        scope: 'pydantic-ai',
+        attributes: { agent_name: 'support', model_name: 'gpt-4o', 'gen_ai.usage.input_tokens': 3_000 },
+      }),
+    );
     expect(n).toMatchObject({ spanType: 'RUN', convention: 'gen_ai', agentName: 'support', usageIsAggregate: true });
   });
 });
 
 describe('normalizeSpan: HTTP, DB and plain spans', () => {
   it('types an HTTP client span by its method', () => {
-    const n = normalizeSpan(decodedSpan({ name: 'POST', parentSpanId: PARENT, kind: SpanKind.CLIENT, scope: '@opentelemetry/instrumentation-undici', attributes: { 'http.request.method': 'POST', 'url.full': 'https://api.openai.com/v1/chat/completions', 'http.response.status_code': 200 } }));
+    const n = normalizeSpan(
+      decodedSpan({
+        name: 'POST',
+        parentSpanId: PARENT,
+        kind: SpanKind.CLIENT,
+        scope: '@opentelemetry/instrumentation-undici',
+        attributes: {
+          'http.request.method': 'POST',
+          'url.full': 'https://api.openai.com/v1/chat/completions',
+          'http.response.status_code': 200,
+        },
+      }),
+    );
     expect(n).toMatchObject({ spanType: 'HTTP', convention: 'http', operation: 'POST', usageIsAggregate: false, model: '', provider: '' });
   });
 
   it('types an old-convention HTTP server span, and leaves a root without LLM signal as it is', () => {
-    const n = normalizeSpan(decodedSpan({ name: 'GET /health', kind: SpanKind.SERVER, scope: '@opentelemetry/instrumentation-http', attributes: { 'http.method': 'GET', 'http.route': '/health' } }));
+    const n = normalizeSpan(
+      decodedSpan({
+        name: 'GET /health',
+        kind: SpanKind.SERVER,
+        scope: '@opentelemetry/instrumentation-http',
+        attributes: { 'http.method': 'GET', 'http.route': '/health' },
+      }),
+    );
     expect(n).toMatchObject({ spanType: 'HTTP', operation: 'GET' });
   });
 
   it('upgrades a root HTTP span that carries an LLM attribute to RUN', () => {
-    const n = normalizeSpan(decodedSpan({ name: 'POST /chat', kind: SpanKind.SERVER, attributes: { 'http.request.method': 'POST', 'gen_ai.conversation.id': 'c-1' } }));
+    const n = normalizeSpan(
+      decodedSpan({
+        name: 'POST /chat',
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': 'POST', 'gen_ai.conversation.id': 'c-1' },
+      }),
+    );
     expect(n).toMatchObject({ spanType: 'RUN', convention: 'http', sessionId: 'c-1' });
   });
 
   it('types a DB span by db.system.name or db.system', () => {
-    expect(normalizeSpan(decodedSpan({ name: 'SELECT orders', parentSpanId: PARENT, attributes: { 'db.system.name': 'postgresql', 'db.operation.name': 'SELECT' } }))).toMatchObject({ spanType: 'DB', operation: 'SELECT' });
-    expect(normalizeSpan(decodedSpan({ name: 'pinecone.query', parentSpanId: PARENT, attributes: { 'db.system': 'pinecone', 'db.operation': 'query' } }))).toMatchObject({ spanType: 'DB', operation: 'query' });
+    expect(
+      normalizeSpan(
+        decodedSpan({
+          name: 'SELECT orders',
+          parentSpanId: PARENT,
+          attributes: { 'db.system.name': 'postgresql', 'db.operation.name': 'SELECT' },
+        }),
+      ),
+    ).toMatchObject({ spanType: 'DB', operation: 'SELECT' });
+    expect(
+      normalizeSpan(
+        decodedSpan({ name: 'pinecone.query', parentSpanId: PARENT, attributes: { 'db.system': 'pinecone', 'db.operation': 'query' } }),
+      ),
+    ).toMatchObject({ spanType: 'DB', operation: 'query' });
   });
 
   it('leaves a plain root OTHER: its LLM children are for the query-time upgrade to see', () => {
@@ -68,14 +111,32 @@ describe('normalizeSpan: HTTP, DB and plain spans', () => {
   });
 
   it('falls back to the resource for ids', () => {
-    const n = normalizeSpan(decodedSpan({ name: 'x', parentSpanId: PARENT, resource: { 'session.id': 'from-resource', 'enduser.id': 'eu-5' }, attributes: { 'user.id': '' } }));
+    const n = normalizeSpan(
+      decodedSpan({
+        name: 'x',
+        parentSpanId: PARENT,
+        resource: { 'session.id': 'from-resource', 'enduser.id': 'eu-5' },
+        attributes: { 'user.id': '' },
+      }),
+    );
     expect(n).toMatchObject({ sessionId: 'from-resource', userId: 'eu-5', runId: '' });
   });
 
   it('reports no error type for a successful span and the exception type for a failed one', () => {
-    const failed = decodedSpan({ name: 'GET', parentSpanId: PARENT, statusCode: StatusCode.ERROR, attributes: { 'http.request.method': 'GET' }, events: [{ name: 'exception', atMs: 5, attributes: { 'exception.type': 'ECONNRESET' } }] });
+    const failed = decodedSpan({
+      name: 'GET',
+      parentSpanId: PARENT,
+      statusCode: StatusCode.ERROR,
+      attributes: { 'http.request.method': 'GET' },
+      events: [{ name: 'exception', atMs: 5, attributes: { 'exception.type': 'ECONNRESET' } }],
+    });
     expect(normalizeSpan(failed).errorType).toBe('ECONNRESET');
-    const unset = decodedSpan({ name: 'GET', parentSpanId: PARENT, attributes: { 'http.request.method': 'GET' }, events: [{ name: 'exception', atMs: 5, attributes: { 'exception.type': 'Handled' } }] });
+    const unset = decodedSpan({
+      name: 'GET',
+      parentSpanId: PARENT,
+      attributes: { 'http.request.method': 'GET' },
+      events: [{ name: 'exception', atMs: 5, attributes: { 'exception.type': 'Handled' } }],
+    });
     expect(normalizeSpan(unset).errorType).toBe('');
   });
 

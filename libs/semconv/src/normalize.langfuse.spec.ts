@@ -21,7 +21,9 @@ const generation = (): ReturnType<typeof decodedSpan> =>
       'langfuse.observation.model.parameters': JSON.stringify({ reasoning_effort: 'medium' }),
       'langfuse.observation.usage_details': JSON.stringify(usageDetails),
       'langfuse.observation.cost_details': JSON.stringify(costDetails),
-      'langfuse.observation.completion_start_time': JSON.stringify(new Date(START_MS + firstTokenAfterMs).toISOString().replace('Z', '000Z')),
+      'langfuse.observation.completion_start_time': JSON.stringify(
+        new Date(START_MS + firstTokenAfterMs).toISOString().replace('Z', '000Z'),
+      ),
       'langfuse.observation.input': JSON.stringify([{ role: 'user', content: 'Is the invoice overdue?' }]),
       'langfuse.observation.output': JSON.stringify({ role: 'assistant', content: 'Yes, by 12 days.' }),
       'langfuse.observation.level': 'DEFAULT',
@@ -32,12 +34,25 @@ const generation = (): ReturnType<typeof decodedSpan> =>
 describe('normalizeSpan: Langfuse generation', () => {
   it('types it LLM and infers the provider from the model it names', () => {
     const n = normalizeSpan(generation());
-    expect(n).toMatchObject({ spanType: 'LLM', convention: 'langfuse', operation: 'generation', model: 'o3-mini', pricingModel: 'o3-mini', provider: 'openai' });
+    expect(n).toMatchObject({
+      spanType: 'LLM',
+      convention: 'langfuse',
+      operation: 'generation',
+      model: 'o3-mini',
+      pricingModel: 'o3-mini',
+      provider: 'openai',
+    });
   });
 
   it('maps usage_details straight onto the exclusive buckets', () => {
     const { usage, usageIsAggregate } = normalizeSpan(generation());
-    expect(usage).toEqual({ inputUncached: usageDetails.input, cacheRead: usageDetails.input_cached_tokens, cacheWrite: 0, output: usageDetails.output, reasoning: usageDetails.output_reasoning_tokens });
+    expect(usage).toEqual({
+      inputUncached: usageDetails.input,
+      cacheRead: usageDetails.input_cached_tokens,
+      cacheWrite: 0,
+      output: usageDetails.output,
+      reasoning: usageDetails.output_reasoning_tokens,
+    });
     const totals = contractTotals(usage);
     expect(totals.inputTokens + totals.outputTokens).toBe(usageDetails.total);
     expect(usageIsAggregate).toBe(false);
@@ -73,7 +88,12 @@ describe('normalizeSpan: Langfuse generation', () => {
         'langfuse.observation.type': 'generation',
         'langfuse.observation.model.name': 'claude-sonnet-4-20250514',
         'langfuse.observation.usage_details': { input: 5, cache_read_input_tokens: 9_000, cache_creation_input_tokens: 700, output: 90 },
-        'langfuse.observation.cost_details': JSON.stringify({ input: 0.000015, cache_read_input_tokens: 0.0027, cache_creation_input_tokens: 0.002625, output: 0.00135 }),
+        'langfuse.observation.cost_details': JSON.stringify({
+          input: 0.000015,
+          cache_read_input_tokens: 0.0027,
+          cache_creation_input_tokens: 0.002625,
+          output: 0.00135,
+        }),
       },
     });
     const n = normalizeSpan(span);
@@ -93,22 +113,50 @@ describe('normalizeSpan: other Langfuse observation types', () => {
     ['embedding', 'EMBEDDING'],
     ['guardrail', 'GUARDRAIL'],
   ])('maps %s to %s', (type, spanType) => {
-    expect(normalizeSpan(decodedSpan({ name: type, parentSpanId: PARENT, attributes: { 'langfuse.observation.type': type } })).spanType).toBe(spanType);
+    expect(
+      normalizeSpan(decodedSpan({ name: type, parentSpanId: PARENT, attributes: { 'langfuse.observation.type': type } })).spanType,
+    ).toBe(spanType);
   });
 
   it('names agent and tool observations after the span', () => {
-    expect(normalizeSpan(decodedSpan({ name: 'billing-agent', parentSpanId: PARENT, attributes: { 'langfuse.observation.type': 'agent' } })).agentName).toBe('billing-agent');
-    expect(normalizeSpan(decodedSpan({ name: 'fetch_invoice', parentSpanId: PARENT, attributes: { 'langfuse.observation.type': 'tool' } })).toolName).toBe('fetch_invoice');
+    expect(
+      normalizeSpan(decodedSpan({ name: 'billing-agent', parentSpanId: PARENT, attributes: { 'langfuse.observation.type': 'agent' } }))
+        .agentName,
+    ).toBe('billing-agent');
+    expect(
+      normalizeSpan(decodedSpan({ name: 'fetch_invoice', parentSpanId: PARENT, attributes: { 'langfuse.observation.type': 'tool' } }))
+        .toolName,
+    ).toBe('fetch_invoice');
   });
 
   it('reads a "span" carrying a model as a generation (Python SDK <= 3.3.0), and a plain span by other signals', () => {
-    expect(normalizeSpan(decodedSpan({ name: 'llm', parentSpanId: PARENT, attributes: { 'langfuse.observation.type': 'span', 'langfuse.observation.model.name': 'gpt-4o' } })).spanType).toBe('LLM');
-    const plain = normalizeSpan(decodedSpan({ name: 'fetch', parentSpanId: PARENT, attributes: { 'langfuse.observation.type': 'span', 'http.request.method': 'GET' } }));
+    expect(
+      normalizeSpan(
+        decodedSpan({
+          name: 'llm',
+          parentSpanId: PARENT,
+          attributes: { 'langfuse.observation.type': 'span', 'langfuse.observation.model.name': 'gpt-4o' },
+        }),
+      ).spanType,
+    ).toBe('LLM');
+    const plain = normalizeSpan(
+      decodedSpan({
+        name: 'fetch',
+        parentSpanId: PARENT,
+        attributes: { 'langfuse.observation.type': 'span', 'http.request.method': 'GET' },
+      }),
+    );
     expect(plain).toMatchObject({ spanType: 'HTTP', convention: 'http' });
   });
 
   it('upgrades a root span of the Langfuse SDK to RUN and takes the Langfuse session and user ids', () => {
-    const n = normalizeSpan(decodedSpan({ name: 'handle-request', scope: 'langfuse-sdk', attributes: { 'langfuse.observation.type': 'span', 'langfuse.session.id': 'sess-1', 'langfuse.user.id': 'user-1' } }));
+    const n = normalizeSpan(
+      decodedSpan({
+        name: 'handle-request',
+        scope: 'langfuse-sdk',
+        attributes: { 'langfuse.observation.type': 'span', 'langfuse.session.id': 'sess-1', 'langfuse.user.id': 'user-1' },
+      }),
+    );
     expect(n).toMatchObject({ spanType: 'RUN', sessionId: 'sess-1', userId: 'user-1' });
   });
 });

@@ -51,7 +51,13 @@ describe('normalizeSpan: OpenInference LLM span', () => {
 
   it('reads llm.token_count.prompt as inclusive of cache reads and writes', () => {
     const { usage } = normalizeSpan(llmSpan());
-    expect(usage).toEqual({ inputUncached: prompt - anthropicUsage.cacheRead - anthropicUsage.cacheWrite, cacheRead: anthropicUsage.cacheRead, cacheWrite: anthropicUsage.cacheWrite, output: anthropicUsage.completion, reasoning: 0 });
+    expect(usage).toEqual({
+      inputUncached: prompt - anthropicUsage.cacheRead - anthropicUsage.cacheWrite,
+      cacheRead: anthropicUsage.cacheRead,
+      cacheWrite: anthropicUsage.cacheWrite,
+      output: anthropicUsage.completion,
+      reasoning: 0,
+    });
     expect(contractTotals(usage)).toEqual({ inputTokens: prompt, outputTokens: anthropicUsage.completion });
   });
 
@@ -59,7 +65,11 @@ describe('normalizeSpan: OpenInference LLM span', () => {
     const n = normalizeSpan(llmSpan());
     expect(JSON.parse(n.input)).toEqual(request);
     expect(n.output).toBe('The customer cannot log in since the update.');
-    expect(Object.keys(n.attributes).filter((key) => key.startsWith('llm.input_messages') || key.startsWith('llm.output_messages') || key.endsWith('.value'))).toEqual([]);
+    expect(
+      Object.keys(n.attributes).filter(
+        (key) => key.startsWith('llm.input_messages') || key.startsWith('llm.output_messages') || key.endsWith('.value'),
+      ),
+    ).toEqual([]);
     expect(n.attributes['llm.token_count.prompt']).toBe(prompt);
     expect(n.sessionId).toBe('sess-204');
     expect(n.userId).toBe('agent-ops@example.com');
@@ -87,7 +97,9 @@ describe('normalizeSpan: OpenInference LLM span', () => {
       { message: { role: 'system', content: 'Be brief.' } },
       { message: { role: 'user', contents: [{ message_content: { type: 'text', text: 'Weather in Oslo?' } }] } },
     ]);
-    expect(JSON.parse(n.output)).toEqual([{ message: { role: 'assistant', tool_calls: [{ tool_call: { function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } } }] } }]);
+    expect(JSON.parse(n.output)).toEqual([
+      { message: { role: 'assistant', tool_calls: [{ tool_call: { function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } } }] } },
+    ]);
     expect(n.attributes).toEqual({ 'openinference.span.kind': 'LLM', 'llm.model_name': 'gpt-4o-mini' });
     expect(n.provider).toBe('openai');
   });
@@ -96,7 +108,14 @@ describe('normalizeSpan: OpenInference LLM span', () => {
     const span = decodedSpan({
       name: 'ChatCompletion',
       parentSpanId: PARENT,
-      attributes: { 'openinference.span.kind': 'LLM', 'llm.provider': 'azure', 'llm.system': 'openai', 'llm.model_name': 'gpt-4o', 'llm.token_count.prompt': 10, 'llm.cost.total': 0.0021 },
+      attributes: {
+        'openinference.span.kind': 'LLM',
+        'llm.provider': 'azure',
+        'llm.system': 'openai',
+        'llm.model_name': 'gpt-4o',
+        'llm.token_count.prompt': 10,
+        'llm.cost.total': 0.0021,
+      },
     });
     const n = normalizeSpan(span);
     expect(n.provider).toBe('azure_openai');
@@ -104,21 +123,49 @@ describe('normalizeSpan: OpenInference LLM span', () => {
   });
 
   it('measures TTFT from the LangChain "First Token Stream Event"', () => {
-    const span = decodedSpan({ name: 'ChatAnthropic', parentSpanId: PARENT, attributes: { 'openinference.span.kind': 'LLM' }, events: [{ name: 'First Token Stream Event', atMs: 612.5 }] });
+    const span = decodedSpan({
+      name: 'ChatAnthropic',
+      parentSpanId: PARENT,
+      attributes: { 'openinference.span.kind': 'LLM' },
+      events: [{ name: 'First Token Stream Event', atMs: 612.5 }],
+    });
     expect(normalizeSpan(span).ttftMs).toBeCloseTo(612.5, 6);
   });
 });
 
 describe('normalizeSpan: OpenInference agent, chain and other kinds', () => {
   it('marks token counts on AGENT and CHAIN spans as aggregates', () => {
-    const agent = normalizeSpan(decodedSpan({ name: 'agent', parentSpanId: PARENT, attributes: { 'openinference.span.kind': 'AGENT', 'agent.name': 'researcher', 'llm.token_count.prompt': 5_000, 'llm.token_count.completion': 700 } }));
+    const agent = normalizeSpan(
+      decodedSpan({
+        name: 'agent',
+        parentSpanId: PARENT,
+        attributes: {
+          'openinference.span.kind': 'AGENT',
+          'agent.name': 'researcher',
+          'llm.token_count.prompt': 5_000,
+          'llm.token_count.completion': 700,
+        },
+      }),
+    );
     expect(agent).toMatchObject({ spanType: 'AGENT', agentName: 'researcher', usageIsAggregate: true });
-    const chain = normalizeSpan(decodedSpan({ name: 'RunnableSequence', parentSpanId: PARENT, attributes: { 'openinference.span.kind': 'CHAIN', 'llm.token_count.total': 5_700 } }));
+    const chain = normalizeSpan(
+      decodedSpan({
+        name: 'RunnableSequence',
+        parentSpanId: PARENT,
+        attributes: { 'openinference.span.kind': 'CHAIN', 'llm.token_count.total': 5_700 },
+      }),
+    );
     expect(chain).toMatchObject({ spanType: 'CHAIN', usageIsAggregate: false }); // a total alone cannot be split: no usage at all
   });
 
   it('makes a root CHAIN span the RUN', () => {
-    const n = normalizeSpan(decodedSpan({ name: 'LangGraph', scope: 'openinference.instrumentation.langchain', attributes: { 'openinference.span.kind': 'CHAIN', 'input.value': 'hi' } }));
+    const n = normalizeSpan(
+      decodedSpan({
+        name: 'LangGraph',
+        scope: 'openinference.instrumentation.langchain',
+        attributes: { 'openinference.span.kind': 'CHAIN', 'input.value': 'hi' },
+      }),
+    );
     expect(n).toMatchObject({ spanType: 'RUN', convention: 'openinference', input: 'hi' });
   });
 
@@ -131,11 +178,23 @@ describe('normalizeSpan: OpenInference agent, chain and other kinds', () => {
     ['PROMPT', 'CHAIN'],
     ['tool', 'TOOL'],
   ])('maps span kind %s to %s', (kind, spanType) => {
-    expect(normalizeSpan(decodedSpan({ name: kind, parentSpanId: PARENT, attributes: { 'openinference.span.kind': kind } })).spanType).toBe(spanType);
+    expect(normalizeSpan(decodedSpan({ name: kind, parentSpanId: PARENT, attributes: { 'openinference.span.kind': kind } })).spanType).toBe(
+      spanType,
+    );
   });
 
   it('reads the embedding model of an EMBEDDING span', () => {
-    const n = normalizeSpan(decodedSpan({ name: 'embed', parentSpanId: PARENT, attributes: { 'openinference.span.kind': 'EMBEDDING', 'embedding.model_name': 'text-embedding-3-small', 'llm.token_count.prompt': 42 } }));
+    const n = normalizeSpan(
+      decodedSpan({
+        name: 'embed',
+        parentSpanId: PARENT,
+        attributes: {
+          'openinference.span.kind': 'EMBEDDING',
+          'embedding.model_name': 'text-embedding-3-small',
+          'llm.token_count.prompt': 42,
+        },
+      }),
+    );
     expect(n).toMatchObject({ model: 'text-embedding-3-small', provider: 'openai', usageIsAggregate: false });
     expect(n.usage.inputUncached).toBe(42);
   });

@@ -48,7 +48,13 @@ describe('normalizeSpan: OpenLLMetry Anthropic chat span', () => {
 
   it('reads its input count as inclusive of the cache counts beside it', () => {
     const { usage } = normalizeSpan(anthropicChat());
-    expect(usage).toEqual({ inputUncached: reportedInput - raw.cacheRead - raw.cacheCreation, cacheRead: raw.cacheRead, cacheWrite: raw.cacheCreation, output: raw.outputTokens, reasoning: 0 });
+    expect(usage).toEqual({
+      inputUncached: reportedInput - raw.cacheRead - raw.cacheCreation,
+      cacheRead: raw.cacheRead,
+      cacheWrite: raw.cacheCreation,
+      output: raw.outputTokens,
+      reasoning: 0,
+    });
     expect(usage.inputUncached).toBe(raw.inputTokens);
     expect(contractTotals(usage)).toEqual({ inputTokens: reportedInput, outputTokens: raw.outputTokens });
   });
@@ -56,13 +62,21 @@ describe('normalizeSpan: OpenLLMetry Anthropic chat span', () => {
   it('rebuilds the flattened prompt and completion and takes the association properties as ids', () => {
     const n = normalizeSpan(anthropicChat());
     expect(JSON.parse(n.input)).toEqual([{ role: 'user', content: 'Draft a reply to the refund request.' }]);
-    expect(JSON.parse(n.output)).toEqual([{ role: 'assistant', content: 'Hi Dana, your refund was issued today.', finish_reason: 'end_turn' }]);
+    expect(JSON.parse(n.output)).toEqual([
+      { role: 'assistant', content: 'Hi Dana, your refund was issued today.', finish_reason: 'end_turn' },
+    ]);
     expect(Object.keys(n.attributes).some((key) => key.startsWith('gen_ai.prompt.') || key.startsWith('gen_ai.completion.'))).toBe(false);
     expect(n).toMatchObject({ sessionId: 'thread-88', userId: 'dana' });
   });
 
   it('ignores a framework name in gen_ai.system and infers the provider from the model', () => {
-    const n = normalizeSpan(decodedSpan({ name: 'ChatOpenAI.chat', parentSpanId: PARENT, attributes: { 'gen_ai.system': 'Langchain', 'llm.request.type': 'chat', 'gen_ai.request.model': 'gpt-4.1-mini' } }));
+    const n = normalizeSpan(
+      decodedSpan({
+        name: 'ChatOpenAI.chat',
+        parentSpanId: PARENT,
+        attributes: { 'gen_ai.system': 'Langchain', 'llm.request.type': 'chat', 'gen_ai.request.model': 'gpt-4.1-mini' },
+      }),
+    );
     expect(n.provider).toBe('openai');
   });
 });
@@ -94,16 +108,33 @@ describe('normalizeSpan: OpenLLMetry workflow, task, agent and tool spans', () =
   });
 
   it('names tools and agents after their entity', () => {
-    const tool = normalizeSpan(decodedSpan({ name: 'lookup_order.tool', parentSpanId: PARENT, attributes: { 'traceloop.span.kind': 'tool', 'traceloop.entity.name': 'lookup_order' } }));
+    const tool = normalizeSpan(
+      decodedSpan({
+        name: 'lookup_order.tool',
+        parentSpanId: PARENT,
+        attributes: { 'traceloop.span.kind': 'tool', 'traceloop.entity.name': 'lookup_order' },
+      }),
+    );
     expect(tool).toMatchObject({ spanType: 'TOOL', toolName: 'lookup_order' });
-    const agent = normalizeSpan(decodedSpan({ name: 'triage.agent', parentSpanId: PARENT, attributes: { 'traceloop.span.kind': 'agent', 'traceloop.entity.name': 'triage' } }));
+    const agent = normalizeSpan(
+      decodedSpan({
+        name: 'triage.agent',
+        parentSpanId: PARENT,
+        attributes: { 'traceloop.span.kind': 'agent', 'traceloop.entity.name': 'triage' },
+      }),
+    );
     expect(agent).toMatchObject({ spanType: 'AGENT', agentName: 'triage' });
     const task = normalizeSpan(decodedSpan({ name: 'classify.task', parentSpanId: PARENT, attributes: { 'traceloop.span.kind': 'task' } }));
     expect(task.spanType).toBe('CHAIN');
   });
 
   it('types embedding and rerank requests', () => {
-    expect(normalizeSpan(decodedSpan({ name: 'openai.embeddings', parentSpanId: PARENT, attributes: { 'llm.request.type': 'embedding' } })).spanType).toBe('EMBEDDING');
-    expect(normalizeSpan(decodedSpan({ name: 'cohere.rerank', parentSpanId: PARENT, attributes: { 'llm.request.type': 'rerank' } })).spanType).toBe('RERANK');
+    expect(
+      normalizeSpan(decodedSpan({ name: 'openai.embeddings', parentSpanId: PARENT, attributes: { 'llm.request.type': 'embedding' } }))
+        .spanType,
+    ).toBe('EMBEDDING');
+    expect(
+      normalizeSpan(decodedSpan({ name: 'cohere.rerank', parentSpanId: PARENT, attributes: { 'llm.request.type': 'rerank' } })).spanType,
+    ).toBe('RERANK');
   });
 });

@@ -6,7 +6,13 @@ import { normalizeSpan } from './normalize';
 // v7 GenAI integration. Both use the tracer name 'ai'.
 
 const functionId = 'support-chat';
-const common = { 'resource.name': functionId, 'ai.telemetry.functionId': functionId, 'ai.settings.maxRetries': 2, 'ai.telemetry.metadata.sessionId': 'chat-42', 'ai.telemetry.metadata.userId': 'u-9' };
+const common = {
+  'resource.name': functionId,
+  'ai.telemetry.functionId': functionId,
+  'ai.settings.maxRetries': 2,
+  'ai.telemetry.metadata.sessionId': 'chat-42',
+  'ai.telemetry.metadata.userId': 'u-9',
+};
 
 describe('normalizeSpan: Vercel AI SDK legacy spans', () => {
   const generateText = (parentSpanId: string): ReturnType<typeof decodedSpan> =>
@@ -30,7 +36,15 @@ describe('normalizeSpan: Vercel AI SDK legacy spans', () => {
 
   it('makes the root ai.generateText wrapper the RUN and its usage an aggregate', () => {
     const n = normalizeSpan(generateText(''));
-    expect(n).toMatchObject({ spanType: 'RUN', convention: 'vercel_ai', operation: 'ai.generateText', usageIsAggregate: true, provider: 'openai', sessionId: 'chat-42', userId: 'u-9' });
+    expect(n).toMatchObject({
+      spanType: 'RUN',
+      convention: 'vercel_ai',
+      operation: 'ai.generateText',
+      usageIsAggregate: true,
+      provider: 'openai',
+      sessionId: 'chat-42',
+      userId: 'u-9',
+    });
     expect(JSON.parse(n.input)).toEqual({ system: 'You answer support questions.', prompt: 'Where is my order?' });
     expect(n.output).toBe('It ships tomorrow.');
   });
@@ -72,8 +86,21 @@ describe('normalizeSpan: Vercel AI SDK legacy spans', () => {
       },
     });
     const n = normalizeSpan(span);
-    expect(n).toMatchObject({ spanType: 'LLM', convention: 'vercel_ai', provider: 'openai', model: 'gpt-4o-mini-2024-07-18', modelRequested: 'gpt-4o-mini', usageIsAggregate: false });
-    expect(n.usage).toEqual({ inputUncached: v5OpenAi.input - v5OpenAi.cached, cacheRead: v5OpenAi.cached, cacheWrite: 0, output: v5OpenAi.output, reasoning: 0 });
+    expect(n).toMatchObject({
+      spanType: 'LLM',
+      convention: 'vercel_ai',
+      provider: 'openai',
+      model: 'gpt-4o-mini-2024-07-18',
+      modelRequested: 'gpt-4o-mini',
+      usageIsAggregate: false,
+    });
+    expect(n.usage).toEqual({
+      inputUncached: v5OpenAi.input - v5OpenAi.cached,
+      cacheRead: v5OpenAi.cached,
+      cacheWrite: 0,
+      output: v5OpenAi.output,
+      reasoning: 0,
+    });
     expect(JSON.parse(n.output)).toEqual({ text: 'Let me check.', toolCalls });
     expect(JSON.parse(n.input)).toHaveLength(1);
     expect(n.attributes['ai.prompt.tools']).toBeDefined(); // tool definitions are not message content
@@ -98,7 +125,13 @@ describe('normalizeSpan: Vercel AI SDK legacy spans', () => {
       events: [{ name: 'ai.stream.firstChunk', atMs: 410, attributes: { 'ai.response.msToFirstChunk': 409.7 } }],
     });
     const n = normalizeSpan(v5);
-    expect(n.usage).toEqual({ inputUncached: raw.input, cacheRead: raw.cacheRead, cacheWrite: raw.cacheWrite, output: raw.output, reasoning: 0 });
+    expect(n.usage).toEqual({
+      inputUncached: raw.input,
+      cacheRead: raw.cacheRead,
+      cacheWrite: raw.cacheWrite,
+      output: raw.output,
+      reasoning: 0,
+    });
     expect(contractTotals(n.usage).inputTokens).toBe(raw.input + raw.cacheRead + raw.cacheWrite);
     expect(n).toMatchObject({ provider: 'anthropic', spanType: 'LLM', ttftMs: 409.7 });
 
@@ -111,7 +144,9 @@ describe('normalizeSpan: Vercel AI SDK legacy spans', () => {
         'ai.model.id': 'claude-3-5-sonnet-20241022',
         'ai.usage.promptTokens': raw.input,
         'ai.usage.completionTokens': raw.output,
-        'ai.response.providerMetadata': JSON.stringify({ anthropic: { cacheCreationInputTokens: raw.cacheWrite, cacheReadInputTokens: raw.cacheRead } }),
+        'ai.response.providerMetadata': JSON.stringify({
+          anthropic: { cacheCreationInputTokens: raw.cacheWrite, cacheReadInputTokens: raw.cacheRead },
+        }),
       },
     });
     expect(normalizeSpan(v4).usage).toEqual(n.usage);
@@ -137,24 +172,50 @@ describe('normalizeSpan: Vercel AI SDK legacy spans', () => {
         'ai.usage.outputTokenDetails.reasoningTokens': detail.reasoning,
       },
     });
-    expect(normalizeSpan(span).usage).toEqual({ inputUncached: detail.noCache, cacheRead: detail.cacheRead, cacheWrite: detail.cacheWrite, output: detail.text, reasoning: detail.reasoning });
+    expect(normalizeSpan(span).usage).toEqual({
+      inputUncached: detail.noCache,
+      cacheRead: detail.cacheRead,
+      cacheWrite: detail.cacheWrite,
+      output: detail.text,
+      reasoning: detail.reasoning,
+    });
   });
 
   it('reads ai.toolCall spans', () => {
     const span = decodedSpan({
       name: 'ai.toolCall',
       parentSpanId: PARENT,
-      attributes: { 'operation.name': 'ai.toolCall', 'ai.operationId': 'ai.toolCall', 'ai.toolCall.name': 'getOrder', 'ai.toolCall.id': 'call_1', 'ai.toolCall.args': '{"id":"A-1"}', 'ai.toolCall.result': '{"status":"shipped"}' },
+      attributes: {
+        'operation.name': 'ai.toolCall',
+        'ai.operationId': 'ai.toolCall',
+        'ai.toolCall.name': 'getOrder',
+        'ai.toolCall.id': 'call_1',
+        'ai.toolCall.args': '{"id":"A-1"}',
+        'ai.toolCall.result': '{"status":"shipped"}',
+      },
     });
     const n = normalizeSpan(span);
     expect(n).toMatchObject({ spanType: 'TOOL', toolName: 'getOrder', input: '{"id":"A-1"}', output: '{"status":"shipped"}' });
-    expect(n.attributes).toEqual({ 'operation.name': 'ai.toolCall', 'ai.operationId': 'ai.toolCall', 'ai.toolCall.name': 'getOrder', 'ai.toolCall.id': 'call_1' });
+    expect(n.attributes).toEqual({
+      'operation.name': 'ai.toolCall',
+      'ai.operationId': 'ai.toolCall',
+      'ai.toolCall.name': 'getOrder',
+      'ai.toolCall.id': 'call_1',
+    });
   });
 
   it('types embed wrappers CHAIN and their doEmbed calls EMBEDDING', () => {
-    const wrapper = normalizeSpan(decodedSpan({ name: 'ai.embedMany', parentSpanId: PARENT, attributes: { 'ai.operationId': 'ai.embedMany', 'ai.usage.tokens': 64 } }));
+    const wrapper = normalizeSpan(
+      decodedSpan({ name: 'ai.embedMany', parentSpanId: PARENT, attributes: { 'ai.operationId': 'ai.embedMany', 'ai.usage.tokens': 64 } }),
+    );
     expect(wrapper).toMatchObject({ spanType: 'CHAIN', usageIsAggregate: true });
-    const call = normalizeSpan(decodedSpan({ name: 'ai.embedMany.doEmbed', parentSpanId: PARENT, attributes: { 'ai.operationId': 'ai.embedMany.doEmbed', 'ai.model.id': 'text-embedding-3-small', 'ai.usage.tokens': 64 } }));
+    const call = normalizeSpan(
+      decodedSpan({
+        name: 'ai.embedMany.doEmbed',
+        parentSpanId: PARENT,
+        attributes: { 'ai.operationId': 'ai.embedMany.doEmbed', 'ai.model.id': 'text-embedding-3-small', 'ai.usage.tokens': 64 },
+      }),
+    );
     expect(call).toMatchObject({ spanType: 'EMBEDDING', usageIsAggregate: false, provider: 'openai' });
     expect(call.usage.inputUncached).toBe(64);
   });
@@ -165,9 +226,23 @@ describe('normalizeSpan: Vercel AI SDK v7 GenAI spans', () => {
 
   it('makes the root invoke_agent the RUN and the step spans AGENT, both aggregates', () => {
     const usage = { 'gen_ai.usage.input_tokens': v7.input, 'gen_ai.usage.output_tokens': v7.output };
-    const root = normalizeSpan(decodedSpan({ name: 'invoke_agent gpt-4o', scope: 'ai', attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.agent.name': functionId, ...usage } }));
+    const root = normalizeSpan(
+      decodedSpan({
+        name: 'invoke_agent gpt-4o',
+        scope: 'ai',
+        attributes: {
+          'gen_ai.operation.name': 'invoke_agent',
+          'gen_ai.provider.name': 'openai',
+          'gen_ai.request.model': 'gpt-4o',
+          'gen_ai.agent.name': functionId,
+          ...usage,
+        },
+      }),
+    );
     expect(root).toMatchObject({ spanType: 'RUN', agentName: functionId, usageIsAggregate: true });
-    const step = normalizeSpan(decodedSpan({ name: 'step 1', parentSpanId: PARENT, scope: 'ai', attributes: { 'gen_ai.operation.name': 'agent_step', ...usage } }));
+    const step = normalizeSpan(
+      decodedSpan({ name: 'step 1', parentSpanId: PARENT, scope: 'ai', attributes: { 'gen_ai.operation.name': 'agent_step', ...usage } }),
+    );
     expect(step).toMatchObject({ spanType: 'AGENT', operation: 'agent_step', usageIsAggregate: true });
   });
 
@@ -191,13 +266,25 @@ describe('normalizeSpan: Vercel AI SDK v7 GenAI spans', () => {
       },
     });
     const n = normalizeSpan(span);
-    expect(n.usage).toEqual({ inputUncached: v7.input - v7.cacheRead - v7.cacheWrite, cacheRead: v7.cacheRead, cacheWrite: v7.cacheWrite, output: v7.output, reasoning: 0 });
+    expect(n.usage).toEqual({
+      inputUncached: v7.input - v7.cacheRead - v7.cacheWrite,
+      cacheRead: v7.cacheRead,
+      cacheWrite: v7.cacheWrite,
+      output: v7.output,
+      reasoning: 0,
+    });
     expect(n.ttftMs).toBeCloseTo(350, 6);
     expect(n.spanType).toBe('LLM');
   });
 
   it('types a rerank root span RERANK (a model call is never upgraded to RUN)', () => {
-    const n = normalizeSpan(decodedSpan({ name: 'rerank rerank-v3.5', scope: 'ai', attributes: { 'gen_ai.operation.name': 'rerank', 'gen_ai.provider.name': 'cohere', 'gen_ai.request.model': 'rerank-v3.5' } }));
+    const n = normalizeSpan(
+      decodedSpan({
+        name: 'rerank rerank-v3.5',
+        scope: 'ai',
+        attributes: { 'gen_ai.operation.name': 'rerank', 'gen_ai.provider.name': 'cohere', 'gen_ai.request.model': 'rerank-v3.5' },
+      }),
+    );
     expect(n).toMatchObject({ spanType: 'RERANK', provider: 'cohere' });
   });
 });

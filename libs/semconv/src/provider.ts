@@ -60,7 +60,18 @@ const CANONICAL_PROVIDERS = new Map<string, string>([
 ]);
 
 /** Framework names some instrumentations put in gen_ai.system (OpenLLMetry GenAISystem.LANGCHAIN/CREWAI): not who bills. */
-const NOT_PROVIDERS: ReadonlySet<string> = new Set(['langchain', 'crewai', 'llamaindex', 'llama_index', 'haystack', 'langgraph', 'autogen', 'semantic_kernel', 'unknown', '_other']);
+const NOT_PROVIDERS: ReadonlySet<string> = new Set([
+  'langchain',
+  'crewai',
+  'llamaindex',
+  'llama_index',
+  'haystack',
+  'langgraph',
+  'autogen',
+  'semantic_kernel',
+  'unknown',
+  '_other',
+]);
 
 /** A canonical provider from one attribute value, or undefined for framework names and blanks. */
 export function canonicalProvider(raw: string): string | undefined {

@@ -1,7 +1,21 @@
 import type { Attributes } from '@spanforge/otlp';
 
 /** The values of the public GraphQL enum SpanType: clients rely on these names. */
-export const SPAN_TYPES = ['RUN', 'AGENT', 'LLM', 'TOOL', 'RETRIEVAL', 'EMBEDDING', 'RERANK', 'GUARDRAIL', 'EVALUATION', 'CHAIN', 'HTTP', 'DB', 'OTHER'] as const;
+export const SPAN_TYPES = [
+  'RUN',
+  'AGENT',
+  'LLM',
+  'TOOL',
+  'RETRIEVAL',
+  'EMBEDDING',
+  'RERANK',
+  'GUARDRAIL',
+  'EVALUATION',
+  'CHAIN',
+  'HTTP',
+  'DB',
+  'OTHER',
+] as const;
 export type SpanType = (typeof SPAN_TYPES)[number];
 
 /**

@@ -132,7 +132,13 @@ const HTTP_KEYS = ['http.request.method', 'http.method', 'url.full', 'http.url',
 
 type Decided = SpanClassification | undefined;
 
-function byTable(attributes: Attributes, key: string, table: ReadonlyMap<string, SpanType>, convention: string, normalize: (v: string) => string): Decided {
+function byTable(
+  attributes: Attributes,
+  key: string,
+  table: ReadonlyMap<string, SpanType>,
+  convention: string,
+  normalize: (v: string) => string,
+): Decided {
   const value = readString(attributes, key);
   if (value === undefined) return undefined;
   const spanType = table.get(normalize(value));
@@ -147,7 +153,10 @@ function fromLangfuse(attributes: Attributes): Decided {
   if (decided) return decided;
   // Python SDK <= 3.3.0 sent generations as type `span` (langfuse/langfuse #8682; Langfuse's
   // ObservationTypeMapper checks this first).
-  if (readString(attributes, 'langfuse.observation.type') === 'span' && ('langfuse.observation.model.name' in attributes || 'langfuse.observation.usage_details' in attributes)) {
+  if (
+    readString(attributes, 'langfuse.observation.type') === 'span' &&
+    ('langfuse.observation.model.name' in attributes || 'langfuse.observation.usage_details' in attributes)
+  ) {
     return { spanType: 'LLM', convention: 'langfuse', operation: 'span' };
   }
   return undefined;
@@ -155,11 +164,13 @@ function fromLangfuse(attributes: Attributes): Decided {
 
 function fromVercel(span: DecodedSpan): Decided {
   // The span name is the operation id too, but only trust it under the SDK's own tracer ('ai').
-  const operationId = readString(span.attributes, 'ai.operationId') ?? (span.scope.name === 'ai' && span.name.startsWith('ai.') ? span.name : undefined);
+  const operationId =
+    readString(span.attributes, 'ai.operationId') ?? (span.scope.name === 'ai' && span.name.startsWith('ai.') ? span.name : undefined);
   if (operationId === undefined) return undefined;
   const known = VERCEL_OPERATIONS.get(operationId);
   if (known) return { spanType: known, convention: 'vercel_ai', operation: operationId };
-  if (operationId.endsWith('.doGenerate') || operationId.endsWith('.doStream')) return { spanType: 'LLM', convention: 'vercel_ai', operation: operationId };
+  if (operationId.endsWith('.doGenerate') || operationId.endsWith('.doStream'))
+    return { spanType: 'LLM', convention: 'vercel_ai', operation: operationId };
   if (operationId.endsWith('.doEmbed')) return { spanType: 'EMBEDDING', convention: 'vercel_ai', operation: operationId };
   return { spanType: 'OTHER', convention: 'vercel_ai', operation: operationId };
 }
@@ -172,17 +183,27 @@ function fromVercel(span: DecodedSpan): Decided {
 function fromGenAiWithoutOperation(span: DecodedSpan): Decided {
   const a = span.attributes;
   if ('gen_ai.tool.name' in a || 'gen_ai.tool.call.id' in a) return { spanType: 'TOOL', convention: 'gen_ai', operation: '' };
-  if ('gen_ai.agent.name' in a || (span.scope.name === 'pydantic-ai' && 'agent_name' in a)) return { spanType: 'AGENT', convention: 'gen_ai', operation: '' };
+  if ('gen_ai.agent.name' in a || (span.scope.name === 'pydantic-ai' && 'agent_name' in a))
+    return { spanType: 'AGENT', convention: 'gen_ai', operation: '' };
   if ('gen_ai.request.model' in a || 'gen_ai.response.model' in a) return { spanType: 'LLM', convention: 'gen_ai', operation: '' };
   return undefined;
 }
 
 function fromInfrastructure(attributes: Attributes): Decided {
   for (const key of HTTP_KEYS) {
-    if (key in attributes) return { spanType: 'HTTP', convention: 'http', operation: readString(attributes, 'http.request.method') ?? readString(attributes, 'http.method') ?? '' };
+    if (key in attributes)
+      return {
+        spanType: 'HTTP',
+        convention: 'http',
+        operation: readString(attributes, 'http.request.method') ?? readString(attributes, 'http.method') ?? '',
+      };
   }
   if ('db.system.name' in attributes || 'db.system' in attributes) {
-    return { spanType: 'DB', convention: 'db', operation: readString(attributes, 'db.operation.name') ?? readString(attributes, 'db.operation') ?? '' };
+    return {
+      spanType: 'DB',
+      convention: 'db',
+      operation: readString(attributes, 'db.operation.name') ?? readString(attributes, 'db.operation') ?? '',
+    };
   }
   return undefined;
 }
@@ -261,5 +282,9 @@ export function classifySpan(span: DecodedSpan): SpanClassification {
   }
   const scopeConvention = llmScopeConvention(span.scope.name);
   if (scopeConvention === undefined) return decided;
-  return { spanType: 'RUN', convention: decided.convention === 'default' ? scopeConvention : decided.convention, operation: decided.operation };
+  return {
+    spanType: 'RUN',
+    convention: decided.convention === 'default' ? scopeConvention : decided.convention,
+    operation: decided.operation,
+  };
 }

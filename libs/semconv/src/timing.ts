@@ -2,7 +2,12 @@ import type { DecodedSpan } from '@spanforge/otlp';
 import { readNumber } from './attribute-read';
 
 /** Time to first chunk in seconds: OTel GenAI v1.41, Vercel AI SDK v7 (vercel/ai packages/otel/src/open-telemetry.ts), OpenLIT's two names. */
-const SECONDS_KEYS = ['gen_ai.response.time_to_first_chunk', 'gen_ai.client.operation.time_to_first_chunk', 'gen_ai.server.time_to_first_token', 'gen_ai.server.ttft'] as const;
+const SECONDS_KEYS = [
+  'gen_ai.response.time_to_first_chunk',
+  'gen_ai.client.operation.time_to_first_chunk',
+  'gen_ai.server.time_to_first_token',
+  'gen_ai.server.ttft',
+] as const;
 /** In milliseconds: Vercel AI SDK legacy doStream span and its ai.stream.firstChunk event (AI SDK telemetry docs). */
 const MILLISECONDS_KEYS = ['ai.response.msToFirstChunk', 'ai.stream.msToFirstChunk'] as const;
 

@@ -15,7 +15,13 @@ export interface UsageReading {
  * the count is taken as the uncached/non-reasoning bucket instead of being floored to zero, which
  * would silently drop billed tokens.
  */
-export function fromInclusive(inputTotal: number, cacheRead: number, cacheWrite: number, outputTotal: number, reasoning: number): UsageReading {
+export function fromInclusive(
+  inputTotal: number,
+  cacheRead: number,
+  cacheWrite: number,
+  outputTotal: number,
+  reasoning: number,
+): UsageReading {
   const cached = cacheRead + cacheWrite;
   return {
     usage: {
@@ -30,7 +36,13 @@ export function fromInclusive(inputTotal: number, cacheRead: number, cacheWrite:
 }
 
 /** From a convention that reports uncached input beside the cache counts (Anthropic's own usage shape). Output stays inclusive of reasoning. */
-export function fromExclusive(inputUncached: number, cacheRead: number, cacheWrite: number, outputTotal: number, reasoning: number): UsageReading {
+export function fromExclusive(
+  inputUncached: number,
+  cacheRead: number,
+  cacheWrite: number,
+  outputTotal: number,
+  reasoning: number,
+): UsageReading {
   return {
     usage: { inputUncached, cacheRead, cacheWrite, output: outputTotal >= reasoning ? outputTotal - reasoning : outputTotal, reasoning },
     found: true,

@@ -13,10 +13,11 @@ import { fromInclusive, type UsageReading } from './usage-buckets';
  * (prompt_tokens includes cached_tokens, completion_tokens includes reasoning_tokens).
  */
 
-
 function nested(details: Record<string, unknown>, key: string, inner: string): number | undefined {
   const value = details[key];
-  return value !== null && typeof value === 'object' && Object.hasOwn(value, inner) ? count((value as Record<string, unknown>)[inner]) : undefined;
+  return value !== null && typeof value === 'object' && Object.hasOwn(value, inner)
+    ? count((value as Record<string, unknown>)[inner])
+    : undefined;
 }
 
 function openAiShaped(details: Record<string, unknown>): UsageReading {
@@ -47,7 +48,8 @@ export function langfuseUsage(a: Attributes): UsageReading | undefined {
       if (key.includes('creation') || key.includes('write')) usage.cacheWrite += n;
       else usage.cacheRead += n;
     } else if (key.includes('reasoning')) usage.reasoning += n;
-    else if (key.includes('input') || key.startsWith('prompt')) usage.inputUncached += n; // input, input_audio, promptTokens (v2 SDK)
+    else if (key.includes('input') || key.startsWith('prompt'))
+      usage.inputUncached += n; // input, input_audio, promptTokens (v2 SDK)
     else if (key.includes('output') || key.startsWith('completion')) usage.output += n;
     else continue; // totals and unknown units (images, characters) are not tokens
     found = true;

@@ -19,7 +19,14 @@ import { fromExclusive, fromInclusive, type UsageReading } from './usage-buckets
  *   appear only in ai.response.providerMetadata, read here only when the counts above lack them.
  */
 
-const USAGE_KEYS = ['ai.usage.inputTokens', 'ai.usage.promptTokens', 'ai.usage.outputTokens', 'ai.usage.completionTokens', 'ai.usage.tokens', 'ai.usage.inputTokenDetails.noCacheTokens'] as const;
+const USAGE_KEYS = [
+  'ai.usage.inputTokens',
+  'ai.usage.promptTokens',
+  'ai.usage.outputTokens',
+  'ai.usage.completionTokens',
+  'ai.usage.tokens',
+  'ai.usage.inputTokenDetails.noCacheTokens',
+] as const;
 const INPUT_KEYS = ['ai.usage.inputTokens', 'ai.usage.promptTokens', 'ai.usage.tokens'] as const; // ai.usage.tokens: embeddings
 const OUTPUT_KEYS = ['ai.usage.outputTokens', 'ai.usage.completionTokens'] as const;
 const REASONING_KEYS = ['ai.usage.outputTokenDetails.reasoningTokens', 'ai.usage.reasoningTokens'] as const;

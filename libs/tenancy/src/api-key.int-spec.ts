@@ -45,7 +45,12 @@ describe('API keys', () => {
     const { tenant, project, secret, apiKey } = await newKey();
     const verifier = await processVerifier();
     // A key made without scopes may do everything in its project.
-    expect(await verifier.verify(secret)).toEqual({ tenantId: tenant.id, projectId: project.id, apiKeyId: apiKey.id, scopes: ['INGEST', 'READ', 'MANAGE'] });
+    expect(await verifier.verify(secret)).toEqual({
+      tenantId: tenant.id,
+      projectId: project.id,
+      apiKeyId: apiKey.id,
+      scopes: ['INGEST', 'READ', 'MANAGE'],
+    });
     expect({ scopes: apiKey.scopes, expiresAt: apiKey.expiresAt }).toEqual({ scopes: ['INGEST', 'READ', 'MANAGE'], expiresAt: null });
     expect(apiKey.prefix).toBe(secret.slice(0, apiKey.prefix.length));
   });
@@ -101,7 +106,8 @@ describe('API keys', () => {
   it('record last use at most once a minute', async () => {
     const { secret, apiKey } = await newKey();
     const verifier = await processVerifier();
-    const lastUsed = async () => (await pool.query('SELECT last_used_at FROM api_keys WHERE id = $1', [apiKey.id])).rows[0].last_used_at as Date | null;
+    const lastUsed = async () =>
+      (await pool.query('SELECT last_used_at FROM api_keys WHERE id = $1', [apiKey.id])).rows[0].last_used_at as Date | null;
     expect(await lastUsed()).toBeNull();
     await verifier.verify(secret);
     let first: Date | null = null;
@@ -144,23 +150,33 @@ describe('API keys', () => {
     await new Promise((resolve) => setTimeout(resolve, expiresAt.getTime() - Date.now() + 50));
     expect(await verifier.verify(secret)).toBeUndefined();
     expect(await (await processVerifier()).verify(secret)).toBeUndefined();
-    await expect(service.createApiKey(project.id, 'past', { expiresAt: new Date(Date.now() - 1_000) })).rejects.toThrow(/expiresAt must be in the future/);
+    await expect(service.createApiKey(project.id, 'past', { expiresAt: new Date(Date.now() - 1_000) })).rejects.toThrow(
+      /expiresAt must be in the future/,
+    );
   });
 
   it('were all-scope when made before scopes existed', async () => {
     const { project } = await service.createTenant(`tenant ${Math.random()}`);
     const { apiKey } = await service.createApiKey(project.id, 'old');
     // A row as 001 wrote it gets the column's default: the migration gave every existing key all three.
-    const { rows } = await pool.query<{ scopes: string[] }>("SELECT column_default AS scopes FROM information_schema.columns WHERE table_name = 'api_keys' AND column_name = 'scopes'");
+    const { rows } = await pool.query<{ scopes: string[] }>(
+      "SELECT column_default AS scopes FROM information_schema.columns WHERE table_name = 'api_keys' AND column_name = 'scopes'",
+    );
     expect(rows[0]!.scopes).toMatch(/INGEST.*READ.*MANAGE/);
     expect(apiKey.scopes).toEqual(['INGEST', 'READ', 'MANAGE']);
   });
 
   it('say when the revocation channel is lost and when it is back, and bypass the cache meanwhile', async () => {
     const lines: string[] = [];
-    const log = { warn: (m: string) => lines.push(`WARN ${m}`), error: (m: string) => lines.push(`ERROR ${m}`), info: (m: string) => lines.push(`INFO ${m}`) };
+    const log = {
+      warn: (m: string) => lines.push(`WARN ${m}`),
+      error: (m: string) => lines.push(`ERROR ${m}`),
+      info: (m: string) => lines.push(`INFO ${m}`),
+    };
     const listeners = async () =>
-      (await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = 'spanforge-key-revocations'")).rows.map((r) => r.pid);
+      (await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = 'spanforge-key-revocations'")).rows.map(
+        (r) => r.pid,
+      );
     const before = new Set(await listeners());
     const verifier = new ApiKeyVerifier(new TenancyRepository(pool), { databaseUrl: testDatabaseUrl(), pepper: PEPPER, log });
     await verifier.start();
@@ -176,7 +192,9 @@ describe('API keys', () => {
     await waitFor(() => verifier.isListening);
     expect(verifier.isListening).toBe(true);
     expect(lines).toEqual([
-      expect.stringMatching(/^WARN API key revocation channel lost \(terminating connection due to administrator command.*\); verifying against PostgreSQL until it is back$/),
+      expect.stringMatching(
+        /^WARN API key revocation channel lost \(terminating connection due to administrator command.*\); verifying against PostgreSQL until it is back$/,
+      ),
       'INFO API key revocation channel is back; caching verified keys again',
     ]);
   });
@@ -233,5 +251,4 @@ describe('project names', () => {
       await broken.end();
     }
   });
-
 });

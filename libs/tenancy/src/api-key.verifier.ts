@@ -90,8 +90,14 @@ export class ApiKeyVerifier {
     }
     const epoch = this.epoch;
     const stored = await this.repository.findKeyByLookupId(parsed.lookupId);
-    const valid = stored && !stored.revokedAt && !(stored.expiresAt && stored.expiresAt.getTime() <= now) && secretMatches(secret, stored.salt, stored.hash, this.options.pepper);
-    const scope = valid ? { tenantId: stored.tenantId, projectId: stored.projectId, apiKeyId: stored.id, scopes: stored.scopes } : undefined;
+    const valid =
+      stored &&
+      !stored.revokedAt &&
+      !(stored.expiresAt && stored.expiresAt.getTime() <= now) &&
+      secretMatches(secret, stored.salt, stored.hash, this.options.pepper);
+    const scope = valid
+      ? { tenantId: stored.tenantId, projectId: stored.projectId, apiKeyId: stored.id, scopes: stored.scopes }
+      : undefined;
     if (this.listening && epoch === this.epoch) this.remember(digest, scope, now, stored?.expiresAt ?? null);
     if (scope) this.touch(scope.apiKeyId, now);
     return scope;
@@ -132,7 +138,9 @@ export class ApiKeyVerifier {
     this.reconnectFailed.flush();
     this.touchFailed.flush();
     // At shutdown the connection may already be gone (PostgreSQL stopped first, or it was lost): nothing is left to close then.
-    await this.listener?.end().catch((error: unknown) => this.log.debug?.(`closing the API key revocation listener: ${reasonOf(error)} (already closed)`));
+    await this.listener
+      ?.end()
+      .catch((error: unknown) => this.log.debug?.(`closing the API key revocation listener: ${reasonOf(error)} (already closed)`));
   }
 
   /** A key that expires is trusted from the cache only until it does. */
@@ -152,7 +160,11 @@ export class ApiKeyVerifier {
     if (now - (this.lastTouched.get(apiKeyId) ?? 0) < TOUCH_INTERVAL_MS) return;
     this.lastTouched.set(apiKeyId, now);
     // Best effort: the request it serves goes on; the next use a minute later tries again.
-    this.repository.touchApiKey(apiKeyId).catch((error: unknown) => this.touchFailed.warn(`could not record the use of API key ${apiKeyId} (last_used_at): ${reasonOf(error)}`));
+    this.repository
+      .touchApiKey(apiKeyId)
+      .catch((error: unknown) =>
+        this.touchFailed.warn(`could not record the use of API key ${apiKeyId} (last_used_at): ${reasonOf(error)}`),
+      );
   }
 
   private async listen(): Promise<void> {
@@ -204,7 +216,9 @@ export class ApiKeyVerifier {
         },
         (error: unknown) => {
           if (this.closed) return;
-          this.reconnectFailed.warn(`API key revocation channel: reconnecting failed (${reasonOf(error)}); trying again every second, verifying against PostgreSQL meanwhile`);
+          this.reconnectFailed.warn(
+            `API key revocation channel: reconnecting failed (${reasonOf(error)}); trying again every second, verifying against PostgreSQL meanwhile`,
+          );
           this.scheduleReconnect();
         },
       );

@@ -49,7 +49,10 @@ export function projectWithScope(caller: Caller, scope: ApiKeyScope | undefined)
     throw new DomainError(ErrorCode.FORBIDDEN, `this API key lacks the ${scope} scope (it has ${caller.project.scopes.join(', ')})`);
   }
   if (caller.kind === 'admin') {
-    throw new DomainError(ErrorCode.UNAUTHENTICATED, "a project API key is required: the admin token manages tenants, projects and keys, and reads no project's data");
+    throw new DomainError(
+      ErrorCode.UNAUTHENTICATED,
+      "a project API key is required: the admin token manages tenants, projects and keys, and reads no project's data",
+    );
   }
   throw new DomainError(ErrorCode.UNAUTHENTICATED, 'a valid project API key is required');
 }
@@ -60,6 +63,7 @@ export function projectWithScope(caller: Caller, scope: ApiKeyScope | undefined)
  */
 export function requireAdminCaller(caller: Caller): void {
   if (caller.kind === 'admin') return;
-  if (caller.kind === 'project') throw new DomainError(ErrorCode.FORBIDDEN, 'admin token required: a project API key cannot manage tenants, projects or keys');
+  if (caller.kind === 'project')
+    throw new DomainError(ErrorCode.FORBIDDEN, 'admin token required: a project API key cannot manage tenants, projects or keys');
   throw new DomainError(ErrorCode.UNAUTHENTICATED, 'admin token required');
 }

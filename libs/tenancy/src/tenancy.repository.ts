@@ -19,7 +19,8 @@ interface ApiKeyRow {
   last_used_at: Date | null;
 }
 
-const PRICE_COLUMNS = 'id, project_id, model, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, effective_from, created_at';
+const PRICE_COLUMNS =
+  'id, project_id, model, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, effective_from, created_at';
 
 export interface PriceOverrideRow {
   id: string;
@@ -77,7 +78,10 @@ interface LimitsRow {
 const toLimits = (r: LimitsRow): ProjectIngestLimits => ({ spansPerSecond: r.s, bytesPerSecond: r.b == null ? null : Number(r.b) });
 
 /** What gateways allow a project that has no limits of its own: generous, a project hitting them is almost certainly misbehaving. */
-export const DEFAULT_PROJECT_INGEST_LIMITS: Readonly<{ spansPerSecond: number; bytesPerSecond: number }> = Object.freeze({ spansPerSecond: 50_000, bytesPerSecond: 64 * 1024 * 1024 });
+export const DEFAULT_PROJECT_INGEST_LIMITS: Readonly<{ spansPerSecond: number; bytesPerSecond: number }> = Object.freeze({
+  spansPerSecond: 50_000,
+  bytesPerSecond: 64 * 1024 * 1024,
+});
 
 /** A project's own ingest limits; null means the gateway's default (DEFAULT_PROJECT_INGEST_LIMITS). */
 export interface ProjectIngestLimits {
@@ -139,7 +143,10 @@ export class TenancyRepository {
 
   async findTenant(id: string): Promise<Tenant | undefined> {
     if (!isUuid(id)) return undefined;
-    const { rows } = await this.pool.query<{ id: string; name: string; created_at: Date }>('SELECT id, name, created_at FROM tenants WHERE id = $1', [id]);
+    const { rows } = await this.pool.query<{ id: string; name: string; created_at: Date }>(
+      'SELECT id, name, created_at FROM tenants WHERE id = $1',
+      [id],
+    );
     return rows[0] && { id: rows[0].id, name: rows[0].name, createdAt: rows[0].created_at };
   }
 
@@ -175,11 +182,23 @@ export class TenancyRepository {
   /** A project's keys, newest first, revoked ones included (never their salt or hash). */
   async apiKeysOf(projectId: string): Promise<ApiKey[]> {
     if (!isUuid(projectId)) return [];
-    const { rows } = await this.pool.query<ApiKeyRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE project_id = $1 ORDER BY created_at DESC, id`, [projectId]);
+    const { rows } = await this.pool.query<ApiKeyRow>(
+      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE project_id = $1 ORDER BY created_at DESC, id`,
+      [projectId],
+    );
     return rows.map(toApiKey);
   }
 
-  async insertApiKey(key: { tenantId: string; projectId: string; name: string | null; lookupId: string; salt: Buffer; hash: Buffer; scopes: readonly ApiKeyScope[]; expiresAt: Date | null }): Promise<ApiKey> {
+  async insertApiKey(key: {
+    tenantId: string;
+    projectId: string;
+    name: string | null;
+    lookupId: string;
+    salt: Buffer;
+    hash: Buffer;
+    scopes: readonly ApiKeyScope[];
+    expiresAt: Date | null;
+  }): Promise<ApiKey> {
     const { rows } = await this.pool.query<ApiKeyRow>(
       `INSERT INTO api_keys (tenant_id, project_id, name, lookup_id, salt, hash, scopes, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${KEY_COLUMNS}`,
       [key.tenantId, key.projectId, key.name, key.lookupId, key.salt, key.hash, key.scopes, key.expiresAt],
@@ -228,7 +247,13 @@ export class TenancyRepository {
       `UPDATE projects SET ingest_spans_per_second = CASE WHEN $2 THEN $3::integer ELSE ingest_spans_per_second END,
                            ingest_bytes_per_second = CASE WHEN $4 THEN $5::bigint ELSE ingest_bytes_per_second END
        WHERE id = $1 RETURNING ingest_spans_per_second AS s, ingest_bytes_per_second AS b`,
-      [projectId, changes.spansPerSecond !== undefined, changes.spansPerSecond ?? null, changes.bytesPerSecond !== undefined, changes.bytesPerSecond ?? null],
+      [
+        projectId,
+        changes.spansPerSecond !== undefined,
+        changes.spansPerSecond ?? null,
+        changes.bytesPerSecond !== undefined,
+        changes.bytesPerSecond ?? null,
+      ],
     );
     return rows[0] && toLimits(rows[0]);
   }
@@ -236,12 +261,24 @@ export class TenancyRepository {
   /** A project's own ingest limits (null fields: the gateway's defaults); undefined when there is no such project. */
   async ingestLimits(projectId: string): Promise<ProjectIngestLimits | undefined> {
     if (!isUuid(projectId)) return undefined;
-    const { rows } = await this.pool.query<LimitsRow>('SELECT ingest_spans_per_second AS s, ingest_bytes_per_second AS b FROM projects WHERE id = $1', [projectId]);
+    const { rows } = await this.pool.query<LimitsRow>(
+      'SELECT ingest_spans_per_second AS s, ingest_bytes_per_second AS b FROM projects WHERE id = $1',
+      [projectId],
+    );
     return rows[0] && toLimits(rows[0]);
   }
 
   /** Sets a model's prices from an instant on (the same model and instant again replaces them). */
-  async upsertPriceOverride(o: { tenantId: string; projectId: string; model: string; inputPerMTok: number; outputPerMTok: number; cacheReadPerMTok: number | null; cacheWritePerMTok: number | null; effectiveFrom: Date }): Promise<PriceOverrideRow> {
+  async upsertPriceOverride(o: {
+    tenantId: string;
+    projectId: string;
+    model: string;
+    inputPerMTok: number;
+    outputPerMTok: number;
+    cacheReadPerMTok: number | null;
+    cacheWritePerMTok: number | null;
+    effectiveFrom: Date;
+  }): Promise<PriceOverrideRow> {
     const { rows } = await this.pool.query<PriceOverrideRow>(
       `INSERT INTO model_price_overrides (tenant_id, project_id, model, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, effective_from)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
@@ -255,7 +292,9 @@ export class TenancyRepository {
 
   async deletePriceOverride(id: string): Promise<PriceOverrideRow | undefined> {
     if (!isUuid(id)) return undefined;
-    const { rows } = await this.pool.query<PriceOverrideRow>(`DELETE FROM model_price_overrides WHERE id = $1 RETURNING ${PRICE_COLUMNS}`, [id]);
+    const { rows } = await this.pool.query<PriceOverrideRow>(`DELETE FROM model_price_overrides WHERE id = $1 RETURNING ${PRICE_COLUMNS}`, [
+      id,
+    ]);
     return rows[0];
   }
 
@@ -289,7 +328,9 @@ export class TenancyRepository {
       // (which aborts the transaction anyway); it is said, and the connection is discarded below.
       await client.query('ROLLBACK').catch((rollbackError: unknown) => {
         broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-        this.log.warn(`tenancy: ROLLBACK after a failed transaction failed too (${reasonOf(rollbackError)}); closing that connection. The transaction failed with: ${reasonOf(error)}`);
+        this.log.warn(
+          `tenancy: ROLLBACK after a failed transaction failed too (${reasonOf(rollbackError)}); closing that connection. The transaction failed with: ${reasonOf(error)}`,
+        );
       });
       throw error;
     } finally {

@@ -15,8 +15,13 @@ describe('TenancyService.createProject', () => {
   });
 
   it("answers BAD_USER_INPUT only for PostgreSQL's unique_violation on the project name", async () => {
-    const taken = Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505', constraint: PROJECT_NAME_CONSTRAINT });
-    const error = await serviceWith(async () => Promise.reject(taken)).createProject(TENANT, 'checkout').catch((e: unknown) => e);
+    const taken = Object.assign(new Error('duplicate key value violates unique constraint'), {
+      code: '23505',
+      constraint: PROJECT_NAME_CONSTRAINT,
+    });
+    const error = await serviceWith(async () => Promise.reject(taken))
+      .createProject(TENANT, 'checkout')
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DomainError);
     expect((error as DomainError).code).toBe(ErrorCode.BAD_USER_INPUT);
     expect((error as Error).message).toBe('the tenant already has a project named "checkout"');

@@ -2,7 +2,13 @@ import { badInput, notFound } from '@spanforge/errors';
 import { generateSecret, hashSecret, newSalt } from './api-key.secret';
 import type { ApiKeyVerifier } from './api-key.verifier';
 import { ALL_SCOPES, type ApiKey, type ApiKeyScope, type Project, type Tenant } from './tenancy.model';
-import { PROJECT_NAME_CONSTRAINT, isUniqueViolation, type ProjectIngestLimits, type PriceOverrideRow, type TenancyRepository } from './tenancy.repository';
+import {
+  PROJECT_NAME_CONSTRAINT,
+  isUniqueViolation,
+  type ProjectIngestLimits,
+  type PriceOverrideRow,
+  type TenancyRepository,
+} from './tenancy.repository';
 import { PriceTable, type PriceOverride } from '@spanforge/pricing';
 
 export const DEFAULT_PROJECT_NAME = 'default';
@@ -50,7 +56,11 @@ export class TenancyService {
    * The secret is returned here and never again: only its hash is stored. Without scopes the key
    * may do everything in its project; an expiry must lie in the future.
    */
-  async createApiKey(projectId: string, name?: string | null, options: { scopes?: readonly ApiKeyScope[] | null; expiresAt?: Date | null } = {}): Promise<{ secret: string; apiKey: ApiKey }> {
+  async createApiKey(
+    projectId: string,
+    name?: string | null,
+    options: { scopes?: readonly ApiKeyScope[] | null; expiresAt?: Date | null } = {},
+  ): Promise<{ secret: string; apiKey: ApiKey }> {
     const scopes = options.scopes == null ? ALL_SCOPES : [...new Set(options.scopes)];
     if (scopes.length === 0) throw badInput('scopes must name at least one of INGEST, READ, MANAGE (leave it out for all three)');
     const expiresAt = options.expiresAt ?? null;
@@ -113,7 +123,9 @@ export class TenancyService {
       cacheWritePerMTok: input.cacheWritePerMTok ?? null,
       effectiveFrom,
     };
-    const others = (await this.repository.priceOverrides(project.id)).filter((row) => !(row.model === model && row.effective_from.getTime() === effectiveFrom.getTime()));
+    const others = (await this.repository.priceOverrides(project.id)).filter(
+      (row) => !(row.model === model && row.effective_from.getTime() === effectiveFrom.getTime()),
+    );
     // Throws BAD_USER_INPUT naming every problem (a negative price, a name another price already claims).
     PriceTable.bundled().withOverrides([...others.map(toPriceOverride), { id: 'new', ...price }]);
     return this.repository.upsertPriceOverride({ tenantId: project.tenantId, projectId: project.id, ...price });
@@ -137,15 +149,23 @@ export class TenancyService {
    * default), an absent one keeps it. Gateways cache limits for 30 s, so a change reaches all of
    * them within that.
    */
-  async setIngestLimits(input: { projectId: string; spansPerSecond?: number | null; bytesPerSecond?: number | null }): Promise<ProjectIngestLimits> {
+  async setIngestLimits(input: {
+    projectId: string;
+    spansPerSecond?: number | null;
+    bytesPerSecond?: number | null;
+  }): Promise<ProjectIngestLimits> {
     const problems: string[] = [];
     const check = (value: number | null | undefined, field: string, max: number) => {
-      if (value !== undefined && value !== null && (!Number.isInteger(value) || value < 1 || value > max)) problems.push(`${field} must be an integer from 1 to ${max}, or null for the default`);
+      if (value !== undefined && value !== null && (!Number.isInteger(value) || value < 1 || value > max))
+        problems.push(`${field} must be an integer from 1 to ${max}, or null for the default`);
     };
     check(input.spansPerSecond, 'spansPerSecond', 2_147_483_647);
     check(input.bytesPerSecond, 'bytesPerSecond', Number.MAX_SAFE_INTEGER);
     if (problems.length > 0) throw badInput(problems.join('; '));
-    const stored = await this.repository.setIngestLimits(input.projectId, { spansPerSecond: input.spansPerSecond, bytesPerSecond: input.bytesPerSecond });
+    const stored = await this.repository.setIngestLimits(input.projectId, {
+      spansPerSecond: input.spansPerSecond,
+      bytesPerSecond: input.bytesPerSecond,
+    });
     if (!stored) throw notFound(`no project with id ${input.projectId}`);
     return stored;
   }

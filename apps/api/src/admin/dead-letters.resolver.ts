@@ -6,12 +6,17 @@ import { AdminOnly } from '../auth/access.decorators';
 import type { RequestContext } from '../graphql/request-context';
 
 @ObjectType('DeadLetter', {
-  description: 'Something the ingest pipeline could not store, kept instead of dropped: a span row ClickHouse refused, or an export whose retries ran out. Replay it with replayDeadLetters once the cause is fixed.',
+  description:
+    'Something the ingest pipeline could not store, kept instead of dropped: a span row ClickHouse refused, or an export whose retries ran out. Replay it with replayDeadLetters once the cause is fixed.',
 })
 export class DeadLetterModel {
   @Field(() => ID) id!: string;
   @Field(() => ID) projectId!: string;
-  @Field({ description: 'span_row (one span as the worker built it), export_job (a whole export as received) or accounting_job (the gateway counters).' }) kind!: string;
+  @Field({
+    description:
+      'span_row (one span as the worker built it), export_job (a whole export as received) or accounting_job (the gateway counters).',
+  })
+  kind!: string;
   @Field({ description: 'store_refused, retries_exhausted, stalled or poison_export.' }) reason!: string;
   @Field({ description: 'What the store or the worker said.' }) error!: string;
   @Field({ description: "The export's id ('' for rows the worker wrote again itself)." }) exportId!: string;
@@ -22,7 +27,10 @@ export class DeadLetterModel {
 
 @ObjectType('DeadLetterReplay')
 export class DeadLetterReplayModel {
-  @Field(() => Int, { description: 'Dead letters the replay will write again (the worker does it shortly; they show replayedAt when done).' }) pending!: number;
+  @Field(() => Int, {
+    description: 'Dead letters the replay will write again (the worker does it shortly; they show replayedAt when done).',
+  })
+  pending!: number;
 }
 
 /** Most dead letters listed or replayed by one call. */
@@ -42,16 +50,23 @@ export class DeadLettersResolver {
     if (first < 1 || first > MAX_DEAD_LETTERS) throw badInput(`first must be from 1 to ${MAX_DEAD_LETTERS}`);
     const project = await this.project(projectId, context);
     const letters = await new DeadLetterRepository(context.infra.clickhouse).list(project, { first, includeReplayed });
-    return letters.map((letter) => ({ ...letter, deadLetteredAt: new Date(letter.deadLetteredAt), replayedAt: letter.replayedAt === null ? null : new Date(letter.replayedAt) }));
+    return letters.map((letter) => ({
+      ...letter,
+      deadLetteredAt: new Date(letter.deadLetteredAt),
+      replayedAt: letter.replayedAt === null ? null : new Date(letter.replayedAt),
+    }));
   }
 
-  @Mutation(() => DeadLetterReplayModel, { description: "Writes a project's dead letters again through the ingest pipeline (all not yet replayed, or the given ids); admin token." })
+  @Mutation(() => DeadLetterReplayModel, {
+    description: "Writes a project's dead letters again through the ingest pipeline (all not yet replayed, or the given ids); admin token.",
+  })
   async replayDeadLetters(
     @Args('projectId', { type: () => ID }) projectId: string,
     @Args('ids', { type: () => [ID], nullable: true }) ids: string[] | undefined,
     @Context() context: RequestContext,
   ): Promise<DeadLetterReplayModel> {
-    if (ids && (ids.length === 0 || ids.length > MAX_DEAD_LETTERS)) throw badInput(`ids must name from 1 to ${MAX_DEAD_LETTERS} dead letters, or be left out for all`);
+    if (ids && (ids.length === 0 || ids.length > MAX_DEAD_LETTERS))
+      throw badInput(`ids must name from 1 to ${MAX_DEAD_LETTERS} dead letters, or be left out for all`);
     const project = await this.project(projectId, context);
     const pending = await new DeadLetterRepository(context.infra.clickhouse).pending(project, ids ?? undefined, MAX_DEAD_LETTERS);
     if (pending.length === 0) return { pending: 0 };

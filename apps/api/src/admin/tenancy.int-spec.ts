@@ -18,7 +18,12 @@ describe('admin API (GraphQL: tenants, projects, keys)', () => {
   const CREATE_TENANT = 'mutation($name: String!) { createTenant(input: { name: $name }) { id name projects { id name } } }';
 
   it('creates a tenant with a "default" project, more projects, and keys shown once', async () => {
-    const tenant = await graphql<{ createTenant: { id: string; name: string; projects: Array<{ id: string; name: string }> } }>(url, CREATE_TENANT, { name: 'Acme' }, ADMIN);
+    const tenant = await graphql<{ createTenant: { id: string; name: string; projects: Array<{ id: string; name: string }> } }>(
+      url,
+      CREATE_TENANT,
+      { name: 'Acme' },
+      ADMIN,
+    );
     expect(tenant.errors).toBeUndefined();
     expect(tenant.data!.createTenant.name).toBe('Acme');
     expect(tenant.data!.createTenant.projects.map((p) => p.name)).toEqual(['default']);
@@ -31,7 +36,9 @@ describe('admin API (GraphQL: tenants, projects, keys)', () => {
     );
     expect(project.data!.createProject.name).toBe('checkout-agent');
 
-    const key = await graphql<{ createApiKey: { secret: string; apiKey: { id: string; prefix: string; createdAt: string; revokedAt: string | null } } }>(
+    const key = await graphql<{
+      createApiKey: { secret: string; apiKey: { id: string; prefix: string; createdAt: string; revokedAt: string | null } };
+    }>(
       url,
       'mutation($p: ID!) { createApiKey(input: { projectId: $p, name: "prod" }) { secret apiKey { id prefix createdAt revokedAt } } }',
       { p: project.data!.createProject.id },
@@ -45,34 +52,63 @@ describe('admin API (GraphQL: tenants, projects, keys)', () => {
     const whoami = await graphql<{ currentProject: { id: string; name: string } }>(url, '{ currentProject { id name } }', {}, secret);
     expect(whoami.data!.currentProject).toEqual(project.data!.createProject);
 
-    const revoked = await graphql<{ revokeApiKey: { id: string; revokedAt: string } }>(url, 'mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }', { id: apiKey.id }, ADMIN);
+    const revoked = await graphql<{ revokeApiKey: { id: string; revokedAt: string } }>(
+      url,
+      'mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }',
+      { id: apiKey.id },
+      ADMIN,
+    );
     expect(revoked.data!.revokeApiKey.revokedAt).toMatch(/Z$/);
     const refused = await graphql(url, '{ currentProject { id } }', {}, secret);
     expect(refused.data).toBeNull();
     expect(refused.errors![0]!.extensions!.code).toBe('UNAUTHENTICATED');
   });
 
-  it('lists tenants with their projects, and a project\'s keys with their prefixes, to the admin only', async () => {
+  it("lists tenants with their projects, and a project's keys with their prefixes, to the admin only", async () => {
     const { tenant, project } = await infra.tenancy.createTenant('Listed');
     const extra = await infra.tenancy.createProject(tenant.id, 'support-bot');
     const first = await infra.tenancy.createApiKey(project.id, 'ci');
     const second = await infra.tenancy.createApiKey(project.id, 'prod');
     await infra.tenancy.revokeApiKey(first.apiKey.id);
-    const listed = await graphql<{ tenants: Array<{ id: string; name: string; projects: Array<{ id: string; name: string }> }> }>(url, '{ tenants { id name projects { id name } } }', {}, ADMIN);
+    const listed = await graphql<{ tenants: Array<{ id: string; name: string; projects: Array<{ id: string; name: string }> }> }>(
+      url,
+      '{ tenants { id name projects { id name } } }',
+      {},
+      ADMIN,
+    );
     expect(listed.errors).toBeUndefined();
-    expect(listed.data!.tenants.find((t) => t.id === tenant.id)).toEqual({ id: tenant.id, name: 'Listed', projects: [{ id: project.id, name: 'default' }, { id: extra.id, name: 'support-bot' }] });
-    const keys = await graphql<{ apiKeys: Array<{ id: string; name: string; prefix: string; revokedAt: string | null }> }>(url, 'query($p: ID!) { apiKeys(projectId: $p) { id name prefix revokedAt } }', { p: project.id }, ADMIN);
+    expect(listed.data!.tenants.find((t) => t.id === tenant.id)).toEqual({
+      id: tenant.id,
+      name: 'Listed',
+      projects: [
+        { id: project.id, name: 'default' },
+        { id: extra.id, name: 'support-bot' },
+      ],
+    });
+    const keys = await graphql<{ apiKeys: Array<{ id: string; name: string; prefix: string; revokedAt: string | null }> }>(
+      url,
+      'query($p: ID!) { apiKeys(projectId: $p) { id name prefix revokedAt } }',
+      { p: project.id },
+      ADMIN,
+    );
     expect(keys.errors).toBeUndefined();
     expect(keys.data!.apiKeys.map((k) => [k.id, k.name, k.revokedAt === null])).toEqual([
       [second.apiKey.id, 'prod', true],
       [first.apiKey.id, 'ci', false],
     ]);
-    for (const [key, made] of [[keys.data!.apiKeys[0]!, second], [keys.data!.apiKeys[1]!, first]] as const) expect(made.secret.startsWith(`${key.prefix}_`)).toBe(true);
+    for (const [key, made] of [
+      [keys.data!.apiKeys[0]!, second],
+      [keys.data!.apiKeys[1]!, first],
+    ] as const)
+      expect(made.secret.startsWith(`${key.prefix}_`)).toBe(true);
     // Never the secrets, and not for a project key.
     expect(JSON.stringify(keys)).not.toContain(first.secret);
     expect(JSON.stringify(keys)).not.toContain(second.secret);
     expect((await graphql(url, '{ tenants { id } }', {}, second.secret)).errors![0]!.extensions!.code).toBe('FORBIDDEN');
-    expect((await graphql(url, 'query($p: ID!) { apiKeys(projectId: $p) { id } }', { p: project.id }, second.secret)).errors![0]!.extensions!.code).toBe('FORBIDDEN');
+    expect(
+      (await graphql(url, 'query($p: ID!) { apiKeys(projectId: $p) { id } }', { p: project.id }, second.secret)).errors![0]!.extensions!
+        .code,
+    ).toBe('FORBIDDEN');
     const unknown = await graphql(url, '{ apiKeys(projectId: "00000000-0000-0000-0000-000000000000") { id } }', {}, ADMIN);
     expect(unknown.errors![0]!.extensions!.code).toBe('NOT_FOUND');
   });
@@ -116,26 +152,41 @@ describe('admin API (GraphQL: tenants, projects, keys)', () => {
     // What the gateway reads.
     expect(await infra.tenancy.ingestLimits(project.id)).toEqual({ spansPerSecond: 200, bytesPerSecond: 5 * 2 ** 30 });
     // Not for a project key, and nothing changed by trying.
-    expect((await graphql(url, SET, { i: { projectId: project.id, spansPerSecond: 1 } }, secret)).errors![0]!.extensions!.code).toBe('FORBIDDEN');
+    expect((await graphql(url, SET, { i: { projectId: project.id, spansPerSecond: 1 } }, secret)).errors![0]!.extensions!.code).toBe(
+      'FORBIDDEN',
+    );
     expect((await graphql(url, GET, { p: project.id }, secret)).errors![0]!.extensions!.code).toBe('FORBIDDEN');
     // Every bad value named at once; an unknown project is NOT_FOUND.
     const bad = await graphql(url, SET, { i: { projectId: project.id, spansPerSecond: 0, bytesPerSecond: -1 } }, ADMIN);
     expect(bad.errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
-    expect(bad.errors![0]!.message).toMatch(/spansPerSecond must be an integer from 1 to 2147483647.*bytesPerSecond must be an integer from 1/);
+    expect(bad.errors![0]!.message).toMatch(
+      /spansPerSecond must be an integer from 1 to 2147483647.*bytesPerSecond must be an integer from 1/,
+    );
     expect(await read()).toEqual({ projectId: project.id, spansPerSecond: 200, bytesPerSecond: 5 * 2 ** 30 });
     const unknown = await graphql(url, SET, { i: { projectId: '00000000-0000-0000-0000-000000000000', spansPerSecond: 5 } }, ADMIN);
     expect(unknown.errors![0]!.extensions!.code).toBe('NOT_FOUND');
     expect((await graphql(url, GET, { p: 'not-a-project' }, ADMIN)).errors![0]!.extensions!.code).toBe('NOT_FOUND');
     // An absent field keeps its limit; null puts it back to the default.
-    expect((await graphql(url, SET, { i: { projectId: project.id, spansPerSecond: 300 } }, ADMIN)).data).toEqual({ setIngestLimits: { projectId: project.id, spansPerSecond: 300, bytesPerSecond: 5 * 2 ** 30 } });
-    expect((await graphql(url, SET, { i: { projectId: project.id, bytesPerSecond: null } }, ADMIN)).data).toEqual({ setIngestLimits: { projectId: project.id, spansPerSecond: 300, bytesPerSecond: null } });
-    expect((await graphql(url, SET, { i: { projectId: project.id, spansPerSecond: null } }, ADMIN)).data).toEqual({ setIngestLimits: { projectId: project.id, spansPerSecond: null, bytesPerSecond: null } });
+    expect((await graphql(url, SET, { i: { projectId: project.id, spansPerSecond: 300 } }, ADMIN)).data).toEqual({
+      setIngestLimits: { projectId: project.id, spansPerSecond: 300, bytesPerSecond: 5 * 2 ** 30 },
+    });
+    expect((await graphql(url, SET, { i: { projectId: project.id, bytesPerSecond: null } }, ADMIN)).data).toEqual({
+      setIngestLimits: { projectId: project.id, spansPerSecond: 300, bytesPerSecond: null },
+    });
+    expect((await graphql(url, SET, { i: { projectId: project.id, spansPerSecond: null } }, ADMIN)).data).toEqual({
+      setIngestLimits: { projectId: project.id, spansPerSecond: null, bytesPerSecond: null },
+    });
   });
 
   it('answers bad input with a specific error', async () => {
     const empty = await graphql(url, CREATE_TENANT, { name: '   ' }, ADMIN);
     expect(empty.errors![0]).toMatchObject({ message: 'tenant name must not be empty', extensions: { code: 'BAD_USER_INPUT' } });
-    const unknown = await graphql(url, 'mutation { createProject(input: { tenantId: "00000000-0000-0000-0000-000000000000", name: "x" }) { id } }', {}, ADMIN);
+    const unknown = await graphql(
+      url,
+      'mutation { createProject(input: { tenantId: "00000000-0000-0000-0000-000000000000", name: "x" }) { id } }',
+      {},
+      ADMIN,
+    );
     expect(unknown.errors![0]).toMatchObject({ extensions: { code: 'NOT_FOUND' } });
     const junkId = await graphql(url, 'mutation { revokeApiKey(id: "1; DROP TABLE api_keys") { id } }', {}, ADMIN);
     expect(junkId.errors![0]).toMatchObject({ extensions: { code: 'NOT_FOUND' } });
@@ -147,13 +198,19 @@ describe('admin API (GraphQL: tenants, projects, keys)', () => {
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ ready: true, checks: { postgres: { ok: true }, clickhouse: { ok: true }, queue: { ok: true } } });
+    expect(await ready.json()).toMatchObject({
+      ready: true,
+      checks: { postgres: { ok: true }, clickhouse: { ok: true }, queue: { ok: true } },
+    });
     const metrics = await fetch(`${url}/metrics`);
     expect(metrics.headers.get('content-type')).toContain('text/plain');
     expect(await metrics.text()).toContain('spanforge_process_cpu_user_seconds_total');
     // The API's address itself says where things are, instead of a 404.
     const index = await fetch(`${url}/`);
     expect(index.status).toBe(200);
-    expect(await index.json()).toMatchObject({ graphql: expect.stringContaining('POST /graphql'), otlp: expect.stringContaining(`:${infra.config.ports.otlpHttp}/v1/traces`) });
+    expect(await index.json()).toMatchObject({
+      graphql: expect.stringContaining('POST /graphql'),
+      otlp: expect.stringContaining(`:${infra.config.ports.otlpHttp}/v1/traces`),
+    });
   });
 });

@@ -36,7 +36,8 @@ export class ApiKeyModel {
   @Field({ description: 'The first characters of the secret (`sf_<lookup id>`), safe to show.' }) prefix!: string;
   @Field(() => [ApiKeyScope]) scopes!: ApiKeyScope[];
   @Field() createdAt!: Date;
-  @Field(() => Date, { nullable: true, description: 'From then on the key is refused like a revoked one; null: it does not expire.' }) expiresAt!: Date | null;
+  @Field(() => Date, { nullable: true, description: 'From then on the key is refused like a revoked one; null: it does not expire.' })
+  expiresAt!: Date | null;
   @Field(() => Date, { nullable: true }) revokedAt!: Date | null;
   @Field(() => Date, { nullable: true }) lastUsedAt!: Date | null;
 }
@@ -62,11 +63,15 @@ export class CreateProjectInput {
 export class CreateApiKeyInput {
   @Field(() => ID) projectId!: string;
   @Field(() => String, { nullable: true }) name?: string | null;
-  @Field(() => [ApiKeyScope], { nullable: true, description: 'Left out: all three. An exporter needs only INGEST, a dashboard only READ.' }) scopes?: ApiKeyScope[] | null;
+  @Field(() => [ApiKeyScope], { nullable: true, description: 'Left out: all three. An exporter needs only INGEST, a dashboard only READ.' })
+  scopes?: ApiKeyScope[] | null;
   @Field(() => Date, { nullable: true, description: 'When the key stops working; left out, it does not expire.' }) expiresAt?: Date | null;
 }
 
-@ObjectType('ModelPrice', { description: "A project's own price for a model (USD per million tokens), in force from effectiveFrom; it wins over the bundled price table." })
+@ObjectType('ModelPrice', {
+  description:
+    "A project's own price for a model (USD per million tokens), in force from effectiveFrom; it wins over the bundled price table.",
+})
 export class ModelPriceModel {
   @Field(() => ID) id!: string;
   @Field(() => ID) projectId!: string;
@@ -87,7 +92,8 @@ export class ModelPriceInput {
   @Field(() => Float) outputPerMTok!: number;
   @Field(() => Float, { nullable: true }) cacheReadPerMTok?: number | null;
   @Field(() => Float, { nullable: true }) cacheWritePerMTok?: number | null;
-  @Field(() => Date, { nullable: true, description: 'From when the price applies (by span start); absent means always.' }) effectiveFrom?: Date | null;
+  @Field(() => Date, { nullable: true, description: 'From when the price applies (by span start); absent means always.' })
+  effectiveFrom?: Date | null;
 }
 
 @ObjectType('IngestLimits', {
@@ -96,12 +102,14 @@ export class ModelPriceInput {
 export class IngestLimitsModel {
   @Field(() => ID) projectId!: string;
   @Field(() => Int, { nullable: true }) spansPerSecond!: number | null;
-  @Field(() => SafeIntScalar, { nullable: true, description: 'Bytes of OTLP body per second (after decompression).' }) bytesPerSecond!: number | null;
+  @Field(() => SafeIntScalar, { nullable: true, description: 'Bytes of OTLP body per second (after decompression).' }) bytesPerSecond!:
+    number | null;
 }
 
 @InputType()
 export class IngestLimitsInput {
   @Field(() => ID) projectId!: string;
   @Field(() => Int, { nullable: true, description: 'null: back to the default; absent: unchanged.' }) spansPerSecond?: number | null;
-  @Field(() => SafeIntScalar, { nullable: true, description: 'null: back to the default; absent: unchanged.' }) bytesPerSecond?: number | null;
+  @Field(() => SafeIntScalar, { nullable: true, description: 'null: back to the default; absent: unchanged.' }) bytesPerSecond?:
+    number | null;
 }

@@ -4,7 +4,19 @@ import type { ProjectScope } from '@spanforge/tenancy';
 import { AdminOnly, AnyProjectKey, CurrentProject } from '../auth/access.decorators';
 import type { RequestContext } from '../graphql/request-context';
 import type { PriceOverrideRow } from '@spanforge/tenancy';
-import { ApiKeyModel, CreateApiKeyInput, CreateProjectInput, CreateTenantInput, CreatedApiKeyModel, IngestLimitsInput, IngestLimitsModel, ModelPriceInput, ModelPriceModel, ProjectModel, TenantModel } from './tenancy.model';
+import {
+  ApiKeyModel,
+  CreateApiKeyInput,
+  CreateProjectInput,
+  CreateTenantInput,
+  CreatedApiKeyModel,
+  IngestLimitsInput,
+  IngestLimitsModel,
+  ModelPriceInput,
+  ModelPriceModel,
+  ProjectModel,
+  TenantModel,
+} from './tenancy.model';
 
 /** pg reads the double precision prices as numbers already. */
 function toModelPrice(row: PriceOverrideRow): ModelPriceModel {
@@ -51,34 +63,48 @@ export class TenancyResolver {
     return context.infra.tenancy.tenants();
   }
 
-  @Query(() => [ApiKeyModel], { description: "A project's API keys, newest first, revoked ones included; their prefixes, never their secrets (admin token)." })
+  @Query(() => [ApiKeyModel], {
+    description: "A project's API keys, newest first, revoked ones included; their prefixes, never their secrets (admin token).",
+  })
   async apiKeys(@Args('projectId', { type: () => ID }) projectId: string, @Context() context: RequestContext): Promise<ApiKeyModel[]> {
     return context.infra.tenancy.apiKeysOf(projectId);
   }
 
   @Query(() => [ModelPriceModel], { description: "A project's own model prices, oldest first (admin token)." })
-  async modelPrices(@Args('projectId', { type: () => ID }) projectId: string, @Context() context: RequestContext): Promise<ModelPriceModel[]> {
+  async modelPrices(
+    @Args('projectId', { type: () => ID }) projectId: string,
+    @Context() context: RequestContext,
+  ): Promise<ModelPriceModel[]> {
     return (await context.infra.tenancy.modelPrices(projectId)).map(toModelPrice);
   }
 
   @Mutation(() => ModelPriceModel, {
-    description: "Sets a model's price for one project from effectiveFrom on (the same model and instant again replaces it). Workers use it within a minute, for spans ingested from then on; stored spans keep their cost.",
+    description:
+      "Sets a model's price for one project from effectiveFrom on (the same model and instant again replaces it). Workers use it within a minute, for spans ingested from then on; stored spans keep their cost.",
   })
   async setModelPrice(@Args('input') input: ModelPriceInput, @Context() context: RequestContext): Promise<ModelPriceModel> {
     return toModelPrice(await context.infra.tenancy.setModelPrice(input));
   }
 
-  @Mutation(() => ModelPriceModel, { description: 'Removes a project price; spans ingested afterwards are priced by the bundled table again.' })
+  @Mutation(() => ModelPriceModel, {
+    description: 'Removes a project price; spans ingested afterwards are priced by the bundled table again.',
+  })
   async deleteModelPrice(@Args('id', { type: () => ID }) id: string, @Context() context: RequestContext): Promise<ModelPriceModel> {
     return toModelPrice(await context.infra.tenancy.deleteModelPrice(id));
   }
 
   @Query(() => IngestLimitsModel, { description: "A project's own ingest rate limits (admin token)." })
-  async ingestLimits(@Args('projectId', { type: () => ID }) projectId: string, @Context() context: RequestContext): Promise<IngestLimitsModel> {
+  async ingestLimits(
+    @Args('projectId', { type: () => ID }) projectId: string,
+    @Context() context: RequestContext,
+  ): Promise<IngestLimitsModel> {
     return { projectId, ...(await context.infra.tenancy.ingestLimits(projectId)) };
   }
 
-  @Mutation(() => IngestLimitsModel, { description: "Changes a project's ingest rate limits: a field given sets that limit (null: back to the default), an absent one keeps it. Every gateway applies them within 30 s." })
+  @Mutation(() => IngestLimitsModel, {
+    description:
+      "Changes a project's ingest rate limits: a field given sets that limit (null: back to the default), an absent one keeps it. Every gateway applies them within 30 s.",
+  })
   async setIngestLimits(@Args('input') input: IngestLimitsInput, @Context() context: RequestContext): Promise<IngestLimitsModel> {
     return { projectId: input.projectId, ...(await context.infra.tenancy.setIngestLimits(input)) };
   }

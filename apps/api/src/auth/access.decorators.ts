@@ -5,7 +5,8 @@ import type { ApiKeyScope, ProjectScope } from '@spanforge/tenancy';
 import type { RequestContext } from '../graphql/request-context';
 
 /** Who may call a resolver or a route; read by AccessGuard, which refuses any that declares none. */
-export type AccessRule = { kind: 'scope'; scope: ApiKeyScope } | { kind: 'anyKey' } | { kind: 'admin' } | { kind: 'public' } | { kind: 'feedback' };
+export type AccessRule =
+  { kind: 'scope'; scope: ApiKeyScope } | { kind: 'anyKey' } | { kind: 'admin' } | { kind: 'public' } | { kind: 'feedback' };
 
 export const ACCESS_RULE = 'spanforge:access';
 
@@ -28,7 +29,9 @@ export interface AdmittedProject {
 /** The project AccessGuard admitted the caller to (only on handlers with @RequireScope or @AnyProjectKey). */
 export const CurrentProject = createParamDecorator((_data: unknown, context: ExecutionContext): ProjectScope => {
   const holder: AdmittedProject =
-    context.getType<string>() === 'graphql' ? GqlExecutionContext.create(context).getContext<RequestContext>() : context.switchToHttp().getRequest<FastifyRequest>();
+    context.getType<string>() === 'graphql'
+      ? GqlExecutionContext.create(context).getContext<RequestContext>()
+      : context.switchToHttp().getRequest<FastifyRequest>();
   if (!holder.project) throw new Error('@CurrentProject() on a handler without @RequireScope()');
   return holder.project;
 });

@@ -28,7 +28,9 @@ export class AccessGuard implements CanActivate {
     const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [context.getHandler(), context.getClass()]);
     if (!rule) throw new DomainError(ErrorCode.INTERNAL, `${context.getClass().name}.${context.getHandler().name} declares no access rule`);
     if (rule.kind === 'public' || rule.kind === 'feedback') return true;
-    const holder = graphql ? GqlExecutionContext.create(context).getContext<RequestContext>() : context.switchToHttp().getRequest<FastifyRequest>();
+    const holder = graphql
+      ? GqlExecutionContext.create(context).getContext<RequestContext>()
+      : context.switchToHttp().getRequest<FastifyRequest>();
     const caller = graphql ? (holder as RequestContext).caller : await callerOf(holder as FastifyRequest, this.infra);
     if (rule.kind === 'admin') requireAdminCaller(caller);
     else if (rule.kind === 'anyKey') holder.project = projectWithScope(caller, undefined);

@@ -2,7 +2,8 @@ import { ProjectLimiter } from './project-limiter';
 
 describe('ProjectLimiter', () => {
   let now = 0;
-  const limiter = (requestsPerSecond: number, concurrentRequests: number) => new ProjectLimiter({ requestsPerSecond, concurrentRequests }, () => now);
+  const limiter = (requestsPerSecond: number, concurrentRequests: number) =>
+    new ProjectLimiter({ requestsPerSecond, concurrentRequests }, () => now);
 
   beforeEach(() => {
     now = 0;

@@ -3,7 +3,8 @@ import type { ApiLimits } from '@spanforge/config';
 /** Burst allowance: a project's bucket holds this many seconds of its request rate. */
 const BURST_SECONDS = 2;
 
-export type Admission = { admitted: true; release: () => void } | { admitted: false; retryAfterSeconds: number; reason: 'rate' | 'concurrency' };
+export type Admission =
+  { admitted: true; release: () => void } | { admitted: false; retryAfterSeconds: number; reason: 'rate' | 'concurrency' };
 
 interface ProjectState {
   tokens: number;
@@ -29,7 +30,12 @@ export class ProjectLimiter {
     const now = this.now();
     const state = this.state(projectId, now);
     if (state.inFlight >= this.limits.concurrentRequests) return { admitted: false, retryAfterSeconds: 1, reason: 'concurrency' };
-    if (state.tokens < 1) return { admitted: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - state.tokens) / this.limits.requestsPerSecond)), reason: 'rate' };
+    if (state.tokens < 1)
+      return {
+        admitted: false,
+        retryAfterSeconds: Math.max(1, Math.ceil((1 - state.tokens) / this.limits.requestsPerSecond)),
+        reason: 'rate',
+      };
     state.tokens -= 1;
     state.inFlight++;
     let released = false;
@@ -59,7 +65,8 @@ export class ProjectLimiter {
   /** Drops keys that would start over the same if asked again: nothing in progress, a full bucket. */
   private forgetIdle(now: number, capacity: number): void {
     for (const [key, state] of this.projects) {
-      if (state.inFlight === 0 && state.tokens + ((now - state.updatedAt) / 1000) * this.limits.requestsPerSecond >= capacity) this.projects.delete(key);
+      if (state.inFlight === 0 && state.tokens + ((now - state.updatedAt) / 1000) * this.limits.requestsPerSecond >= capacity)
+        this.projects.delete(key);
     }
   }
 }

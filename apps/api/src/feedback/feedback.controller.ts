@@ -23,8 +23,14 @@ export const FEEDBACK_PER_TOKEN_PER_SECOND = 1;
 
 @Controller('v1/feedback')
 export class FeedbackController {
-  private readonly perProject = new ProjectLimiter({ requestsPerSecond: FEEDBACK_PER_PROJECT_PER_SECOND, concurrentRequests: Number.MAX_SAFE_INTEGER });
-  private readonly perToken = new ProjectLimiter({ requestsPerSecond: FEEDBACK_PER_TOKEN_PER_SECOND, concurrentRequests: Number.MAX_SAFE_INTEGER });
+  private readonly perProject = new ProjectLimiter({
+    requestsPerSecond: FEEDBACK_PER_PROJECT_PER_SECOND,
+    concurrentRequests: Number.MAX_SAFE_INTEGER,
+  });
+  private readonly perToken = new ProjectLimiter({
+    requestsPerSecond: FEEDBACK_PER_TOKEN_PER_SECOND,
+    concurrentRequests: Number.MAX_SAFE_INTEGER,
+  });
 
   constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
 
@@ -44,7 +50,8 @@ export class FeedbackController {
       scope = { tenantId: token.tenantId, projectId: token.projectId };
     } else {
       const caller = await callerOf(request, this.infra);
-      if (caller.kind !== 'project') throw new DomainError(ErrorCode.UNAUTHENTICATED, 'a valid project API key or feedback token is required');
+      if (caller.kind !== 'project')
+        throw new DomainError(ErrorCode.UNAUTHENTICATED, 'a valid project API key or feedback token is required');
       scope = projectWithScope(caller, ApiKeyScope.INGEST);
     }
     const record = await this.infra.feedback.check(scope, body ?? ({} as FeedbackInput), token);

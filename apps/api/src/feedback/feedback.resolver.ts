@@ -9,7 +9,11 @@ import { Feedback, FeedbackInput, FeedbackToken, ScoreConfig, ScoreConfigInput, 
 export class FeedbackResolver {
   @RequireScope(ApiKeyScope.INGEST)
   @Mutation(() => Feedback)
-  async submitFeedback(@CurrentProject() scope: ProjectScope, @Args('input') input: FeedbackInput, @Context() context: RequestContext): Promise<Feedback> {
+  async submitFeedback(
+    @CurrentProject() scope: ProjectScope,
+    @Args('input') input: FeedbackInput,
+    @Context() context: RequestContext,
+  ): Promise<Feedback> {
     const record = await context.infra.feedback.submit(scope, input);
     return {
       id: record.id,
@@ -23,22 +27,40 @@ export class FeedbackResolver {
   }
 
   @RequireScope(ApiKeyScope.MANAGE)
-  @Mutation(() => ScoreConfig, { description: 'Defines a score name: its type and allowed values; later values that break it are refused.' })
-  async createScoreConfig(@CurrentProject() scope: ProjectScope, @Args('input') input: ScoreConfigInput, @Context() context: RequestContext): Promise<ScoreConfig> {
+  @Mutation(() => ScoreConfig, {
+    description: 'Defines a score name: its type and allowed values; later values that break it are refused.',
+  })
+  async createScoreConfig(
+    @CurrentProject() scope: ProjectScope,
+    @Args('input') input: ScoreConfigInput,
+    @Context() context: RequestContext,
+  ): Promise<ScoreConfig> {
     const config = await context.infra.feedback.createScoreConfig(scope, input);
     return { ...config, dataType: config.dataType as ScoreDataType };
   }
 
   @RequireScope(ApiKeyScope.MANAGE)
-  @Mutation(() => ScoreConfig, { description: "Changes a score config's bounds or categories (its type stays: archive it and create a new one to change that)." })
-  async updateScoreConfig(@CurrentProject() scope: ProjectScope, @Args('input') input: ScoreConfigInput, @Context() context: RequestContext): Promise<ScoreConfig> {
+  @Mutation(() => ScoreConfig, {
+    description: "Changes a score config's bounds or categories (its type stays: archive it and create a new one to change that).",
+  })
+  async updateScoreConfig(
+    @CurrentProject() scope: ProjectScope,
+    @Args('input') input: ScoreConfigInput,
+    @Context() context: RequestContext,
+  ): Promise<ScoreConfig> {
     const config = await context.infra.feedback.updateScoreConfig(scope, input);
     return { ...config, dataType: config.dataType as ScoreDataType };
   }
 
   @RequireScope(ApiKeyScope.MANAGE)
-  @Mutation(() => ScoreConfig, { description: 'Archives a score config: its name checks no value any more and may be given a new config. Stored scores stay.' })
-  async archiveScoreConfig(@CurrentProject() scope: ProjectScope, @Args('name') name: string, @Context() context: RequestContext): Promise<ScoreConfig> {
+  @Mutation(() => ScoreConfig, {
+    description: 'Archives a score config: its name checks no value any more and may be given a new config. Stored scores stay.',
+  })
+  async archiveScoreConfig(
+    @CurrentProject() scope: ProjectScope,
+    @Args('name') name: string,
+    @Context() context: RequestContext,
+  ): Promise<ScoreConfig> {
     const config = await context.infra.feedback.archiveScoreConfig(scope, name);
     return { ...config, dataType: config.dataType as ScoreDataType };
   }
@@ -50,8 +72,11 @@ export class FeedbackResolver {
   }
 
   @RequireScope(ApiKeyScope.MANAGE)
-  @Mutation(() => FeedbackToken, { description: 'A signed, expiring token a browser may use to send feedback for one trace and score name.' })
-  async createFeedbackToken(@CurrentProject() scope: ProjectScope, 
+  @Mutation(() => FeedbackToken, {
+    description: 'A signed, expiring token a browser may use to send feedback for one trace and score name.',
+  })
+  async createFeedbackToken(
+    @CurrentProject() scope: ProjectScope,
     @Args('traceId') traceId: string,
     @Args('name') name: string,
     @Args('ttlSeconds', { type: () => Int }) ttlSeconds: number,

@@ -8,12 +8,14 @@ describe('DateTime scalar (ISO-8601 UTC strings with Z)', () => {
     expect(DateTimeScalar.serialize('2026-11-30T08:11:39Z')).toBe('2026-11-30T08:11:39Z');
   });
 
-  it.each([['a local time', '2026-11-30 08:11:39'], ['an offset time', '2026-11-30T09:11:39+01:00'], ['an invalid Date', new Date('nope')], ['a number', 1764490299000]])(
-    'refuses to write %s as a DateTime',
-    (_what, value) => {
-      expect(() => DateTimeScalar.serialize(value)).toThrow(/DateTime cannot represent/);
-    },
-  );
+  it.each([
+    ['a local time', '2026-11-30 08:11:39'],
+    ['an offset time', '2026-11-30T09:11:39+01:00'],
+    ['an invalid Date', new Date('nope')],
+    ['a number', 1764490299000],
+  ])('refuses to write %s as a DateTime', (_what, value) => {
+    expect(() => DateTimeScalar.serialize(value)).toThrow(/DateTime cannot represent/);
+  });
 
   it('reads any ISO-8601 date-time with a zone, as the instant it names', () => {
     expect(DateTimeScalar.parseValue('2026-11-30T08:00:00Z')).toEqual(new Date(Date.UTC(2026, 10, 30, 8)));
@@ -22,12 +24,13 @@ describe('DateTime scalar (ISO-8601 UTC strings with Z)', () => {
     expect(DateTimeScalar.parseLiteral({ kind: Kind.STRING, value: '2026-11-30T08:00Z' })).toEqual(new Date(Date.UTC(2026, 10, 30, 8)));
   });
 
-  it.each([['2028-02-29T12:00:00Z', Date.UTC(2028, 1, 29, 12)], ['2000-02-29T00:00:00Z', Date.UTC(2000, 1, 29)], ['2026-12-31T23:59:59Z', Date.UTC(2026, 11, 31, 23, 59, 59)]])(
-    'reads the calendar edge %s',
-    (text, ms) => {
-      expect(DateTimeScalar.parseValue(text)).toEqual(new Date(ms));
-    },
-  );
+  it.each([
+    ['2028-02-29T12:00:00Z', Date.UTC(2028, 1, 29, 12)],
+    ['2000-02-29T00:00:00Z', Date.UTC(2000, 1, 29)],
+    ['2026-12-31T23:59:59Z', Date.UTC(2026, 11, 31, 23, 59, 59)],
+  ])('reads the calendar edge %s', (text, ms) => {
+    expect(DateTimeScalar.parseValue(text)).toEqual(new Date(ms));
+  });
 
   it.each([
     ['a date without a time', '2026-11-30'],

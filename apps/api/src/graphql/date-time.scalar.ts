@@ -46,7 +46,8 @@ function parse(value: unknown): Date {
  */
 export const DateTimeScalar = new GraphQLScalarType({
   name: 'DateTime',
-  description: 'An instant as an ISO-8601 UTC string with Z, such as 2026-11-30T08:11:39.123Z. Inputs take any ISO-8601 date-time with a zone.',
+  description:
+    'An instant as an ISO-8601 UTC string with Z, such as 2026-11-30T08:11:39.123Z. Inputs take any ISO-8601 date-time with a zone.',
   serialize(value) {
     if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString();
     if (typeof value === 'string' && UTC_INSTANT.test(value)) return value;

@@ -41,7 +41,9 @@ export function graphqlErrorFormatter(log: Logger) {
 /** A refusal of the request itself by Mercurius or Fastify (no query, a body that is not JSON, too large): the caller's to fix. */
 function isRequestError(error: Error | undefined): error is Error & { code: string; statusCode: number } {
   const { code, statusCode } = (error ?? {}) as { code?: unknown; statusCode?: unknown };
-  return typeof code === 'string' && /^(MER|FST)_ERR_/.test(code) && typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500;
+  return (
+    typeof code === 'string' && /^(MER|FST)_ERR_/.test(code) && typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500
+  );
 }
 
 function requestErrorMessage(error: Error & { code: string }): string {
@@ -52,5 +54,11 @@ function requestErrorMessage(error: Error & { code: string }): string {
 }
 
 function withCode(error: GraphQLError, message: string, code: string): GraphQLError {
-  return new GraphQLError(message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...error.extensions, code } });
+  return new GraphQLError(message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    extensions: { ...error.extensions, code },
+  });
 }

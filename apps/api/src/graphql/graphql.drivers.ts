@@ -56,7 +56,9 @@ function apolloModule(infra: Infrastructure): DynamicModule {
     formatError: (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
       const original = (error as GraphQLError).originalError;
       if (original instanceof DomainError) return { ...formatted, message: original.message, extensions: { code: original.code } };
-      return original && !(original instanceof GraphQLError) ? { message: 'internal error', path: formatted.path, extensions: { code: ErrorCode.INTERNAL } } : formatted;
+      return original && !(original instanceof GraphQLError)
+        ? { message: 'internal error', path: formatted.path, extensions: { code: ErrorCode.INTERNAL } }
+        : formatted;
     },
   });
 }

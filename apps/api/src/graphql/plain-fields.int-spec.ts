@@ -1,7 +1,15 @@
 // Loads @nestjs/core (ESM), so it runs with the integration tests' ESM support; it starts nothing but Nest's schema builder.
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { Field, GraphQLSchemaBuilderModule, GraphQLSchemaFactory, ObjectType, Query, Resolver, type FieldMiddleware } from '@nestjs/graphql';
+import {
+  Field,
+  GraphQLSchemaBuilderModule,
+  GraphQLSchemaFactory,
+  ObjectType,
+  Query,
+  Resolver,
+  type FieldMiddleware,
+} from '@nestjs/graphql';
 import { execute, parse, type GraphQLSchema } from 'graphql';
 import { withPlainFieldsInline } from './plain-fields';
 
@@ -55,7 +63,11 @@ describe('withPlainFieldsInline', () => {
   it('answers the same as before the transform', async () => {
     const query = parse('{ sample { plain renamed withDefault shouted } }');
     const before = await execute({ schema: await nestSchema(), document: query, rootValue: { sample: new SampleResolver().sample() } });
-    const after = await execute({ schema: withPlainFieldsInline(await nestSchema()), document: query, rootValue: { sample: new SampleResolver().sample() } });
+    const after = await execute({
+      schema: withPlainFieldsInline(await nestSchema()),
+      document: query,
+      rootValue: { sample: new SampleResolver().sample() },
+    });
     expect(after).toEqual(before);
     expect(after.data).toEqual({ sample: { plain: 'p', renamed: 'o', withDefault: 'fallback', shouted: 'S' } });
   });

@@ -25,7 +25,12 @@ export function withPlainFieldsInline(schema: GraphQLSchema): GraphQLSchema {
 function inlinePlainFields(type: GraphQLObjectType): void {
   for (const field of Object.values(type.getFields())) {
     const resolve = field.resolve;
-    if (!resolve || resolve.name !== NEST_PROPERTY_RESOLVER || !readsOwnProperty(resolve as (root: Record<string, unknown>) => unknown, field.name)) continue;
+    if (
+      !resolve ||
+      resolve.name !== NEST_PROPERTY_RESOLVER ||
+      !readsOwnProperty(resolve as (root: Record<string, unknown>) => unknown, field.name)
+    )
+      continue;
     field.resolve = undefined;
   }
 }

@@ -16,7 +16,9 @@ const nested = (depth: number) => `{ ${'node { '.repeat(1)}${'child { '.repeat(d
 describe('queryLimitsRule', () => {
   it(`accepts a query ${QUERY_LIMITS.maxDepth} levels deep and refuses one deeper, as QUERY_TOO_EXPENSIVE`, () => {
     expect(errorsOf(nested(QUERY_LIMITS.maxDepth))).toEqual([]);
-    expect(errorsOf(nested(QUERY_LIMITS.maxDepth + 1))).toEqual([{ message: `query is deeper than ${QUERY_LIMITS.maxDepth} levels`, code: 'QUERY_TOO_EXPENSIVE' }]);
+    expect(errorsOf(nested(QUERY_LIMITS.maxDepth + 1))).toEqual([
+      { message: `query is deeper than ${QUERY_LIMITS.maxDepth} levels`, code: 'QUERY_TOO_EXPENSIVE' },
+    ]);
   });
 
   it('counts the depth that fragments add', () => {
@@ -24,13 +26,17 @@ describe('queryLimitsRule', () => {
     // `node` is level 1 and the fragment's fields level 2: a chain of n children ends at level 2 + n.
     const viaFragment = (n: number) => `{ node { ...deep } } fragment deep on Node { ${chain(n)} }`;
     expect(errorsOf(viaFragment(QUERY_LIMITS.maxDepth - 2))).toEqual([]);
-    expect(errorsOf(viaFragment(QUERY_LIMITS.maxDepth - 1))).toEqual([{ message: `query is deeper than ${QUERY_LIMITS.maxDepth} levels`, code: 'QUERY_TOO_EXPENSIVE' }]);
+    expect(errorsOf(viaFragment(QUERY_LIMITS.maxDepth - 1))).toEqual([
+      { message: `query is deeper than ${QUERY_LIMITS.maxDepth} levels`, code: 'QUERY_TOO_EXPENSIVE' },
+    ]);
   });
 
   it(`refuses more than ${QUERY_LIMITS.maxAliases} aliases (one expensive field asked many times)`, () => {
     const aliased = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: node { id }`).join(' ')} }`;
     expect(errorsOf(aliased(QUERY_LIMITS.maxAliases))).toEqual([]);
-    expect(errorsOf(aliased(QUERY_LIMITS.maxAliases + 1))).toEqual([{ message: `query uses more than ${QUERY_LIMITS.maxAliases} aliases`, code: 'QUERY_TOO_EXPENSIVE' }]);
+    expect(errorsOf(aliased(QUERY_LIMITS.maxAliases + 1))).toEqual([
+      { message: `query uses more than ${QUERY_LIMITS.maxAliases} aliases`, code: 'QUERY_TOO_EXPENSIVE' },
+    ]);
   });
 
   it(`refuses more than ${QUERY_LIMITS.maxFields} fields in all, fragments spread many times included`, () => {

@@ -72,8 +72,10 @@ export function queryLimitsRule(context: ValidationContext): ASTVisitor {
     OperationDefinition(node) {
       const cost = setCost(node.selectionSet);
       if (cost.depth > QUERY_LIMITS.maxDepth) context.reportError(tooExpensive(`query is deeper than ${QUERY_LIMITS.maxDepth} levels`));
-      else if (cost.aliases > QUERY_LIMITS.maxAliases) context.reportError(tooExpensive(`query uses more than ${QUERY_LIMITS.maxAliases} aliases`));
-      else if (cost.fields > QUERY_LIMITS.maxFields) context.reportError(tooExpensive(`query selects more than ${QUERY_LIMITS.maxFields} fields`));
+      else if (cost.aliases > QUERY_LIMITS.maxAliases)
+        context.reportError(tooExpensive(`query uses more than ${QUERY_LIMITS.maxAliases} aliases`));
+      else if (cost.fields > QUERY_LIMITS.maxFields)
+        context.reportError(tooExpensive(`query selects more than ${QUERY_LIMITS.maxFields} fields`));
     },
   };
 }

@@ -16,14 +16,22 @@ describe('SafeInt scalar', () => {
     expect(SafeIntScalar.serialize(-(2 ** 60))).toBe(-Number.MAX_SAFE_INTEGER);
   });
 
-  it.each([['a fraction', 1.5], ['text', '12 tokens'], ['nothing', null]])('refuses to write %s', (_what, value) => {
+  it.each([
+    ['a fraction', 1.5],
+    ['text', '12 tokens'],
+    ['nothing', null],
+  ])('refuses to write %s', (_what, value) => {
     expect(() => SafeIntScalar.serialize(value)).toThrow(/SafeInt cannot represent/);
   });
 
   it('reads whole numbers, and refuses anything else as BAD_USER_INPUT', () => {
     expect(SafeIntScalar.parseValue(5_000_000_000)).toBe(5_000_000_000);
     expect(SafeIntScalar.parseLiteral({ kind: Kind.INT, value: '5000000000' })).toBe(5_000_000_000);
-    for (const bad of [() => SafeIntScalar.parseValue('5'), () => SafeIntScalar.parseValue(0.5), () => SafeIntScalar.parseLiteral({ kind: Kind.FLOAT, value: '1.5' })]) {
+    for (const bad of [
+      () => SafeIntScalar.parseValue('5'),
+      () => SafeIntScalar.parseValue(0.5),
+      () => SafeIntScalar.parseLiteral({ kind: Kind.FLOAT, value: '1.5' }),
+    ]) {
       expect(bad).toThrow(GraphQLError);
     }
   });

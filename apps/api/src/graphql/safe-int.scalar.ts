@@ -30,12 +30,16 @@ export const SafeIntScalar = new GraphQLScalarType({
   },
   parseValue(value) {
     const n = typeof value === 'number' ? whole(value) : undefined;
-    if (n === undefined) throw new GraphQLError(`SafeInt must be a whole number up to 2^53 − 1; got ${JSON.stringify(value)}`, { extensions: { code: ErrorCode.BAD_USER_INPUT } });
+    if (n === undefined)
+      throw new GraphQLError(`SafeInt must be a whole number up to 2^53 − 1; got ${JSON.stringify(value)}`, {
+        extensions: { code: ErrorCode.BAD_USER_INPUT },
+      });
     return n;
   },
   parseLiteral(ast) {
     const n = ast.kind === Kind.INT ? whole(ast.value) : undefined;
-    if (n === undefined) throw new GraphQLError('SafeInt must be a whole number up to 2^53 − 1', { extensions: { code: ErrorCode.BAD_USER_INPUT } });
+    if (n === undefined)
+      throw new GraphQLError('SafeInt must be a whole number up to 2^53 − 1', { extensions: { code: ErrorCode.BAD_USER_INPUT } });
     return n;
   },
 });

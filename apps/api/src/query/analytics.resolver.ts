@@ -64,6 +64,12 @@ export class AnalyticsResolver {
     @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput,
   ): Promise<CostRow[]> {
     const rows = await (await repository(context)).costBreakdown(groupBy, filter);
-    return rows.map((r) => ({ keys: r.keys, costUsd: usd(r.cost_usd), inputTokens: Number(r.input_tokens), outputTokens: Number(r.output_tokens), spanCount: Number(r.span_count) }));
+    return rows.map((r) => ({
+      keys: r.keys,
+      costUsd: usd(r.cost_usd),
+      inputTokens: Number(r.input_tokens),
+      outputTokens: Number(r.output_tokens),
+      spanCount: Number(r.span_count),
+    }));
   }
 }

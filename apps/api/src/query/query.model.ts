@@ -50,7 +50,8 @@ export enum CostSource {
 }
 registerEnumType(CostSource, {
   name: 'CostSource',
-  description: "Where a span's cost comes from: a cost the span stated, the price table, the project's price override, or nowhere (a model without a price: its cost reads 0 but is unknown).",
+  description:
+    "Where a span's cost comes from: a cost the span stated, the price table, the project's price override, or nowhere (a model without a price: its cost reads 0 but is unknown).",
 });
 
 @ObjectType()
@@ -63,15 +64,24 @@ export class Span {
   @Field(() => Date) endTime!: string;
   @Field(() => Float) durationMs!: number;
   @Field(() => StatusCode) statusCode!: StatusCode;
-  @Field(() => String, { nullable: true, description: "The status description the span ended with (an error's message), when it gave one." }) statusMessage!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: "The status description the span ended with (an error's message), when it gave one.",
+  })
+  statusMessage!: string | null;
   @Field(() => SpanKind) kind!: SpanKind;
   @Field(() => String, { nullable: true }) model!: string | null;
   @Field(() => SafeIntScalar) inputTokens!: number;
   @Field(() => SafeIntScalar) outputTokens!: number;
   @Field(() => Float) costUsd!: number;
-  @Field(() => CostSource, { nullable: true, description: 'Where costUsd comes from; null for a span with no usage to price.' }) costSource!: CostSource | null;
-  @Field(() => JSONScalar, { nullable: true, description: 'Span attributes (message contents excluded: see spanDetail).' }) attributes!: Record<string, unknown> | null;
-  @Field({ description: "Opaque: `trace { spans(after: cursor) }` continues with the spans after this one, in (start time, span id) order." }) cursor!: string;
+  @Field(() => CostSource, { nullable: true, description: 'Where costUsd comes from; null for a span with no usage to price.' })
+  costSource!: CostSource | null;
+  @Field(() => JSONScalar, { nullable: true, description: 'Span attributes (message contents excluded: see spanDetail).' })
+  attributes!: Record<string, unknown> | null;
+  @Field({
+    description: 'Opaque: `trace { spans(after: cursor) }` continues with the spans after this one, in (start time, span id) order.',
+  })
+  cursor!: string;
 }
 
 @ObjectType()
@@ -171,7 +181,8 @@ export class CostRow {
   @Field(() => SafeIntScalar) inputTokens!: number;
   @Field(() => SafeIntScalar) outputTokens!: number;
   @Field(() => SafeIntScalar, {
-    description: "Spans in this group that own their usage. A wrapper span repeating its children's totals (an agent span carrying summed tokens) is left out: its tokens would count twice.",
+    description:
+      "Spans in this group that own their usage. A wrapper span repeating its children's totals (an agent span carrying summed tokens) is left out: its tokens would count twice.",
   })
   spanCount!: number;
 }
@@ -180,7 +191,8 @@ export class CostRow {
 export class SpanEvent {
   @Field() name!: string;
   @Field(() => Date) time!: string;
-  @Field(() => JSONScalar, { description: 'Its attributes, such as exception.type, exception.message and exception.stacktrace.' }) attributes!: Record<string, unknown>;
+  @Field(() => JSONScalar, { description: 'Its attributes, such as exception.type, exception.message and exception.stacktrace.' })
+  attributes!: Record<string, unknown>;
 }
 
 @ObjectType()
@@ -188,8 +200,10 @@ export class SpanDetail {
   @Field() spanId!: string;
   @Field(() => JSONScalar) attributes!: Record<string, unknown>;
   @Field(() => JSONScalar) resourceAttributes!: Record<string, unknown>;
-  @Field(() => String, { nullable: true, description: 'Message contents sent to the model (JSON text), when captured.' }) input!: string | null;
-  @Field(() => String, { nullable: true, description: 'Message contents the model returned (JSON text), when captured.' }) output!: string | null;
+  @Field(() => String, { nullable: true, description: 'Message contents sent to the model (JSON text), when captured.' }) input!:
+    string | null;
+  @Field(() => String, { nullable: true, description: 'Message contents the model returned (JSON text), when captured.' }) output!:
+    string | null;
   @Field(() => [SpanEvent], { description: 'The span events, in time order.' }) events!: SpanEvent[];
 }
 
@@ -208,13 +222,18 @@ export class FeedbackScoreFilterInput {
 
 @InputType('TraceFilter')
 export class TraceFilterInput {
-  @Field(() => FeedbackScoreFilterInput, { nullable: true, description: 'Only traces with this score; with min/max, whose mean score is in range.' }) feedback?: FeedbackScoreFilterInput;
+  @Field(() => FeedbackScoreFilterInput, {
+    nullable: true,
+    description: 'Only traces with this score; with min/max, whose mean score is in range.',
+  })
+  feedback?: FeedbackScoreFilterInput;
   @Field(() => Date, { nullable: true }) from?: Date;
   @Field(() => Date, { nullable: true }) to?: Date;
   @Field(() => String, { nullable: true }) sessionId?: string;
   @Field(() => String, { nullable: true }) userId?: string;
   @Field(() => String, { nullable: true }) rootName?: string;
-  @Field(() => Boolean, { nullable: true, description: 'true: only traces with an ERROR span; false: only traces without.' }) hasError?: boolean;
+  @Field(() => Boolean, { nullable: true, description: 'true: only traces with an ERROR span; false: only traces without.' })
+  hasError?: boolean;
   @Field(() => Int, { nullable: true }) minIterations?: number;
   @Field(() => Int, { nullable: true }) maxIterations?: number;
   @Field(() => String, { nullable: true }) model?: string;
@@ -229,7 +248,11 @@ export class TimeRangeInput {
 
 @InputType('SessionFilter')
 export class SessionFilterInput {
-  @Field(() => FeedbackScoreFilterInput, { nullable: true, description: 'Only sessions with this score; with min/max, whose mean over the session is in range.' }) feedback?: FeedbackScoreFilterInput;
+  @Field(() => FeedbackScoreFilterInput, {
+    nullable: true,
+    description: 'Only sessions with this score; with min/max, whose mean over the session is in range.',
+  })
+  feedback?: FeedbackScoreFilterInput;
   @Field(() => Date, { nullable: true }) from?: Date;
   @Field(() => Date, { nullable: true }) to?: Date;
   @Field(() => String, { nullable: true }) userId?: string;
@@ -255,11 +278,15 @@ export class ModelStats {
   @Field(() => SafeIntScalar) inputTokens!: number;
   @Field(() => SafeIntScalar) outputTokens!: number;
   @Field(() => Float) costUsd!: number;
-  @Field(() => SafeIntScalar, { description: 'Calls with usage but no price for their model: costUsd leaves them out, so a non-zero count means the cost is understated.' })
+  @Field(() => SafeIntScalar, {
+    description:
+      'Calls with usage but no price for their model: costUsd leaves them out, so a non-zero count means the cost is understated.',
+  })
   unpricedCalls!: number;
   @Field(() => Float, { nullable: true }) ttftP50Ms!: number | null;
   @Field(() => Float, { nullable: true }) ttftP95Ms!: number | null;
-  @Field(() => Float, { nullable: true, description: 'Output tokens per second of generation time (after the first token).' }) outputTokensPerSecond!: number | null;
+  @Field(() => Float, { nullable: true, description: 'Output tokens per second of generation time (after the first token).' })
+  outputTokensPerSecond!: number | null;
 }
 
 @ObjectType()
@@ -277,7 +304,11 @@ export class IngestMinute {
   @Field(() => Int) rateLimited!: number;
   @Field(() => Int, { description: 'Spans of exports refused whole (undecodable, queue full or unavailable).' }) refused!: number;
   @Field(() => [RejectedCount]) rejectedByReason!: RejectedCount[];
-  @Field(() => Int, { description: 'Spans accepted, then kept in the dead letters instead of stored (the store refused them, or their export ran out of retries); an operator can replay them.' })
+  @Field(() => Int, {
+    description:
+      'Spans accepted, then kept in the dead letters instead of stored (the store refused them, or their export ran out of retries); an operator can replay them.',
+  })
   deadLettered!: number;
-  @Field(() => [RejectedCount], { description: 'deadLettered by reason: store_refused, retries_exhausted, stalled, poison_export.' }) deadLetteredByReason!: RejectedCount[];
+  @Field(() => [RejectedCount], { description: 'deadLettered by reason: store_refused, retries_exhausted, stalled, poison_export.' })
+  deadLetteredByReason!: RejectedCount[];
 }

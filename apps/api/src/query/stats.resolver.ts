@@ -15,14 +15,33 @@ const nullable = (value: number | null | undefined) => (value === null || value 
 @RequireScope(ApiKeyScope.READ)
 @Resolver()
 export class StatsResolver {
-  @Query(() => [SpanTypeStats], { description: 'Per span type: count, error rate, latency percentiles; of the spans that start in the range, of the traces the filter matches.' })
-  async spanTypeStats(@Context() context: RequestContext, @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput): Promise<SpanTypeStats[]> {
+  @Query(() => [SpanTypeStats], {
+    description:
+      'Per span type: count, error rate, latency percentiles; of the spans that start in the range, of the traces the filter matches.',
+  })
+  async spanTypeStats(
+    @Context() context: RequestContext,
+    @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput,
+  ): Promise<SpanTypeStats[]> {
     const rows = await (await repository(context)).spanTypeStats(filter);
-    return rows.map((r) => ({ type: r.span_type as SpanType, spanCount: Number(r.span_count), errorRate: Number(r.error_rate), p50Ms: Number(r.p50_ms), p95Ms: Number(r.p95_ms), p99Ms: Number(r.p99_ms) }));
+    return rows.map((r) => ({
+      type: r.span_type as SpanType,
+      spanCount: Number(r.span_count),
+      errorRate: Number(r.error_rate),
+      p50Ms: Number(r.p50_ms),
+      p95Ms: Number(r.p95_ms),
+      p99Ms: Number(r.p99_ms),
+    }));
   }
 
-  @Query(() => [ModelStats], { description: 'Per model: calls, tokens, cost, TTFT p50/p95, output tokens/s; of the LLM calls that start in the range, of the traces the filter matches.' })
-  async modelStats(@Context() context: RequestContext, @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput): Promise<ModelStats[]> {
+  @Query(() => [ModelStats], {
+    description:
+      'Per model: calls, tokens, cost, TTFT p50/p95, output tokens/s; of the LLM calls that start in the range, of the traces the filter matches.',
+  })
+  async modelStats(
+    @Context() context: RequestContext,
+    @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput,
+  ): Promise<ModelStats[]> {
     const rows = await (await repository(context)).modelStats(filter);
     return rows.map((r) => ({
       model: r.model,
@@ -38,13 +57,33 @@ export class StatsResolver {
     }));
   }
 
-  @Query(() => [IngestMinute], { description: 'What happened to exported spans, per minute: received, accepted, rejected (by reason), rate-limited, refused, dead-lettered (by reason).' })
-  async ingestStats(@Context() context: RequestContext, @Args('filter', { type: () => TimeRangeInput, nullable: true }) filter?: TimeRangeInput): Promise<IngestMinute[]> {
+  @Query(() => [IngestMinute], {
+    description:
+      'What happened to exported spans, per minute: received, accepted, rejected (by reason), rate-limited, refused, dead-lettered (by reason).',
+  })
+  async ingestStats(
+    @Context() context: RequestContext,
+    @Args('filter', { type: () => TimeRangeInput, nullable: true }) filter?: TimeRangeInput,
+  ): Promise<IngestMinute[]> {
     const rows = await (await repository(context)).ingestMinutes(filter);
     const minutes = new Map<string, IngestMinute>();
     for (const row of rows) {
       let minute = minutes.get(row.minute);
-      if (!minute) minutes.set(row.minute, (minute = { minute: isoOf(`${row.minute}.000`), received: 0, accepted: 0, rejected: 0, rateLimited: 0, refused: 0, rejectedByReason: [], deadLettered: 0, deadLetteredByReason: [] }));
+      if (!minute)
+        minutes.set(
+          row.minute,
+          (minute = {
+            minute: isoOf(`${row.minute}.000`),
+            received: 0,
+            accepted: 0,
+            rejected: 0,
+            rateLimited: 0,
+            refused: 0,
+            rejectedByReason: [],
+            deadLettered: 0,
+            deadLetteredByReason: [],
+          }),
+        );
       const spans = Number(row.spans);
       if (row.outcome === 'received') minute.received += spans;
       else if (row.outcome === 'accepted') minute.accepted += spans;

@@ -18,7 +18,10 @@ function request(): { context: RequestContext; reads: () => number } {
 }
 
 const trace = (i: number) => i.toString(16).padStart(32, '0');
-const spansOf = (id: string, context: RequestContext) => traceReads(context).spans(id).then((read) => read.records);
+const spansOf = (id: string, context: RequestContext) =>
+  traceReads(context)
+    .spans(id)
+    .then((read) => read.records);
 
 describe('traceReads', () => {
   it('is one object per request', () => {
@@ -29,7 +32,12 @@ describe('traceReads', () => {
 
   it('reads a trace once per request, however many fields ask for it', async () => {
     const { context, reads } = request();
-    await Promise.all([spansOf(trace(1), context), spansOf(trace(1), context), traceReads(context).analysis({ traceId: trace(1) }), traceReads(context).truncated(trace(1))]);
+    await Promise.all([
+      spansOf(trace(1), context),
+      spansOf(trace(1), context),
+      traceReads(context).analysis({ traceId: trace(1) }),
+      traceReads(context).truncated(trace(1)),
+    ]);
     expect(reads()).toBe(1);
   });
 

@@ -2,7 +2,12 @@ import type { TraceFiguresRow } from '@spanforge/clickhouse';
 import { displayedSpanType, figuresShowGenAi, isoOf, msOf, spanCursor, usd, type SpanRecord } from '@spanforge/query';
 import { CostSource, SpanKind, SpanType, StatusCode, type Span, type Trace } from './query.model';
 
-const COST_SOURCES: Record<string, CostSource> = { explicit: CostSource.EXPLICIT, price_table: CostSource.PRICE_TABLE, override: CostSource.OVERRIDE, none: CostSource.UNPRICED };
+const COST_SOURCES: Record<string, CostSource> = {
+  explicit: CostSource.EXPLICIT,
+  price_table: CostSource.PRICE_TABLE,
+  override: CostSource.OVERRIDE,
+  none: CostSource.UNPRICED,
+};
 
 /** What a Trace's field resolvers need but GraphQL does not show. */
 export interface TraceSource extends Trace {

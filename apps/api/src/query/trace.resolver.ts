@@ -1,6 +1,17 @@
 import { Args, Context, Float, Info, Int, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import type { GraphQLResolveInfo } from 'graphql';
-import { FeedbackReadRepository, decodeCursor, encodeCursor, isoOf, pageSize, parentsFirst, parseSpanId, parseTraceId, spansShowGenAi, type TraceFacts } from '@spanforge/query';
+import {
+  FeedbackReadRepository,
+  decodeCursor,
+  encodeCursor,
+  isoOf,
+  pageSize,
+  parentsFirst,
+  parseSpanId,
+  parseTraceId,
+  spansShowGenAi,
+  type TraceFacts,
+} from '@spanforge/query';
 import { DomainError, ErrorCode } from '@spanforge/errors';
 import { ApiKeyScope } from '@spanforge/tenancy';
 import { RequireScope } from '../auth/access.decorators';
@@ -18,14 +29,22 @@ const PER_TRACE_READS = ['spans', 'spansTruncated', 'feedback', ...ANALYSIS_FIEL
 export const MAX_TRACES_WITH_SPANS = 50;
 
 /** What TraceService's analysis needs to know of a trace shown by GraphQL. */
-const factsOf = (trace: TraceSource): TraceFacts => ({ traceId: trace.traceId, iterations: trace.iterations, startTime: trace.bounds.start });
+const factsOf = (trace: TraceSource): TraceFacts => ({
+  traceId: trace.traceId,
+  iterations: trace.iterations,
+  startTime: trace.bounds.start,
+});
 
 /** `trace`, `traces`, `spanDetail`; spans, critical path and analysis resolve only when asked. */
 @RequireScope(ApiKeyScope.READ)
 @Resolver(() => Trace)
 export class TraceResolver {
   @Query(() => Trace, { nullable: true })
-  async trace(@Args('traceId') traceId: string, @Context() context: RequestContext, @Info() info: GraphQLResolveInfo): Promise<TraceSource | null> {
+  async trace(
+    @Args('traceId') traceId: string,
+    @Context() context: RequestContext,
+    @Info() info: GraphQLResolveInfo,
+  ): Promise<TraceSource | null> {
     const reads = traceReads(context);
     const id = parseTraceId(traceId);
     // The spans (when a field will need the capped read) are read while the figures are.
@@ -36,7 +55,12 @@ export class TraceResolver {
     // After those: answered from a read made above, or counted meanwhile.
     if (asked.has('spansTruncated')) prefetch(reads.truncated(id));
     const figures = await reads.figures(id);
-    return figures ? toTrace(figures, LOOP_FIELDS.some((f) => asked.has(f))) : null;
+    return figures
+      ? toTrace(
+          figures,
+          LOOP_FIELDS.some((f) => asked.has(f)),
+        )
+      : null;
   }
 
   @Query(() => TraceConnection)
@@ -70,7 +94,11 @@ export class TraceResolver {
   }
 
   @Query(() => SpanDetail, { nullable: true, description: 'One span with its attributes, resource and message contents.' })
-  async spanDetail(@Args('traceId') traceId: string, @Args('spanId') spanId: string, @Context() context: RequestContext): Promise<SpanDetail | null> {
+  async spanDetail(
+    @Args('traceId') traceId: string,
+    @Args('spanId') spanId: string,
+    @Context() context: RequestContext,
+  ): Promise<SpanDetail | null> {
     const reads = traceReads(context);
     const row = await reads.spanContent(parseTraceId(traceId), parseSpanId(spanId));
     if (!row) return null;
@@ -122,10 +150,17 @@ export class TraceResolver {
       "The spans, root first, that determine the trace's wall time: from a span's end, back through the child that ended last before it, then through the earlier children that ended before that child started. Parallel siblings that end earlier are off the path.",
   })
   async criticalPath(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<CriticalPathStep[]> {
-    return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).criticalPath.map((s) => ({ spanId: s.spanId, name: s.name, durationMs: s.durationMs, selfMs: s.selfMs }));
+    return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).criticalPath.map((s) => ({
+      spanId: s.spanId,
+      name: s.name,
+      durationMs: s.durationMs,
+      selfMs: s.selfMs,
+    }));
   }
 
-  @ResolveField(() => Float, { description: "The root's duration not covered by any of its children (time in the root's own code or unseen waits)." })
+  @ResolveField(() => Float, {
+    description: "The root's duration not covered by any of its children (time in the root's own code or unseen waits).",
+  })
   async unaccountedMs(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
     const analysis = await traceReads(context).analysis(factsOf(trace), trace.loopsAsked);
     // The critical path starts at the root.
@@ -134,14 +169,16 @@ export class TraceResolver {
   }
 
   @ResolveField(() => Float, {
-    description: 'Sum of all span durations ÷ wall time. Nested spans count inside their parents too, so a sequential chain of three nested spans reads 3; `concurrency` reads 1 for any sequential trace.',
+    description:
+      'Sum of all span durations ÷ wall time. Nested spans count inside their parents too, so a sequential chain of three nested spans reads 3; `concurrency` reads 1 for any sequential trace.',
   })
   async parallelism(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
     return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).parallelism.overall;
   }
 
   @ResolveField(() => Float, {
-    description: "How many spans were doing their own work at once, on average: each span's own time (its duration not covered by its children) summed, ÷ wall time. 1 is strictly sequential; 2 means two things ran side by side throughout.",
+    description:
+      "How many spans were doing their own work at once, on average: each span's own time (its duration not covered by its children) summed, ÷ wall time. 1 is strictly sequential; 2 means two things ran side by side throughout.",
   })
   async concurrency(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
     return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).parallelism.concurrency;
@@ -152,7 +189,9 @@ export class TraceResolver {
     return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).retries.failedAttempts;
   }
 
-  @ResolveField(() => Boolean, { description: 'The same tool called ≥ 3 times with near-identical arguments, or iterations far over the project median.' })
+  @ResolveField(() => Boolean, {
+    description: 'The same tool called ≥ 3 times with near-identical arguments, or iterations far over the project median.',
+  })
   async loopSuspected(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<boolean> {
     return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).loop.suspected;
   }
@@ -172,7 +211,11 @@ export class TraceResolver {
       'What stands out in the trace (CRITICAL_PATH_DOMINATED_BY, UNACCOUNTED_TIME, RETRY, LOOP, N_PLUS_ONE, LOW_PARALLELISM). SPANS_TRUNCATED, first, when the trace has more spans than one read returns: the analysis fields then cover its first spans in start order only.',
   })
   async findings(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<Finding[]> {
-    return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).findings.map((f) => ({ kind: f.kind, message: f.message, spanIds: f.spanIds }));
+    return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).findings.map((f) => ({
+      kind: f.kind,
+      message: f.message,
+      spanIds: f.spanIds,
+    }));
   }
 }
 

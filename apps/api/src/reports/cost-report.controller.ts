@@ -26,7 +26,10 @@ export class CostReportController {
         .header('content-disposition', `attachment; filename="cost-report-${row.id}.csv"`)
         .send(renderReportCsv(report));
     } else {
-      await reply.header('content-type', 'text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(renderReportHtml(report));
+      await reply
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+        .send(renderReportHtml(report));
     }
   }
 }

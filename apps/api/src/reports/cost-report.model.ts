@@ -8,7 +8,8 @@ export class CostReportScheduleInput {
   @Field({ description: 'IANA timezone, e.g. Europe/Lisbon.' }) timezone!: string;
   @Field({ description: 'ISO-8601 duration the report covers, ending at each firing: PT1H, P1D, P7D.' }) window!: string;
   @Field(() => [CostDimension]) groupBy!: CostDimension[];
-  @Field({ description: 'http(s) URL receiving each report as signed JSON; private addresses are refused unless ALLOW_PRIVATE_WEBHOOKS.' }) webhookUrl!: string;
+  @Field({ description: 'http(s) URL receiving each report as signed JSON; private addresses are refused unless ALLOW_PRIVATE_WEBHOOKS.' })
+  webhookUrl!: string;
   @Field(() => Boolean, { nullable: true }) includeFeedback?: boolean;
 }
 

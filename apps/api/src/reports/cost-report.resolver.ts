@@ -42,26 +42,43 @@ function toReport(row: ReportRow): CostReportSummary {
 export class CostReportResolver {
   @RequireScope(ApiKeyScope.MANAGE)
   @Mutation(() => CreatedCostReportSchedule)
-  async createCostReportSchedule(@CurrentProject() scope: ProjectScope, @Args('input') input: CostReportScheduleInput, @Context() context: RequestContext): Promise<CreatedCostReportSchedule> {
+  async createCostReportSchedule(
+    @CurrentProject() scope: ProjectScope,
+    @Args('input') input: CostReportScheduleInput,
+    @Context() context: RequestContext,
+  ): Promise<CreatedCostReportSchedule> {
     const { schedule, signingSecret } = await context.infra.costReports.createSchedule(scope, input);
     return { schedule: toSchedule(schedule), signingSecret };
   }
 
   @RequireScope(ApiKeyScope.MANAGE)
   @Mutation(() => CostReportSchedule)
-  async updateCostReportSchedule(@CurrentProject() scope: ProjectScope, @Args('id', { type: () => ID }) id: string, @Args('input') input: CostReportScheduleInput, @Context() context: RequestContext): Promise<CostReportSchedule> {
+  async updateCostReportSchedule(
+    @CurrentProject() scope: ProjectScope,
+    @Args('id', { type: () => ID }) id: string,
+    @Args('input') input: CostReportScheduleInput,
+    @Context() context: RequestContext,
+  ): Promise<CostReportSchedule> {
     return toSchedule(await context.infra.costReports.updateSchedule(scope, id, input));
   }
 
   @RequireScope(ApiKeyScope.MANAGE)
   @Mutation(() => Boolean)
-  async deleteCostReportSchedule(@CurrentProject() scope: ProjectScope, @Args('id', { type: () => ID }) id: string, @Context() context: RequestContext): Promise<boolean> {
+  async deleteCostReportSchedule(
+    @CurrentProject() scope: ProjectScope,
+    @Args('id', { type: () => ID }) id: string,
+    @Context() context: RequestContext,
+  ): Promise<boolean> {
     return context.infra.costReports.deleteSchedule(scope, id);
   }
 
   @RequireScope(ApiKeyScope.MANAGE)
   @Mutation(() => CostReportSummary, { description: 'Produces the report of the window ending now and delivers it to the webhook.' })
-  async runCostReportNow(@CurrentProject() scope: ProjectScope, @Args('scheduleId', { type: () => ID }) scheduleId: string, @Context() context: RequestContext): Promise<CostReportSummary> {
+  async runCostReportNow(
+    @CurrentProject() scope: ProjectScope,
+    @Args('scheduleId', { type: () => ID }) scheduleId: string,
+    @Context() context: RequestContext,
+  ): Promise<CostReportSummary> {
     return toReport(await context.infra.costReports.runNow(scope, scheduleId));
   }
 
@@ -72,8 +89,12 @@ export class CostReportResolver {
   }
 
   @RequireScope(ApiKeyScope.READ)
-  @Query(() => [CostReportSummary], { description: 'The project\'s reports, newest window first.' })
-  async costReports(@CurrentProject() scope: ProjectScope, @Context() context: RequestContext, @Args('first', { type: () => Int, nullable: true }) first?: number): Promise<CostReportSummary[]> {
+  @Query(() => [CostReportSummary], { description: "The project's reports, newest window first." })
+  async costReports(
+    @CurrentProject() scope: ProjectScope,
+    @Context() context: RequestContext,
+    @Args('first', { type: () => Int, nullable: true }) first?: number,
+  ): Promise<CostReportSummary[]> {
     const limit = first ?? 20;
     if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw badInput('first must be between 1 and 200');
     return (await context.infra.costReports.reports(scope, limit)).map(toReport);
@@ -81,7 +102,11 @@ export class CostReportResolver {
 
   @RequireScope(ApiKeyScope.READ)
   @Query(() => CostReportSummary, { nullable: true })
-  async costReport(@CurrentProject() scope: ProjectScope, @Args('id', { type: () => ID }) id: string, @Context() context: RequestContext): Promise<CostReportSummary | null> {
+  async costReport(
+    @CurrentProject() scope: ProjectScope,
+    @Args('id', { type: () => ID }) id: string,
+    @Context() context: RequestContext,
+  ): Promise<CostReportSummary | null> {
     const row = await context.infra.costReports.report(scope, id);
     return row ? toReport(row) : null;
   }

@@ -28,7 +28,10 @@ export class WaterfallController {
     if (!bounds) throw notFound('no such trace in this project');
     const { criticalPath } = await reads.analysis({ traceId: id });
     const genAi = spansShowGenAi(read.records);
-    const origin = read.records.reduce((min, r) => (BigInt(r.start_ns) < min ? BigInt(r.start_ns) : min), BigInt(read.records[0]?.start_ns ?? '0'));
+    const origin = read.records.reduce(
+      (min, r) => (BigInt(r.start_ns) < min ? BigInt(r.start_ns) : min),
+      BigInt(read.records[0]?.start_ns ?? '0'),
+    );
     const spans: WaterfallSpan[] = read.records.map((r) => ({
       spanId: r.span_id,
       parentSpanId: r.parent_span_id || null,

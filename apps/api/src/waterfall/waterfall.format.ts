@@ -5,7 +5,8 @@
  */
 
 // XML 1.0 forbids these code points even when escaped; a span name from the wire may carry them.
-const NOT_XML_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const NOT_XML_CHAR =
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const XML_SPECIAL = /[&<>"']/g;
 const ENTITY: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 
@@ -91,12 +92,10 @@ export function axisTicks(durationMs: number, maxTicks: number): number[] {
  * so labels sized with it fit everywhere, at worst a few characters early.
  */
 const ASCII_WIDTHS: readonly number[] = [
-  3.8, 4.8, 5.5, 10.1, 7.6, 11.4, 9.4, 3.3, 4.7, 4.7, 6, 10.1, 3.8, 4.3, 3.8, 4,
-  7.6, 7.6, 7.6, 7.6, 7.6, 7.6, 7.6, 7.6, 7.6, 7.6, 4, 4, 10.1, 10.1, 10.1, 6.4,
-  12, 8.5, 8.2, 8.4, 9.2, 7.6, 6.9, 9.3, 9, 3.5, 3.5, 7.9, 6.7, 10.4, 9, 9.4,
-  7.2, 9.4, 8.3, 7.6, 7.1, 8.8, 8.2, 11.9, 8.2, 7.3, 8.2, 4.7, 4, 4.7, 10.1, 6,
-  6, 7.4, 7.6, 6.6, 7.6, 7.4, 4.1, 7.6, 7.6, 3.3, 3.3, 7, 3.3, 11.7, 7.6, 7.3,
-  7.6, 7.6, 4.7, 6.3, 4.7, 7.6, 7.1, 9.8, 7.1, 7.1, 6.3, 7.6, 4, 7.6, 10.1,
+  3.8, 4.8, 5.5, 10.1, 7.6, 11.4, 9.4, 3.3, 4.7, 4.7, 6, 10.1, 3.8, 4.3, 3.8, 4, 7.6, 7.6, 7.6, 7.6, 7.6, 7.6, 7.6, 7.6, 7.6, 7.6, 4, 4,
+  10.1, 10.1, 10.1, 6.4, 12, 8.5, 8.2, 8.4, 9.2, 7.6, 6.9, 9.3, 9, 3.5, 3.5, 7.9, 6.7, 10.4, 9, 9.4, 7.2, 9.4, 8.3, 7.6, 7.1, 8.8, 8.2,
+  11.9, 8.2, 7.3, 8.2, 4.7, 4, 4.7, 10.1, 6, 6, 7.4, 7.6, 6.6, 7.6, 7.4, 4.1, 7.6, 7.6, 3.3, 3.3, 7, 3.3, 11.7, 7.6, 7.3, 7.6, 7.6, 4.7,
+  6.3, 4.7, 7.6, 7.1, 9.8, 7.1, 7.1, 6.3, 7.6, 4, 7.6, 10.1,
 ];
 /** Measured the same way: "…" 12 px, CJK 12 px, accented Latin 7.4 px; bold runs ~10% wider. */
 const ELLIPSIS_WIDTH = 12;

@@ -1,7 +1,13 @@
 import { SpanRow, SummaryRow, WaterfallRow, layoutWaterfall } from './waterfall.layout';
 import { WaterfallSpan, WaterfallSpanType } from './waterfall.model';
 
-function span(spanId: string, parentSpanId: string | null, startMs: number, endMs: number, type: WaterfallSpanType = 'TOOL'): WaterfallSpan {
+function span(
+  spanId: string,
+  parentSpanId: string | null,
+  startMs: number,
+  endMs: number,
+  type: WaterfallSpanType = 'TOOL',
+): WaterfallSpan {
   return { spanId, parentSpanId, name: `op ${spanId}`, type, startMs, endMs, status: 'OK' };
 }
 
@@ -15,9 +21,15 @@ function treeOrder(spans: WaterfallSpan[]): Array<[id: string, depth: number]> {
   const out: Array<[string, number]> = [];
   const visit = (s: WaterfallSpan, depth: number): void => {
     out.push([s.spanId, depth]);
-    spans.filter((c) => c.parentSpanId === s.spanId).sort(byStart).forEach((c) => visit(c, depth + 1));
+    spans
+      .filter((c) => c.parentSpanId === s.spanId)
+      .sort(byStart)
+      .forEach((c) => visit(c, depth + 1));
   };
-  spans.filter((s) => s.parentSpanId === null || !ids.has(s.parentSpanId)).sort(byStart).forEach((s) => visit(s, 0));
+  spans
+    .filter((s) => s.parentSpanId === null || !ids.has(s.parentSpanId))
+    .sort(byStart)
+    .forEach((s) => visit(s, 0));
   return out;
 }
 
@@ -26,7 +38,8 @@ function agentTrace(agents: number, perAgent: number): WaterfallSpan[] {
   const spans = [span('root', null, 0, agents * 1000, 'RUN')];
   for (let a = 0; a < agents; a++) {
     spans.push(span(`a${a}`, 'root', a * 1000, a * 1000 + 990, 'AGENT'));
-    for (let i = 0; i < perAgent; i++) spans.push(span(`a${a}-${i}`, `a${a}`, a * 1000 + i * 0.1, a * 1000 + i * 0.1 + 5, i % 4 === 0 ? 'LLM' : 'TOOL'));
+    for (let i = 0; i < perAgent; i++)
+      spans.push(span(`a${a}-${i}`, `a${a}`, a * 1000 + i * 0.1, a * 1000 + i * 0.1 + 5, i % 4 === 0 ? 'LLM' : 'TOOL'));
   }
   return spans;
 }
@@ -48,7 +61,11 @@ describe('layoutWaterfall: order', () => {
 
   it('draws spans caught in a parent cycle instead of losing them', () => {
     const spans = [span('root', null, 0, 10), span('x', 'y', 1, 2), span('y', 'x', 3, 4)];
-    expect(spanRows(layoutWaterfall(spans, [], 100).rows).map((r) => r.span.spanId).sort()).toEqual(['root', 'x', 'y']);
+    expect(
+      spanRows(layoutWaterfall(spans, [], 100).rows)
+        .map((r) => r.span.spanId)
+        .sort(),
+    ).toEqual(['root', 'x', 'y']);
   });
 
   it('walks a 5,000-deep chain without overflowing the stack', () => {
@@ -77,39 +94,42 @@ describe('layoutWaterfall: collapse', () => {
     expect(layout.hiddenCount).toBe(0);
   });
 
-  it.each([2000, 500, 37, 10])('past maxRows=%p keeps rows within budget, the first rows in tree order, and every critical span', (maxRows) => {
-    const spans = agentTrace(3, 999); // 3,001 spans
-    const critical = ['root', 'a2', 'a2-998', 'a1-500'];
-    const layout = layoutWaterfall(spans, [...critical, 'not-a-span'], maxRows);
-    const drawn = spanRows(layout.rows);
-    const drawnIds = new Set(drawn.map((r) => r.span.spanId));
+  it.each([2000, 500, 37, 10])(
+    'past maxRows=%p keeps rows within budget, the first rows in tree order, and every critical span',
+    (maxRows) => {
+      const spans = agentTrace(3, 999); // 3,001 spans
+      const critical = ['root', 'a2', 'a2-998', 'a1-500'];
+      const layout = layoutWaterfall(spans, [...critical, 'not-a-span'], maxRows);
+      const drawn = spanRows(layout.rows);
+      const drawnIds = new Set(drawn.map((r) => r.span.spanId));
 
-    expect(layout.rows.length).toBeLessThanOrEqual(maxRows);
-    for (const id of critical) expect(drawnIds.has(id)).toBe(true);
-    expect(drawn.filter((r) => r.critical).map((r) => r.span.spanId)).toEqual(['root', 'a1-500', 'a2', 'a2-998']);
+      expect(layout.rows.length).toBeLessThanOrEqual(maxRows);
+      for (const id of critical) expect(drawnIds.has(id)).toBe(true);
+      expect(drawn.filter((r) => r.critical).map((r) => r.span.spanId)).toEqual(['root', 'a1-500', 'a2', 'a2-998']);
 
-    // Apart from the critical spans and their ancestors, what is drawn is a prefix of the tree order.
-    const kept = new Set([...critical, 'a1']);
-    const order = treeOrder(spans).map(([id]) => id);
-    const prefix = order.filter((id) => !kept.has(id));
-    const shown = prefix.filter((id) => drawnIds.has(id));
-    expect(shown).toEqual(prefix.slice(0, shown.length));
+      // Apart from the critical spans and their ancestors, what is drawn is a prefix of the tree order.
+      const kept = new Set([...critical, 'a1']);
+      const order = treeOrder(spans).map(([id]) => id);
+      const prefix = order.filter((id) => !kept.has(id));
+      const shown = prefix.filter((id) => drawnIds.has(id));
+      expect(shown).toEqual(prefix.slice(0, shown.length));
 
-    // Each hidden span is counted once, in the summary of its nearest drawn ancestor, by type.
-    const parentOf = new Map(spans.map((s) => [s.spanId, s.parentSpanId]));
-    const expected = new Map<string, Map<string, number>>();
-    for (const s of spans) {
-      if (drawnIds.has(s.spanId)) continue;
-      let anc = s.parentSpanId as string;
-      while (!drawnIds.has(anc)) anc = parentOf.get(anc) as string;
-      const counts = expected.get(anc) ?? new Map<string, number>();
-      counts.set(s.type, (counts.get(s.type) ?? 0) + 1);
-      expected.set(anc, counts);
-    }
-    const actual = new Map(summaries(layout.rows).map((r) => [r.parent?.spanId as string, new Map(r.byType)]));
-    expect(actual).toEqual(expected);
-    expect(layout.hiddenCount).toBe(spans.length - drawn.length);
-  });
+      // Each hidden span is counted once, in the summary of its nearest drawn ancestor, by type.
+      const parentOf = new Map(spans.map((s) => [s.spanId, s.parentSpanId]));
+      const expected = new Map<string, Map<string, number>>();
+      for (const s of spans) {
+        if (drawnIds.has(s.spanId)) continue;
+        let anc = s.parentSpanId as string;
+        while (!drawnIds.has(anc)) anc = parentOf.get(anc) as string;
+        const counts = expected.get(anc) ?? new Map<string, number>();
+        counts.set(s.type, (counts.get(s.type) ?? 0) + 1);
+        expected.set(anc, counts);
+      }
+      const actual = new Map(summaries(layout.rows).map((r) => [r.parent?.spanId as string, new Map(r.byType)]));
+      expect(actual).toEqual(expected);
+      expect(layout.hiddenCount).toBe(spans.length - drawn.length);
+    },
+  );
 
   it('puts a summary right after the drawn part of its subtree, one level deeper than its parent', () => {
     const spans = agentTrace(2, 50);
@@ -132,7 +152,10 @@ describe('layoutWaterfall: collapse', () => {
   });
 
   it('sums hidden top-level spans (orphans) into one summary at the end, counting errors', () => {
-    const spans = Array.from({ length: 10 }, (_, i) => ({ ...span(`o${i}`, `gone${i}`, i, i + 1), status: i < 3 ? ('ERROR' as const) : ('OK' as const) }));
+    const spans = Array.from({ length: 10 }, (_, i) => ({
+      ...span(`o${i}`, `gone${i}`, i, i + 1),
+      status: i < 3 ? ('ERROR' as const) : ('OK' as const),
+    }));
     const rows = layoutWaterfall(spans, [], 4).rows;
     const last = rows[rows.length - 1] as SummaryRow;
     expect(rows).toHaveLength(4);

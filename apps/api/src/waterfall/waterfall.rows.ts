@@ -61,13 +61,17 @@ function renderSpanRow(out: string[], row: SpanRow, y: number, f: Frame): void {
 
   if (row.critical) {
     const my = y + ROW_HEIGHT / 2;
-    out.push(`<path class="cp-marker" d="M${px(f.gutterX + 2)} ${px(my - 5)}L${px(f.gutterX + 9)} ${px(my)}L${px(f.gutterX + 2)} ${px(my + 5)}Z" fill="${CRITICAL_INK}"/>`);
+    out.push(
+      `<path class="cp-marker" d="M${px(f.gutterX + 2)} ${px(my - 5)}L${px(f.gutterX + 9)} ${px(my)}L${px(f.gutterX + 2)} ${px(my + 5)}Z" fill="${CRITICAL_INK}"/>`,
+    );
   }
 
   const indent = indentOf(row.depth, f);
   const labelInk = error ? ERROR_RED : INK;
   const weight = row.critical ? ' font-weight="bold"' : '';
-  out.push(`<text class="label" x="${px(f.labelX + indent)}" y="${px(y + TEXT_BASELINE)}" fill="${labelInk}"${weight}>${escapeXml(truncate(span.name, f.labelWidth - indent, { bold: row.critical }))}</text>`);
+  out.push(
+    `<text class="label" x="${px(f.labelX + indent)}" y="${px(y + TEXT_BASELINE)}" fill="${labelInk}"${weight}>${escapeXml(truncate(span.name, f.labelWidth - indent, { bold: row.critical }))}</text>`,
+  );
 
   // Zero-duration (and sub-pixel) spans still get a 1px bar.
   const x = f.barX0 + (span.startMs - f.t0) * f.pxPerMs;

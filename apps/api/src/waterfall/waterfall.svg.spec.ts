@@ -17,7 +17,11 @@ function decode(raw: string): string {
   if (raw.includes('<')) throw new Error(`raw "<" in ${raw}`);
   if (/&(?!(?:amp|lt|gt|quot|apos|#\d+|#x[\da-fA-F]+);)/.test(raw)) throw new Error(`bare "&" in ${raw}`);
   return raw.replace(/&(#x[\da-fA-F]+|#\d+|\w+);/g, (_, e: string) =>
-    e.startsWith('#x') ? String.fromCodePoint(parseInt(e.slice(2), 16)) : e.startsWith('#') ? String.fromCodePoint(Number(e.slice(1))) : ENTITIES[e],
+    e.startsWith('#x')
+      ? String.fromCodePoint(parseInt(e.slice(2), 16))
+      : e.startsWith('#')
+        ? String.fromCodePoint(Number(e.slice(1)))
+        : ENTITIES[e],
   );
 }
 
@@ -69,7 +73,14 @@ const titleOf = (el: XmlElement): string => el.children.find((c) => c.name === '
 const num = (el: XmlElement | undefined, attr: string): number => Number(el?.attrs[attr]);
 
 const T0 = 1_700_000_000_000;
-function span(spanId: string, parentSpanId: string | null, start: number, end: number, type: WaterfallSpanType, extra: Partial<WaterfallSpan> = {}): WaterfallSpan {
+function span(
+  spanId: string,
+  parentSpanId: string | null,
+  start: number,
+  end: number,
+  type: WaterfallSpanType,
+  extra: Partial<WaterfallSpan> = {},
+): WaterfallSpan {
   return { spanId, parentSpanId, name: `op ${spanId}`, type, startMs: T0 + start, endMs: T0 + end, status: 'OK', ...extra };
 }
 
@@ -87,7 +98,11 @@ function agentTrace(): WaterfallInput {
     span('instant', 'agent', 1950, 1950, 'GUARDRAIL'),
     span('orphan', 'missing', 300, 1200, 'OTHER'),
   ];
-  return { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spans, criticalPath: ['root', 'agent', 'llm1', 't2', 'http', 'llm2', 'not-in-trace'] };
+  return {
+    traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+    spans,
+    criticalPath: ['root', 'agent', 'llm1', 't2', 'http', 'llm2', 'not-in-trace'],
+  };
 }
 
 /** Span rows keyed by span id (row titles start with the span's name, which is `op <id>` here). */
@@ -112,7 +127,10 @@ describe('renderWaterfall', () => {
   it('draws one labelled row with one bar per span, indented by depth', () => {
     expect(all(svg, 'span')).toHaveLength(input.spans.length);
     expect(all(svg, 'bar')).toHaveLength(input.spans.length);
-    const depth = (s: WaterfallSpan): number => (s.parentSpanId === null || !rows.has(s.parentSpanId) ? 0 : 1 + depth(input.spans.find((p) => p.spanId === s.parentSpanId) as WaterfallSpan));
+    const depth = (s: WaterfallSpan): number =>
+      s.parentSpanId === null || !rows.has(s.parentSpanId)
+        ? 0
+        : 1 + depth(input.spans.find((p) => p.spanId === s.parentSpanId) as WaterfallSpan);
     const x0 = num(child(rows.get('root') as XmlElement, 'label'), 'x');
     for (const s of input.spans) {
       const row = rows.get(s.spanId) as XmlElement;
@@ -166,7 +184,11 @@ describe('renderWaterfall', () => {
 
   it('escapes every user-provided text', () => {
     const hostile = `<script>alert(1)</script> & "x" 'y'`;
-    const trace: WaterfallInput = { traceId: `</svg>${hostile}`, spans: [span('root', null, 0, 10, 'RUN', { name: hostile })], criticalPath: ['root'] };
+    const trace: WaterfallInput = {
+      traceId: `</svg>${hostile}`,
+      spans: [span('root', null, 0, 10, 'RUN', { name: hostile })],
+      criticalPath: ['root'],
+    };
     const text = renderWaterfall(trace);
     expect(text).not.toContain('<script>');
     const doc = parseXml(text);
@@ -186,7 +208,11 @@ describe('renderWaterfall', () => {
   });
 
   it('grows 20px in height per row, at the width asked for', () => {
-    const chain = (n: number): WaterfallInput => ({ traceId: 't', spans: Array.from({ length: n }, (_, i) => span(`s${i}`, i ? `s${i - 1}` : null, i, 100, 'CHAIN')), criticalPath: [] });
+    const chain = (n: number): WaterfallInput => ({
+      traceId: 't',
+      spans: Array.from({ length: n }, (_, i) => span(`s${i}`, i ? `s${i - 1}` : null, i, 100, 'CHAIN')),
+      criticalPath: [],
+    });
     const small = parseXml(renderWaterfall(chain(5), { width: 800 }));
     const big = parseXml(renderWaterfall(chain(50), { width: 800 }));
     expect(small.attrs.viewBox).toBe(`0 0 800 ${small.attrs.height}`);
@@ -219,7 +245,9 @@ describe('renderWaterfall', () => {
     for (const id of criticalPath.slice(1)) expect(drawn.has(`op ${id}`)).toBe(true);
     const hidden = spans.filter((s) => !drawn.has(s.name));
     const count = (t: WaterfallSpanType): string => hidden.filter((s) => s.type === t).length.toLocaleString('en-US');
-    expect(summaries).toEqual([`… ${hidden.length.toLocaleString('en-US')} more spans under agent.run (TOOL ×${count('TOOL')}, LLM ×${count('LLM')})`]);
+    expect(summaries).toEqual([
+      `… ${hidden.length.toLocaleString('en-US')} more spans under agent.run (TOOL ×${count('TOOL')}, LLM ×${count('LLM')})`,
+    ]);
   });
 
   it('is deterministic: the same trace, in any input order, renders the same string', () => {
@@ -231,7 +259,8 @@ describe('renderWaterfall', () => {
   // How fast: bench:query's waterfall10kSpans case (a 10,000-span trace over HTTP); no timed test here.
   it('renders 2,000 spans, a bar each', () => {
     const spans = [span('root', null, 0, 20_000, 'RUN')];
-    for (let i = 1; i < 2000; i++) spans.push(span(`s${i}`, i % 40 === 1 ? 'root' : `s${i - (i % 40) + 1}`, i * 10, i * 10 + 50, SPAN_TYPES[i % SPAN_TYPES.length]));
+    for (let i = 1; i < 2000; i++)
+      spans.push(span(`s${i}`, i % 40 === 1 ? 'root' : `s${i - (i % 40) + 1}`, i * 10, i * 10 + 50, SPAN_TYPES[i % SPAN_TYPES.length]));
     const text = renderWaterfall({ traceId: 'perf', spans, criticalPath: ['root', 's1961', 's1999'] });
     expect(all(parseXml(text), 'bar')).toHaveLength(2000);
   });

@@ -32,7 +32,9 @@ export function renderWaterfall(input: WaterfallInput, options: WaterfallOptions
     const height = HEADER_HEIGHT + 2 * ROW_HEIGHT + PAD;
     open(out, width, height, input.traceId);
     renderHeader(out, width, input.traceId, layout);
-    out.push(`<text class="empty" x="${width / 2}" y="${HEADER_HEIGHT + ROW_HEIGHT + 4}" text-anchor="middle" fill="${MUTED_INK}">no spans</text>`);
+    out.push(
+      `<text class="empty" x="${width / 2}" y="${HEADER_HEIGHT + ROW_HEIGHT + 4}" text-anchor="middle" fill="${MUTED_INK}">no spans</text>`,
+    );
     out.push('</svg>\n');
     return out.join('');
   }
@@ -115,7 +117,11 @@ const LEGEND_ITEM_GAP = 18;
 
 /** The types present (in SPAN_TYPES order), then what the outlines mean; wraps to more lines when narrow. */
 function legendItems(layout: WaterfallLayout, width: number): LegendItem[] {
-  const entries: Array<Pick<LegendItem, 'kind' | 'label' | 'fill'>> = layout.typesPresent.map((t) => ({ kind: 'type', label: t, fill: TYPE_COLOUR[t] }));
+  const entries: Array<Pick<LegendItem, 'kind' | 'label' | 'fill'>> = layout.typesPresent.map((t) => ({
+    kind: 'type',
+    label: t,
+    fill: TYPE_COLOUR[t],
+  }));
   if (layout.rows.some((r) => r.kind === 'span' && r.critical)) entries.push({ kind: 'critical', label: 'critical path', fill: '#FFFFFF' });
   if (layout.hasError) entries.push({ kind: 'error', label: 'error', fill: '#FFFFFF' });
   const items: LegendItem[] = [];
@@ -143,9 +149,14 @@ function renderLegend(out: string[], items: readonly LegendItem[]): void {
       out.push(`<path d="M${px(x)} ${top + 2}L${px(x + 7)} ${top + 7}L${px(x)} ${top + 12}Z" fill="${CRITICAL_INK}"/>`);
       x += MARKER_GUTTER;
     }
-    const outline = { type: 'stroke="#000000" stroke-opacity="0.25"', critical: `stroke="${CRITICAL_INK}" stroke-width="2"`, error: `stroke="${ERROR_RED}" stroke-width="1.5"` }[item.kind];
+    const outline = {
+      type: 'stroke="#000000" stroke-opacity="0.25"',
+      critical: `stroke="${CRITICAL_INK}" stroke-width="2"`,
+      error: `stroke="${ERROR_RED}" stroke-width="1.5"`,
+    }[item.kind];
     out.push(`<rect x="${px(x)}" y="${top + 2}" width="${SWATCH}" height="${SWATCH}" fill="${item.fill}" ${outline}/>`);
-    if (item.kind === 'error') out.push(`<rect x="${px(x)}" y="${top + 2}" width="${SWATCH}" height="${SWATCH}" fill="url(#${HATCH_ID})"/>`);
+    if (item.kind === 'error')
+      out.push(`<rect x="${px(x)}" y="${top + 2}" width="${SWATCH}" height="${SWATCH}" fill="url(#${HATCH_ID})"/>`);
     out.push(`<text class="legend-label" x="${px(x + SWATCH + 4)}" y="${top + 11}" fill="${INK}">${escapeXml(item.label)}</text>`);
   }
   out.push('</g>');

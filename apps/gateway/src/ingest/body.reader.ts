@@ -19,7 +19,8 @@ export async function readBody(stream: Readable, contentEncoding: string | undef
   let source: Readable = stream;
   if (encoding === 'gzip' || encoding === 'x-gzip') source = stream.pipe(createGunzip());
   else if (encoding === 'deflate') source = stream.pipe(createInflate());
-  else if (encoding !== 'identity' && encoding !== '') throw new BadEncodingError(`unsupported Content-Encoding "${encoding}" (use gzip or none)`);
+  else if (encoding !== 'identity' && encoding !== '')
+    throw new BadEncodingError(`unsupported Content-Encoding "${encoding}" (use gzip or none)`);
 
   const chunks: Buffer[] = [];
   let size = 0;

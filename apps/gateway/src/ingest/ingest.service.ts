@@ -75,7 +75,8 @@ export class IngestService {
     if (result.spans.length === 0) {
       // Nothing to store: account here, since no export job will.
       refusals.count(scope.tenantId, scope.projectId, 'received', '', result.received, body.length);
-      for (const [reason, spans] of Object.entries(result.rejectReasons)) refusals.count(scope.tenantId, scope.projectId, 'rejected', reason, spans ?? 0, 0);
+      for (const [reason, spans] of Object.entries(result.rejectReasons))
+        refusals.count(scope.tenantId, scope.projectId, 'rejected', reason, spans ?? 0, 0);
       return { outcome: 'accepted', rejected: result.rejected, message };
     }
 
@@ -83,7 +84,11 @@ export class IngestService {
     if (!verdict.admit && verdict.reason === 'over_share') {
       refusals.count(scope.tenantId, scope.projectId, 'rate_limited', 'queue_share', result.received, body.length);
       metrics.spans.inc({ outcome: 'rate_limited' }, result.received);
-      return { outcome: 'rate_limited', retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S, message: "project over its fair share of the ingest queue (it holds most of the queue's backlog); retry later" };
+      return {
+        outcome: 'rate_limited',
+        retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S,
+        message: "project over its fair share of the ingest queue (it holds most of the queue's backlog); retry later",
+      };
     }
     if (!verdict.admit) {
       refusals.count(scope.tenantId, scope.projectId, 'refused', 'queue_full', result.received, body.length);

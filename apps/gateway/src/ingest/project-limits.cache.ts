@@ -22,7 +22,10 @@ export class ProjectLimitsCache {
     if (cached && cached.expiresAt > now) return cached.limits;
     try {
       const own = await this.repository.ingestLimits(projectId);
-      const limits = { spansPerSecond: own?.spansPerSecond ?? this.defaults.spansPerSecond, bytesPerSecond: own?.bytesPerSecond ?? this.defaults.bytesPerSecond };
+      const limits = {
+        spansPerSecond: own?.spansPerSecond ?? this.defaults.spansPerSecond,
+        bytesPerSecond: own?.bytesPerSecond ?? this.defaults.bytesPerSecond,
+      };
       this.cache.set(projectId, { limits, expiresAt: now + TTL_MS });
       return limits;
     } catch (error) {
@@ -30,7 +33,9 @@ export class ProjectLimitsCache {
       // Kept for a few seconds: one line (and one PostgreSQL attempt) per project per interval, not per export.
       const limits = cached?.limits ?? this.defaults;
       this.cache.set(projectId, { limits, expiresAt: now + RETRY_AFTER_FAILURE_MS });
-      this.log.warn(`project ${projectId}: ingest limits unreadable, using ${cached ? 'the last known' : 'the default'} ones for ${RETRY_AFTER_FAILURE_MS / 1000} s: ${(error as Error).message}`);
+      this.log.warn(
+        `project ${projectId}: ingest limits unreadable, using ${cached ? 'the last known' : 'the default'} ones for ${RETRY_AFTER_FAILURE_MS / 1000} s: ${(error as Error).message}`,
+      );
       return limits;
     }
   }

@@ -13,7 +13,15 @@ const MAX_KEYS = 20_000;
 export class RefusalCounter {
   private entries = new Map<string, AccountingEntry>();
 
-  count(tenantId: string, projectId: string, outcome: AccountingOutcome, reason: string, spans: number, bytes: number, at = Date.now()): void {
+  count(
+    tenantId: string,
+    projectId: string,
+    outcome: AccountingOutcome,
+    reason: string,
+    spans: number,
+    bytes: number,
+    at = Date.now(),
+  ): void {
     const minute = Math.floor(at / 60_000) * 60_000;
     const key = `${projectId}|${minute}|${outcome}|${reason}`;
     let entry = this.entries.get(key);

@@ -42,13 +42,17 @@ export class FailedJobsSweeper {
   /** One look at the failed set (one at a time; a call during a sweep waits for it and looks again). */
   sweepNow(): Promise<void> {
     this.sweeping = this.sweeping.then(() =>
-      this.sweep().catch((error: unknown) => this.deps.log.error('moving failed ingest jobs to the dead letters failed; the next sweep tries again', error)),
+      this.sweep().catch((error: unknown) =>
+        this.deps.log.error('moving failed ingest jobs to the dead letters failed; the next sweep tries again', error),
+      ),
     );
     return this.sweeping;
   }
 
   private async sweep(): Promise<void> {
-    const failed = ((await this.deps.queue.getFailed(0, SWEEP_BATCH - 1)) as Array<Job<IngestJob> | undefined>).filter((job) => job !== undefined);
+    const failed = ((await this.deps.queue.getFailed(0, SWEEP_BATCH - 1)) as Array<Job<IngestJob> | undefined>).filter(
+      (job) => job !== undefined,
+    );
     if (failed.length === 0) return;
     // A failed replay loses nothing (its dead letters stay pending): said, and let go.
     for (const job of failed.filter((candidate) => !isStoredWork(candidate))) {
@@ -63,7 +67,9 @@ export class FailedJobsSweeper {
     const accounting = letters.filter((letter) => letter.kind === 'export_job').map((letter) => accountingOf(letter, jobs));
     if (accounting.length > 0) await this.deps.accounting(accounting);
     for (const letter of letters) {
-      this.deps.log.error(`project ${letter.projectId || '(several)'}: ingest job ${letter.id} dead-lettered (${letter.reason}, ${letter.spans} span(s)): ${letter.error}`);
+      this.deps.log.error(
+        `project ${letter.projectId || '(several)'}: ingest job ${letter.id} dead-lettered (${letter.reason}, ${letter.spans} span(s)): ${letter.error}`,
+      );
       this.deps.deadLettered.inc({ reason: letter.reason }, letter.spans);
     }
     for (const job of jobs) await job.remove();

@@ -58,7 +58,9 @@ export class IngestProcessor {
       throw error;
     }
     for (const [column, rows] of chunk.conversions) {
-      this.deps.log.warn(`project ${data.projectId}: export ${data.exportId}: ${rows} row(s) had ${column} outside its column's domain and were stored with it converted (a normaliser bug)`);
+      this.deps.log.warn(
+        `project ${data.projectId}: export ${data.exportId}: ${rows} row(s) had ${column} outside its column's domain and were stored with it converted (a normaliser bug)`,
+      );
     }
     await Promise.all([this.deps.spans.write(chunk), this.deps.accounting.add(chunk.accounting)]);
     return chunk.rows;
@@ -66,7 +68,17 @@ export class IngestProcessor {
 
   private async storeAccounting(data: AccountingJob): Promise<void> {
     await this.deps.accounting.add(
-      data.entries.map((e) => ({ tenant_id: e.tenantId, project_id: e.projectId, minute: Math.floor(e.minute / 1000), outcome: e.outcome, reason: e.reason, batch_id: data.batchId, requests: e.requests, spans: e.spans, bytes: e.bytes })),
+      data.entries.map((e) => ({
+        tenant_id: e.tenantId,
+        project_id: e.projectId,
+        minute: Math.floor(e.minute / 1000),
+        outcome: e.outcome,
+        reason: e.reason,
+        batch_id: data.batchId,
+        requests: e.requests,
+        spans: e.spans,
+        bytes: e.bytes,
+      })),
     );
   }
 

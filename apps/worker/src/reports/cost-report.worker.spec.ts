@@ -36,7 +36,9 @@ describe('cost-report job processor', () => {
     expect(error).toBeInstanceOf(UnrecoverableError);
     expect((error as Error).message).toBe('unknown cost-report job name "fire-everything"');
     expect(calls).toEqual([]);
-    expect(warnings).toEqual(['cost-report job fire-everything-1 (fire-everything) failed on attempt 1 of 5, for good: unknown cost-report job name "fire-everything"']);
+    expect(warnings).toEqual([
+      'cost-report job fire-everything-1 (fire-everything) failed on attempt 1 of 5, for good: unknown cost-report job name "fire-everything"',
+    ]);
   });
 
   it('logs a failed attempt with its reason and rethrows it for the retry', async () => {

@@ -19,7 +19,8 @@ export function costReportProcessor(service: Pick<CostReportService, 'fire' | 'd
     const attempts = job.opts.attempts ?? 1;
     try {
       if (job.name === CostReportJobName.Fire) return await service.fire((job.data as FireJob).scheduleId);
-      if (job.name === CostReportJobName.Deliver) return await service.deliver((job.data as DeliverJob).reportId, job.attemptsMade + 1 >= attempts);
+      if (job.name === CostReportJobName.Deliver)
+        return await service.deliver((job.data as DeliverJob).reportId, job.attemptsMade + 1 >= attempts);
       throw new UnrecoverableError(`unknown cost-report job name "${job.name}"`);
     } catch (error) {
       if (!(error instanceof WebhookDeliveryError)) {
@@ -39,10 +40,16 @@ export function costReportProcessor(service: Pick<CostReportService, 'fire' | 'd
  */
 export async function startCostReportWorker(infra: Infrastructure): Promise<void> {
   const service = infra.costReports;
-  infra.queues.worker<FireJob | DeliverJob>(COST_REPORTS_QUEUE, costReportProcessor(service, infra.log.child('cost-reports')), { concurrency: 4 });
+  infra.queues.worker<FireJob | DeliverJob>(COST_REPORTS_QUEUE, costReportProcessor(service, infra.log.child('cost-reports')), {
+    concurrency: 4,
+  });
   const queue = infra.queues.queue<FireJob>(COST_REPORTS_QUEUE);
   for (const schedule of await infra.costReports.activeSchedules()) {
     await service.register(schedule);
-    await queue.add(CostReportJobName.Fire, { scheduleId: schedule.id }, { ...FIRE_JOB_OPTIONS, jobId: `catch-up-${schedule.id}-${Date.now()}` });
+    await queue.add(
+      CostReportJobName.Fire,
+      { scheduleId: schedule.id },
+      { ...FIRE_JOB_OPTIONS, jobId: `catch-up-${schedule.id}-${Date.now()}` },
+    );
   }
 }

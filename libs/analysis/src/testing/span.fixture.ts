@@ -8,7 +8,13 @@ export function nsAt(ms: number): bigint {
 }
 
 /** A span from millisecond offsets: `span('llm', 'agent', 100, 350, { type: 'LLM' })`. */
-export function span(spanId: string, parentSpanId: string, startMs: number, endMs: number, fields: Partial<AnalysisSpan> = {}): AnalysisSpan {
+export function span(
+  spanId: string,
+  parentSpanId: string,
+  startMs: number,
+  endMs: number,
+  fields: Partial<AnalysisSpan> = {},
+): AnalysisSpan {
   return { spanId, parentSpanId, name: spanId, type: 'OTHER', startNs: nsAt(startMs), endNs: nsAt(endMs), status: 'OK', ...fields };
 }
 
@@ -66,8 +72,14 @@ export function generateAgentTrace(spanCount: number, seed = 7): AnalysisSpan[] 
       const toolStart = llmEnd + between(0.5, 5);
       const toolEnd = toolStart + between(10, 900);
       const name = `tool_${Math.floor(random() * 12)}`;
-      const toolId = add(agentId, toolStart, toolEnd, { type: 'TOOL', name, toolName: name, toolArguments: `{"query":"q${iteration}-${tool}","limit":${tool}}` });
-      if (random() < 0.4 && spans.length < spanCount) add(toolId, toolStart + 1, toolEnd - 1, { type: random() < 0.5 ? 'HTTP' : 'DB', name: 'call' });
+      const toolId = add(agentId, toolStart, toolEnd, {
+        type: 'TOOL',
+        name,
+        toolName: name,
+        toolArguments: `{"query":"q${iteration}-${tool}","limit":${tool}}`,
+      });
+      if (random() < 0.4 && spans.length < spanCount)
+        add(toolId, toolStart + 1, toolEnd - 1, { type: random() < 0.5 ? 'HTTP' : 'DB', name: 'call' });
       iterationEnd = Math.max(iterationEnd, toolEnd);
     }
     iterationEnd += between(0.5, 3);

@@ -13,12 +13,26 @@ const otlp = {
   nested: {
     ExportTraceServiceRequest: { fields: { resourceSpans: repeated('ResourceSpans', 1) } },
     ResourceSpans: {
-      fields: { resource: one('Resource', 1), scopeSpans: repeated('ScopeSpans', 2), schemaUrl: one('string', 3), instrumentationLibrarySpans: repeated('ScopeSpans', 1000) },
+      fields: {
+        resource: one('Resource', 1),
+        scopeSpans: repeated('ScopeSpans', 2),
+        schemaUrl: one('string', 3),
+        instrumentationLibrarySpans: repeated('ScopeSpans', 1000),
+      },
     },
-    Resource: { fields: { attributes: repeated('KeyValue', 1), droppedAttributesCount: one('uint32', 2), entityRefs: repeated('EntityRef', 3) } },
+    Resource: {
+      fields: { attributes: repeated('KeyValue', 1), droppedAttributesCount: one('uint32', 2), entityRefs: repeated('EntityRef', 3) },
+    },
     EntityRef: { fields: { schemaUrl: one('string', 1), type: one('string', 2), idKeys: repeated('string', 3) } },
     ScopeSpans: { fields: { scope: one('InstrumentationScope', 1), spans: repeated('Span', 2), schemaUrl: one('string', 3) } },
-    InstrumentationScope: { fields: { name: one('string', 1), version: one('string', 2), attributes: repeated('KeyValue', 3), droppedAttributesCount: one('uint32', 4) } },
+    InstrumentationScope: {
+      fields: {
+        name: one('string', 1),
+        version: one('string', 2),
+        attributes: repeated('KeyValue', 3),
+        droppedAttributesCount: one('uint32', 4),
+      },
+    },
     Span: {
       fields: {
         traceId: one('bytes', 1),
@@ -39,7 +53,14 @@ const otlp = {
         flags: one('fixed32', 16),
       },
     },
-    Event: { fields: { timeUnixNano: one('fixed64', 1), name: one('string', 2), attributes: repeated('KeyValue', 3), droppedAttributesCount: one('uint32', 4) } },
+    Event: {
+      fields: {
+        timeUnixNano: one('fixed64', 1),
+        name: one('string', 2),
+        attributes: repeated('KeyValue', 3),
+        droppedAttributesCount: one('uint32', 4),
+      },
+    },
     Link: {
       fields: {
         traceId: one('bytes', 1),
@@ -53,7 +74,11 @@ const otlp = {
     Status: { fields: { message: one('string', 2), code: one('int32', 3) } },
     KeyValue: { fields: { key: one('string', 1), value: one('AnyValue', 2), keyStrindex: one('int32', 3) } },
     AnyValue: {
-      oneofs: { value: { oneof: ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue', 'stringValueStrindex'] } },
+      oneofs: {
+        value: {
+          oneof: ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue', 'stringValueStrindex'],
+        },
+      },
       fields: {
         stringValue: one('string', 1),
         boolValue: one('bool', 2),
@@ -156,6 +181,18 @@ export function unknownFields(): Uint8Array {
 }
 
 /** Span fields for protobufjs: a valid one-second root span with fresh ids. */
-export function validSpanFields(): { traceId: Uint8Array; spanId: Uint8Array; name: string; startTimeUnixNano: string; endTimeUnixNano: string } {
-  return { traceId: hexBytes(nextId(16)), spanId: hexBytes(nextId(8)), name: 'span', startTimeUnixNano: '1700000000000000000', endTimeUnixNano: '1700000001000000000' };
+export function validSpanFields(): {
+  traceId: Uint8Array;
+  spanId: Uint8Array;
+  name: string;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+} {
+  return {
+    traceId: hexBytes(nextId(16)),
+    spanId: hexBytes(nextId(8)),
+    name: 'span',
+    startTimeUnixNano: '1700000000000000000',
+    endTimeUnixNano: '1700000001000000000',
+  };
 }

@@ -14,7 +14,13 @@ const ROWS: Array<[model: string, day: string, costUsd: number, inputTokens: num
 ];
 
 export function sampleBreakdown(): ReportBreakdownRow[] {
-  return ROWS.map(([model, day, costUsd, inputTokens, outputTokens, spanCount]) => ({ keys: [model, day], costUsd, inputTokens, outputTokens, spanCount }));
+  return ROWS.map(([model, day, costUsd, inputTokens, outputTokens, spanCount]) => ({
+    keys: [model, day],
+    costUsd,
+    inputTokens,
+    outputTokens,
+    spanCount,
+  }));
 }
 
 /**
@@ -24,8 +30,20 @@ export function sampleBreakdown(): ReportBreakdownRow[] {
 export function sampleReport(overrides: Partial<CostReport> = {}): CostReport {
   const breakdown = sampleBreakdown();
   const sum = (field: 'costUsd' | 'inputTokens' | 'outputTokens' | 'spanCount') => breakdown.reduce((total, row) => total + row[field], 0);
-  const totals: ReportTotals = { costUsd: sum('costUsd'), inputTokens: sum('inputTokens'), outputTokens: sum('outputTokens'), traceCount: 18_412, spanCount: sum('spanCount') };
-  const previousTotals: ReportTotals = { costUsd: 1450.5, inputTokens: 402_000_000, outputTokens: 49_000_000, traceCount: 0, spanCount: 260_000 };
+  const totals: ReportTotals = {
+    costUsd: sum('costUsd'),
+    inputTokens: sum('inputTokens'),
+    outputTokens: sum('outputTokens'),
+    traceCount: 18_412,
+    spanCount: sum('spanCount'),
+  };
+  const previousTotals: ReportTotals = {
+    costUsd: 1450.5,
+    inputTokens: 402_000_000,
+    outputTokens: 49_000_000,
+    traceCount: 0,
+    spanCount: 260_000,
+  };
   return {
     id: 'rep_01JXAMPLE',
     projectId: 'proj_42',
@@ -54,9 +72,27 @@ export function sampleReport(overrides: Partial<CostReport> = {}): CostReport {
       { sessionId: 'sess-00c1d4', costUsd: 0.0042, traceCount: 2, feedback: [] },
     ],
     topTraces: [
-      { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', rootName: 'agent.run refund-dispute', costUsd: 6.2188, durationMs: 245_310, startTime: '2025-06-02T14:03:11.120Z' },
-      { traceId: '00f067aa0ba902b7a3ce929d0e0e4736', rootName: 'chat', costUsd: 2.5, durationMs: 18_420, startTime: '2025-06-01T09:15:00.000Z' },
-      { traceId: '5b8efff798038103d269b633813fc60c', rootName: null, costUsd: 0.00042, durationMs: 640, startTime: '2025-06-01T23:59:59.999Z' },
+      {
+        traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+        rootName: 'agent.run refund-dispute',
+        costUsd: 6.2188,
+        durationMs: 245_310,
+        startTime: '2025-06-02T14:03:11.120Z',
+      },
+      {
+        traceId: '00f067aa0ba902b7a3ce929d0e0e4736',
+        rootName: 'chat',
+        costUsd: 2.5,
+        durationMs: 18_420,
+        startTime: '2025-06-01T09:15:00.000Z',
+      },
+      {
+        traceId: '5b8efff798038103d269b633813fc60c',
+        rootName: null,
+        costUsd: 0.00042,
+        durationMs: 640,
+        startTime: '2025-06-01T23:59:59.999Z',
+      },
     ],
     includeFeedback: true,
     ...overrides,
