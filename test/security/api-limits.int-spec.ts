@@ -65,22 +65,27 @@ describe('feedback limits and batched GraphQL', () => {
   });
   afterAll(() => h?.stop());
 
-  it('holds a feedback token (public, in browsers) to about one post a second', async () => {
-    const project = await h.newProject('tokens');
-    const traceId = 'b'.repeat(32);
+  /** A feedback token for "thumbs" on the trace, made with the key, and a post of a score with it. */
+  async function tokenPoster(apiKey: string, traceId: string): Promise<() => Promise<Response>> {
     const created = await graphql<{ createFeedbackToken: { token: string } }>(
       api,
       'mutation($t: String!) { createFeedbackToken(traceId: $t, name: "thumbs", ttlSeconds: 600) { token } }',
       { t: traceId },
-      project.apiKey,
+      apiKey,
     );
     const token = created.data!.createFeedbackToken.token;
-    const post = () =>
+    return () =>
       fetch(`${api}/v1/feedback`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ traceId, name: 'thumbs', value: true }),
       });
+  }
+
+  it('holds a feedback token (public, in browsers) to about one post a second', async () => {
+    const project = await h.newProject('tokens');
+    const traceId = 'b'.repeat(32);
+    const post = await tokenPoster(project.apiKey, traceId);
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await post()).status);
     expect(statuses.filter((s) => s === 202).length).toBeLessThanOrEqual(3);
@@ -100,20 +105,7 @@ describe('feedback limits and batched GraphQL', () => {
 
   it('ends the feedback tokens of a key when the key is revoked', async () => {
     const project = await h.newProject('revoked-minter');
-    const traceId = 'c'.repeat(32);
-    const created = await graphql<{ createFeedbackToken: { token: string } }>(
-      api,
-      'mutation($t: String!) { createFeedbackToken(traceId: $t, name: "thumbs", ttlSeconds: 600) { token } }',
-      { t: traceId },
-      project.apiKey,
-    );
-    const token = created.data!.createFeedbackToken.token;
-    const post = () =>
-      fetch(`${api}/v1/feedback`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ traceId, name: 'thumbs', value: true }),
-      });
+    const post = await tokenPoster(project.apiKey, 'c'.repeat(32));
     expect((await post()).status).toBe(202);
     await h.infra.tenancy.revokeApiKey(project.apiKeyId);
     await new Promise((resolve) => setTimeout(resolve, 1_100));

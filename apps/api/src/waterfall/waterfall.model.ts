@@ -1,23 +1,10 @@
 /** Input and options of the SVG waterfall (`renderWaterfall`). Span types are the GraphQL SpanType values (docs/api.md). */
+import type { SpanType } from '@spanforge/semconv';
 
-/** Every span type, in the order the legend and the summary rows list them. */
-export const SPAN_TYPES = [
-  'RUN',
-  'AGENT',
-  'LLM',
-  'TOOL',
-  'RETRIEVAL',
-  'EMBEDDING',
-  'RERANK',
-  'GUARDRAIL',
-  'EVALUATION',
-  'CHAIN',
-  'HTTP',
-  'DB',
-  'OTHER',
-] as const;
+/** Every span type (the GraphQL enum's order), which is the order the legend and the summary rows list them. */
+export { SPAN_TYPES } from '@spanforge/semconv';
 
-export type WaterfallSpanType = (typeof SPAN_TYPES)[number];
+export type WaterfallSpanType = SpanType;
 
 export type WaterfallStatus = 'UNSET' | 'OK' | 'ERROR';
 
