@@ -116,10 +116,14 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
   readiness.add('postgres', async () => {
     await pg.query('SELECT 1');
   });
-  readiness.add('clickhouse', async () => {
-    const result = await clickhouse.ping();
-    if (!result.success) throw result.error;
-  });
+  // A gateway only queues: it takes exports while ClickHouse is away (the worker stores them when
+  // it is back), so a balancer must not pull it for that.
+  if (mode !== 'gateway') {
+    readiness.add('clickhouse', async () => {
+      const result = await clickhouse.ping();
+      if (!result.success) throw result.error;
+    });
+  }
   readiness.add('queue', () => queues.ping());
 
   if (credentials && !credentials.stored.development) {
