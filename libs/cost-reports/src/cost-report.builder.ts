@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { ClickHouseClient } from '@spanforge/clickhouse';
+import type { ClickHouseClient, FairScheduler } from '@spanforge/clickhouse';
+import type { QueryLimits } from '@spanforge/config';
 import { AnalyticsRepository, ReportRepository, ScopedClickHouse, isoOf, sessionScores, usd, type CostDimension } from '@spanforge/query';
 import { computeChange, type CostReport, type ReportTotals } from '@spanforge/reports';
 
@@ -37,8 +38,16 @@ function totals(row: {
  * against the window of equal length just before, the breakdown by the chosen dimensions, the most
  * expensive sessions (with their feedback when asked) and traces.
  */
-export async function buildCostReport(clickhouse: ClickHouseClient, request: ReportRequest): Promise<CostReport> {
-  const db = new ScopedClickHouse(clickhouse, { tenantId: request.tenantId, projectId: request.projectId });
+/**
+ * `limits` are the operator's query limits, and `scheduler` the process's statement turns: a report
+ * is the project's own read, taking its turn with the API's projects like any other.
+ */
+export async function buildCostReport(
+  clickhouse: ClickHouseClient,
+  request: ReportRequest,
+  reads: { limits?: QueryLimits; scheduler?: FairScheduler } = {},
+): Promise<CostReport> {
+  const db = new ScopedClickHouse(clickhouse, { tenantId: request.tenantId, projectId: request.projectId }, reads.limits, reads.scheduler);
   const reports = new ReportRepository(db);
   const analytics = new AnalyticsRepository(db);
   const from = request.window.start.getTime();

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Queue } from 'bullmq';
-import type { ClickHouseClient } from '@spanforge/clickhouse';
+import type { ClickHouseClient, FairScheduler } from '@spanforge/clickhouse';
+import type { QueryLimits } from '@spanforge/config';
 import { badInput, notFound } from '@spanforge/errors';
 import { COST_DIMENSIONS, type CostDimension } from '@spanforge/query';
 import { CostReportJobName, DELIVERY_JOB_OPTIONS, deliveryJobId, schedulerId, type DeliverJob, type FireJob } from '@spanforge/queue';
@@ -39,6 +40,10 @@ export interface CostReportDeps {
   allowPrivateWebhooks: boolean;
   /** Where failed deliveries are reported (each attempt, with the reason). */
   warn?: (message: string) => void;
+  /** The operator's API query limits, for the reports' reads (the defaults when absent). */
+  queryLimits?: QueryLimits;
+  /** The process's statement turns between projects (FairScheduler). */
+  querySlots?: FairScheduler;
 }
 
 /** A delivery attempt the receiver did not take; already recorded on the report and logged with its reason. */
@@ -163,16 +168,20 @@ export class CostReportService {
   }
 
   private async produce(schedule: ScheduleRow, window: { start: Date; end: Date }): Promise<ReportRow> {
-    const report: CostReport = await buildCostReport(this.deps.clickhouse, {
-      tenantId: schedule.tenant_id,
-      projectId: schedule.project_id,
-      projectName: await this.deps.projectName(schedule.project_id),
-      scheduleId: schedule.id,
-      window,
-      timezone: schedule.timezone,
-      groupBy: schedule.group_by as CostDimension[],
-      includeFeedback: schedule.include_feedback,
-    });
+    const report: CostReport = await buildCostReport(
+      this.deps.clickhouse,
+      {
+        tenantId: schedule.tenant_id,
+        projectId: schedule.project_id,
+        projectName: await this.deps.projectName(schedule.project_id),
+        scheduleId: schedule.id,
+        window,
+        timezone: schedule.timezone,
+        groupBy: schedule.group_by as CostDimension[],
+        includeFeedback: schedule.include_feedback,
+      },
+      { limits: this.deps.queryLimits, scheduler: this.deps.querySlots },
+    );
     const { row } = await this.deps.repository.insertReport({
       tenantId: schedule.tenant_id,
       projectId: schedule.project_id,

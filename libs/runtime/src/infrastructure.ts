@@ -112,6 +112,7 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
   shutdown.add('close-clients', 'API key revocation listener', () => keys.close());
   const tenancy = new TenancyService(repository, pepper, keys);
 
+  const querySlots = new FairScheduler(target.kind === 'embedded' ? 1 : config.clickhouseQuerySlots);
   const readiness = new ReadinessProbe();
   readiness.add('postgres', async () => {
     await pg.query('SELECT 1');
@@ -164,7 +165,7 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
     tenancyRepository: repository,
     keys,
     authenticator: new Authenticator(keys, adminToken),
-    querySlots: new FairScheduler(target.kind === 'embedded' ? 1 : config.clickhouseQuerySlots),
+    querySlots,
     feedback,
     costReports: new CostReportService({
       repository: new CostReportRepository(pg),
@@ -172,6 +173,8 @@ async function openServices(config: AppConfig, mode: Mode, log: Logger, shutdown
       queue: queues.queue<FireJob | DeliverJob>(COST_REPORTS_QUEUE) as Queue<FireJob | DeliverJob>,
       projectName: async (projectId) => (await repository.findProject(projectId))?.name ?? projectId,
       allowPrivateWebhooks: config.allowPrivateWebhooks,
+      queryLimits: config.queryLimits,
+      querySlots,
       warn: (message) => log.warn(message),
     }),
     readiness,
