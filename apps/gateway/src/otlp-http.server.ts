@@ -24,6 +24,9 @@ function formatOf(request: FastifyRequest): OtlpFormat | undefined {
   return CONTENT_TYPES[type];
 }
 
+/** Where the Langfuse SDKs (Python 3+, JS 4+) post their OTLP traces. */
+export const LANGFUSE_TRACES_PATH = '/api/public/otel/v1/traces';
+
 /**
  * OTLP/HTTP on OTLP_HTTP_PORT (the OTLP/HTTP specification; answers in docs/api.md): POST /v1/traces in protobuf or JSON, gzip allowed,
  * every answer in the request's own content type. Key and content type are checked before the
@@ -41,7 +44,11 @@ export async function startOtlpHttpServer(infra: Infrastructure, ingest: IngestS
     return reply.status(report.ready ? 200 : 503).send(report);
   });
 
-  app.post('/v1/traces', async (request, reply) => {
+  // The Langfuse SDKs export to this path (with Basic auth, whose password is our key): a drop-in target for them.
+  app.post(LANGFUSE_TRACES_PATH, (request, reply) => exportTraces(request, reply));
+  app.post('/v1/traces', (request, reply) => exportTraces(request, reply));
+
+  async function exportTraces(request: FastifyRequest, reply: FastifyReply) {
     const format = formatOf(request);
     const answer = (status: number, format: OtlpFormat, payload: Uint8Array | string) => {
       metrics.requests.inc({ transport: 'http', status: String(status) });
@@ -83,7 +90,7 @@ export async function startOtlpHttpServer(infra: Infrastructure, ingest: IngestS
     }
     const decision = await ingest.ingest(scope, format, body);
     return respond(decision, format, reply, answer, fail);
-  });
+  }
 
   await app.listen({ port: infra.config.ports.otlpHttp, host: infra.config.host });
   infra.shutdown.add('stop-accepting', 'OTLP/HTTP server', () => app.close());

@@ -1,4 +1,4 @@
-import { generateSecret, hashSecret, newSalt, parseSecret, secretMatches, tokensEqual } from './api-key.secret';
+import { credentialFrom, generateSecret, hashSecret, newSalt, parseSecret, secretMatches, tokensEqual } from './api-key.secret';
 
 describe('API key secrets', () => {
   it('have a recognisable prefix and at least 32 random bytes', () => {
@@ -37,5 +37,19 @@ describe('API key secrets', () => {
     expect(tokensEqual('abc', 'abc')).toBe(true);
     expect(tokensEqual('abc', 'abcd')).toBe(false);
     expect(tokensEqual('', 'abc')).toBe(false);
+  });
+});
+
+describe('credentialFrom with HTTP Basic (the Langfuse SDKs)', () => {
+  const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+  it('takes the password as the secret, whatever the user name', () => {
+    expect(credentialFrom(basic('pk-lf-1234', 'sf_abc_def'), undefined)).toBe('sf_abc_def');
+    expect(credentialFrom(basic('', 'sf_abc:def'), undefined)).toBe('sf_abc:def');
+  });
+
+  it('finds no secret in a Basic header without a password', () => {
+    expect(credentialFrom(basic('pk-lf-1234', ''), undefined)).toBeUndefined();
+    expect(credentialFrom(`Basic ${Buffer.from('no-colon').toString('base64')}`, undefined)).toBeUndefined();
   });
 });

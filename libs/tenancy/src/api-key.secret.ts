@@ -51,13 +51,21 @@ export function tokensEqual(given: string, expected: string): boolean {
 }
 
 /**
- * The secret a request carries: `Authorization: Bearer <secret>` or `x-api-key: <secret>` (HTTP
- * headers and gRPC metadata alike).
+ * The secret a request carries: `Authorization: Bearer <secret>`, `x-api-key: <secret>`, or HTTP
+ * Basic with the secret as the password (`Basic base64(<anything>:<secret>)`: what the Langfuse
+ * SDKs send, their public key as user name), in HTTP headers and gRPC metadata alike.
  */
 export function credentialFrom(authorization: unknown, apiKey: unknown): string | undefined {
   if (typeof authorization === 'string') {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (match) return match[1];
+    const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization);
+    if (basic) {
+      const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+      const colon = decoded.indexOf(':');
+      const password = colon === -1 ? '' : decoded.slice(colon + 1);
+      if (password) return password;
+    }
   }
   return typeof apiKey === 'string' && apiKey.trim() ? apiKey.trim() : undefined;
 }
