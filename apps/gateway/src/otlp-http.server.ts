@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { RpcCode, encodeExportResponse, encodeStatus, type StatusDetail } from '@spanforge/otlp';
 import type { Infrastructure } from '@spanforge/runtime';
 import { admitExport } from './ingest/export-admission';
+import { serveLangfuseScores } from './langfuse-scores';
 import { BadEncodingError, BodyTooLargeError, readBody } from './ingest/body.reader';
 import type { IngestDecision, IngestService, OtlpFormat } from './ingest/ingest.service';
 import type { GatewayMetrics } from './ingest/gateway.metrics';
@@ -47,6 +48,7 @@ export async function startOtlpHttpServer(infra: Infrastructure, ingest: IngestS
   // The Langfuse SDKs export to this path (with Basic auth, whose password is our key): a drop-in target for them.
   app.post(LANGFUSE_TRACES_PATH, (request, reply) => exportTraces(request, reply));
   app.post('/v1/traces', (request, reply) => exportTraces(request, reply));
+  serveLangfuseScores(app, infra);
 
   async function exportTraces(request: FastifyRequest, reply: FastifyReply) {
     const format = formatOf(request);
