@@ -71,11 +71,28 @@ export class Span {
   statusMessage!: string | null;
   @Field(() => SpanKind) kind!: SpanKind;
   @Field(() => String, { nullable: true }) model!: string | null;
-  @Field(() => SafeIntScalar) inputTokens!: number;
-  @Field(() => SafeIntScalar) outputTokens!: number;
-  @Field(() => Float) costUsd!: number;
-  @Field(() => CostSource, { nullable: true, description: 'Where costUsd comes from; null for a span with no usage to price.' })
+  @Field(() => SafeIntScalar, {
+    description: "This span's own input tokens: 0 for a span that only repeats its children's usage (see statedInputTokens).",
+  })
+  inputTokens!: number;
+  @Field(() => SafeIntScalar, { description: "This span's own output tokens: 0 for a span that only repeats its children's usage." })
+  outputTokens!: number;
+  @Field(() => Float, {
+    description: "This span's own cost: the spans of a trace add up to its costUsd (a wrapper's repeated totals count 0).",
+  })
+  costUsd!: number;
+  @Field(() => CostSource, { nullable: true, description: 'Where costUsd comes from; null for a span with no usage of its own to price.' })
   costSource!: CostSource | null;
+  @Field(() => SafeIntScalar, {
+    nullable: true,
+    description:
+      "For a span that only repeats its children's usage (an agent's or an SDK wrapper's totals, e.g. Vercel ai.generateText): the input tokens it stated. Not its own, not added to the trace; null for other spans.",
+  })
+  statedInputTokens!: number | null;
+  @Field(() => SafeIntScalar, { nullable: true, description: 'The output tokens such a span stated (see statedInputTokens).' })
+  statedOutputTokens!: number | null;
+  @Field(() => Float, { nullable: true, description: 'The cost of the usage such a span stated (see statedInputTokens).' })
+  statedCostUsd!: number | null;
   @Field(() => JSONScalar, { nullable: true, description: 'Span attributes (message contents excluded: see spanDetail).' })
   attributes!: Record<string, unknown> | null;
   @Field({

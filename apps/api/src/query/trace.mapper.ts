@@ -46,6 +46,7 @@ export function toTrace(row: TraceFiguresRow, loopsAsked = false): TraceSource {
 /** A stored span as GraphQL shows it, typed as TraceService says (the root of a GenAI trace is RUN). */
 export function toSpan(record: SpanRecord, genAiTrace: boolean): Span {
   const isRoot = record.parent_span_id === '';
+  const aggregate = Number(record.usage_is_aggregate) === 1;
   return {
     spanId: record.span_id,
     parentSpanId: isRoot ? null : record.parent_span_id,
@@ -58,10 +59,15 @@ export function toSpan(record: SpanRecord, genAiTrace: boolean): Span {
     statusMessage: record.status_message || null,
     kind: record.kind as SpanKind,
     model: record.model || null,
-    inputTokens: Number(record.input_tokens),
-    outputTokens: Number(record.output_tokens),
-    costUsd: usd(record.cost_usd),
-    costSource: COST_SOURCES[record.cost_source] ?? null,
+    // A span that only repeats its children's usage (an agent's or a wrapper's totals) owns none of
+    // it: its own figures are 0, so a trace's spans add up to the trace; what it stated is kept apart.
+    inputTokens: aggregate ? 0 : Number(record.input_tokens),
+    outputTokens: aggregate ? 0 : Number(record.output_tokens),
+    costUsd: aggregate ? 0 : usd(record.cost_usd),
+    costSource: aggregate ? null : (COST_SOURCES[record.cost_source] ?? null),
+    statedInputTokens: aggregate ? Number(record.input_tokens) : null,
+    statedOutputTokens: aggregate ? Number(record.output_tokens) : null,
+    statedCostUsd: aggregate ? usd(record.cost_usd) : null,
     attributes: record.attributes ? typedAttributes(record.attributes, record.attribute_json_keys ?? []) : null,
     cursor: spanCursor(record),
   };
