@@ -1,5 +1,6 @@
 import { contractTotals, decodedSpan, PARENT, START_MS } from './decoded-span.fixture';
 import { normalizeSpan } from './normalize';
+import { StatusCode } from '@spanforge/otlp';
 
 // Langfuse SDK v3 (Python) / v4 (JS) over OTel (attribute names: langfuse/langfuse
 // packages/shared/src/server/otel/attributes.ts). usage_details entries are disjoint (Langfuse sums
@@ -158,5 +159,34 @@ describe('normalizeSpan: other Langfuse observation types', () => {
       }),
     );
     expect(n).toMatchObject({ spanType: 'RUN', sessionId: 'sess-1', userId: 'user-1' });
+  });
+});
+
+describe('normalizeSpan: a Langfuse observation at level ERROR', () => {
+  const failed = (level: string, statusCode?: StatusCode) => {
+    const span = decodedSpan({
+      name: 'lookup-order',
+      parentSpanId: PARENT,
+      scope: 'langfuse-sdk',
+      statusCode,
+      attributes: {
+        'langfuse.observation.type': 'tool',
+        'langfuse.observation.level': level,
+        'langfuse.observation.status_message': 'order service timed out',
+      },
+    });
+    return { span, normalized: normalizeSpan(span) };
+  };
+
+  it('is an error span with the observation status message when the OTel status was left unset', () => {
+    const { span } = failed('ERROR');
+    expect({ code: span.statusCode, message: span.statusMessage }).toEqual({ code: StatusCode.ERROR, message: 'order service timed out' });
+  });
+
+  it('keeps an OTel status the SDK set, and leaves other levels alone', () => {
+    const ok = failed('ERROR', StatusCode.ERROR);
+    expect(ok.span.statusMessage).toBe('');
+    const warning = failed('WARNING');
+    expect(warning.span.statusCode).toBe(StatusCode.UNSET);
   });
 });

@@ -1,4 +1,5 @@
-import type { DecodedSpan } from '@spanforge/otlp';
+import { StatusCode, type DecodedSpan } from '@spanforge/otlp';
+import { readString } from './attribute-read';
 import { moveContent } from './content';
 import { readExplicitCost } from './cost';
 import { readIds, readIterations } from './ids';
@@ -62,6 +63,7 @@ function dropped(span: DecodedSpan): NormalizedSpan {
  */
 export function normalizeSpan(span: DecodedSpan): NormalizedSpan {
   if (isPlaceholder(span)) return dropped(span);
+  takeLangfuseErrorLevel(span);
   const attributes = span.attributes;
   const classification = classifySpan(span);
   const names = readModelNames(attributes);
@@ -91,4 +93,15 @@ export function normalizeSpan(span: DecodedSpan): NormalizedSpan {
     attributes: content.attributes,
     drop: false,
   };
+}
+
+/**
+ * The Langfuse SDKs mark a failed observation with `langfuse.observation.level` ERROR and its
+ * `status_message`, and may leave the OTel status unset: the span is an error like any other
+ * (error counts, error rates, findings), with that message when the status gave none.
+ */
+function takeLangfuseErrorLevel(span: DecodedSpan): void {
+  if (span.statusCode === StatusCode.ERROR || readString(span.attributes, 'langfuse.observation.level') !== 'ERROR') return;
+  span.statusCode = StatusCode.ERROR;
+  if (!span.statusMessage) span.statusMessage = readString(span.attributes, 'langfuse.observation.status_message') ?? '';
 }
