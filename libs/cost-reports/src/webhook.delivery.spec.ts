@@ -145,9 +145,14 @@ const LOCAL = [{ address: '127.0.0.1', family: 4 }];
 async function systemResolvedLocalName(): Promise<{ name: string; address: string; family: number } | undefined> {
   for (const name of [hostname(), 'ip6-localhost']) {
     if (webhookUrlProblem(`http://${name}/`, false)) continue;
-    // A name this machine cannot resolve is simply not usable here.
-    const found = await lookup(name).catch(() => undefined);
-    if (found && ipIsPrivate(found.address)) return { name, ...found };
+    let found: { address: string; family: number };
+    try {
+      found = await lookup(name);
+    } catch {
+      // A name this machine cannot resolve is simply not usable here: try the next.
+      continue;
+    }
+    if (ipIsPrivate(found.address)) return { name, ...found };
   }
   return undefined;
 }
