@@ -127,12 +127,6 @@ export class TenancyRepository {
     return this.insertProject(this.pool, tenantId, name);
   }
 
-  async projectNameTaken(tenantId: string, name: string): Promise<boolean> {
-    if (!isUuid(tenantId)) return false;
-    const { rowCount } = await this.pool.query('SELECT 1 FROM projects WHERE tenant_id = $1 AND name = $2', [tenantId, name]);
-    return (rowCount ?? 0) > 0;
-  }
-
   private async insertProject(client: Pool | PoolClient, tenantId: string, name: string): Promise<Project> {
     const { rows } = await client.query<{ id: string; created_at: Date }>(
       'INSERT INTO projects (tenant_id, name) VALUES ($1, $2) RETURNING id, created_at',
