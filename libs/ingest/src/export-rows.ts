@@ -140,7 +140,7 @@ function shareSessions(rows: SpanRow[]): void {
 }
 
 /** Start of the minute the gateway took the export, in seconds: the minute its accounting rows count in. */
-function accountingMinute(job: ExportJob): number {
+export function accountingMinute(job: Pick<ExportJob, 'receivedAt'>): number {
   return Math.floor(job.receivedAt / 60_000) * 60;
 }
 

@@ -1,7 +1,7 @@
 import type { Job, Queue } from 'bullmq';
 import type { Counter } from 'prom-client';
 import { IngestJobName, type ExportJob, type IngestJob } from '@spanforge/queue';
-import type { AccountingRow, DeadLetter, DeadLetterRepository, WriterLog } from '@spanforge/ingest';
+import { accountingMinute, type AccountingRow, type DeadLetter, type DeadLetterRepository, type WriterLog } from '@spanforge/ingest';
 
 /** How often the failed set is looked at; a failed job is in the dead letters within this time. */
 export const SWEEP_INTERVAL_MS = 5_000;
@@ -113,7 +113,7 @@ function accountingOf(letter: DeadLetter, jobs: Array<Job<IngestJob>>): Accounti
   return {
     tenant_id: letter.tenantId,
     project_id: letter.projectId,
-    minute: Math.floor(data.receivedAt / 60_000) * 60,
+    minute: accountingMinute(data),
     outcome: 'dead_lettered',
     reason: letter.reason,
     batch_id: letter.exportId,
