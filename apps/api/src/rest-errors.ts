@@ -1,19 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { DomainError, ErrorCode, RateLimitedError } from '@spanforge/errors';
+import { DomainError, ErrorCode, HTTP_STATUS, RateLimitedError } from '@spanforge/errors';
 import type { Logger } from '@spanforge/runtime';
-
-/** The HTTP status of each error code on the API's REST endpoints. */
-const HTTP_STATUS: Record<ErrorCode, number> = {
-  [ErrorCode.BAD_USER_INPUT]: 400,
-  [ErrorCode.UNAUTHENTICATED]: 401,
-  [ErrorCode.FORBIDDEN]: 403,
-  [ErrorCode.NOT_FOUND]: 404,
-  [ErrorCode.QUERY_TOO_EXPENSIVE]: 422,
-  [ErrorCode.RATE_LIMITED]: 429,
-  [ErrorCode.INTERNAL]: 500,
-  [ErrorCode.UNAVAILABLE]: 503,
-};
 
 /** One shape for every REST refusal: `{ "error": { "code", "message" } }`, the codes GraphQL uses. */
 async function sendError(reply: FastifyReply, code: ErrorCode, message: string, retryAfterSeconds?: number): Promise<void> {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Readable } from 'node:stream';
-import { DomainError, badInput } from '@spanforge/errors';
+import { DomainError, HTTP_STATUS, badInput } from '@spanforge/errors';
 import type { FeedbackInput } from '@spanforge/feedback';
 import type { Infrastructure } from '@spanforge/runtime';
 import { ApiKeyScope, projectWithScope } from '@spanforge/tenancy';
@@ -11,16 +11,6 @@ export const LANGFUSE_SCORES_PATH = '/api/public/scores';
 
 /** A score with its comment fits well within this (feedback caps a comment at 4,000 characters). */
 const MAX_SCORE_BYTES = 64 * 1024;
-
-/** HTTP status of each refusal, as the API's REST endpoints answer them. */
-const STATUS: Record<string, number> = {
-  BAD_USER_INPUT: 400,
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  UNAVAILABLE: 503,
-  RATE_LIMITED: 429,
-};
 
 /** The Langfuse score body, as its SDKs send it (fields we do not keep are ignored). */
 interface LangfuseScore {
@@ -67,7 +57,7 @@ export function serveLangfuseScores(app: FastifyInstance, infra: Infrastructure)
       return reply.status(200).send({ id: record.id });
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      return reply.status(STATUS[error.code] ?? 500).send({ error: { code: error.code, message: error.message } });
+      return reply.status(HTTP_STATUS[error.code]).send({ error: { code: error.code, message: error.message } });
     }
   });
 }

@@ -37,3 +37,15 @@ export class RateLimitedError extends DomainError {
     this.name = 'RateLimitedError';
   }
 }
+
+/** The HTTP status of each code, on every REST endpoint (the api's and the gateway's). */
+export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
+  [ErrorCode.BAD_USER_INPUT]: 400,
+  [ErrorCode.UNAUTHENTICATED]: 401,
+  [ErrorCode.FORBIDDEN]: 403,
+  [ErrorCode.NOT_FOUND]: 404,
+  [ErrorCode.QUERY_TOO_EXPENSIVE]: 422,
+  [ErrorCode.RATE_LIMITED]: 429,
+  [ErrorCode.INTERNAL]: 500,
+  [ErrorCode.UNAVAILABLE]: 503,
+};
