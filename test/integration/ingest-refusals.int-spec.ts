@@ -192,7 +192,7 @@ describe('OTLP ingest answers (default limits)', () => {
         PROTOBUF,
         logsProtobufBody,
         undefined,
-        /an OTLP logs export .*spanforge takes traces only: send spans to \/v1\/traces/,
+        /an OTLP logs export .*sent to the traces endpoint: send logs to \/v1\/logs/,
         [],
       ],
       ['Content-Encoding: gzip on a plain body', PROTOBUF, () => whole, 'gzip', /gzip/, [traceIdOf(spans)]],

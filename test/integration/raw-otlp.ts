@@ -47,6 +47,8 @@ export interface PostOptions {
   key?: string;
   keyHeader?: 'authorization' | 'x-api-key';
   encoding?: string;
+  /** The export path's signal: /v1/traces (default), /v1/logs or /v1/metrics. */
+  signal?: 'traces' | 'logs' | 'metrics';
 }
 
 export const PROTOBUF = 'application/x-protobuf';
@@ -58,7 +60,7 @@ export async function postTraces(base: string, body: Uint8Array, options: PostOp
   if (options.encoding) headers['content-encoding'] = options.encoding;
   if (options.key)
     headers[options.keyHeader ?? 'authorization'] = options.keyHeader === 'x-api-key' ? options.key : `Bearer ${options.key}`;
-  const response = await fetch(`${base}/v1/traces`, { method: 'POST', headers, body });
+  const response = await fetch(`${base}/v1/${options.signal ?? 'traces'}`, { method: 'POST', headers, body });
   return {
     status: response.status,
     type: (response.headers.get('content-type') ?? '').split(';')[0]!.trim(),
@@ -136,21 +138,26 @@ export interface GrpcAnswer {
 }
 
 const identity = (bytes: Buffer) => bytes;
-const EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
+const EXPORT_PATHS = {
+  traces: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+  logs: '/opentelemetry.proto.collector.logs.v1.LogsService/Export',
+  metrics: '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
+};
 
-/** One unary TraceService/Export with raw bytes, metadata `authorization` unless `key` is undefined. */
+/** One unary Export (TraceService unless `signal` says otherwise) with raw bytes, metadata `authorization` unless `key` is undefined. */
 export function grpcExport(
   address: string,
   body: Uint8Array,
   key?: string,
   metadataKey: 'authorization' | 'x-api-key' = 'authorization',
+  signal: keyof typeof EXPORT_PATHS = 'traces',
 ): Promise<GrpcAnswer> {
   const client = new Client(address, credentials.createInsecure());
   const metadata = new Metadata();
   if (key !== undefined) metadata.set(metadataKey, metadataKey === 'authorization' ? `Bearer ${key}` : key);
   return new Promise<GrpcAnswer>((resolve) => {
     client.makeUnaryRequest(
-      EXPORT_PATH,
+      EXPORT_PATHS[signal],
       identity,
       identity,
       Buffer.from(body),

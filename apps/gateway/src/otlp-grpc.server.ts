@@ -9,7 +9,7 @@ import {
   type sendUnaryData,
   type ServiceDefinition,
 } from '@grpc/grpc-js';
-import { encodeExportResponse, encodeStatus } from '@spanforge/otlp';
+import { encodeExportResponse, encodeStatus, type OtlpSignal } from '@spanforge/otlp';
 import type { Infrastructure } from '@spanforge/runtime';
 import { admitExport } from './ingest/export-admission';
 import type { GatewayMetrics } from './ingest/gateway.metrics';
@@ -24,19 +24,27 @@ export interface OtlpGrpcServer {
 const identity = (bytes: Buffer) => bytes;
 
 /**
- * The TraceService with raw bytes in and out: our own decoder reads the request, so grpc-js must
- * not deserialise it (and protobufjs is not needed at run time).
+ * The OTLP export services with raw bytes in and out: our own decoders read the request, so
+ * grpc-js must not deserialise it (and protobufjs is not needed at run time).
  */
-const TRACE_SERVICE: ServiceDefinition = {
-  Export: {
-    path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-  },
+function exportService(service: string): ServiceDefinition {
+  return {
+    Export: {
+      path: `/opentelemetry.proto.collector.${service}/Export`,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: identity,
+      requestDeserialize: identity,
+      responseSerialize: identity,
+      responseDeserialize: identity,
+    },
+  };
+}
+
+const SERVICES: Record<OtlpSignal, ServiceDefinition> = {
+  traces: exportService('trace.v1.TraceService'),
+  logs: exportService('logs.v1.LogsService'),
+  metrics: exportService('metrics.v1.MetricsService'),
 };
 
 function first(metadata: Metadata, key: string): string | undefined {
@@ -73,7 +81,7 @@ function admitBeforeReading(infra: Infrastructure): ServerInterceptor {
     });
 }
 
-/** OTLP/gRPC on OTLP_GRPC_PORT: same decisions as OTLP/HTTP, mapped to gRPC codes (OTLP specification: RESOURCE_EXHAUSTED and UNAVAILABLE carry RetryInfo). */
+/** OTLP/gRPC on OTLP_GRPC_PORT (TraceService, LogsService, MetricsService): same decisions as OTLP/HTTP, mapped to gRPC codes (OTLP specification: RESOURCE_EXHAUSTED and UNAVAILABLE carry RetryInfo). */
 export async function startOtlpGrpcServer(infra: Infrastructure, ingest: IngestService, metrics: GatewayMetrics): Promise<OtlpGrpcServer> {
   const server = new Server({
     'grpc.max_receive_message_length': infra.config.otlpMaxBodyBytes,
@@ -83,7 +91,7 @@ export async function startOtlpGrpcServer(infra: Infrastructure, ingest: IngestS
     interceptors: [admitBeforeReading(infra)],
   });
 
-  const exportHandler = (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => {
+  const exportHandler = (signal: OtlpSignal) => (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>) => {
     const done = (code: status, error?: { details: string; retryAfterSeconds?: number }, response?: Buffer) => {
       metrics.requests.inc({ transport: 'grpc', status: status[code] ?? String(code) });
       if (!error) return callback(null, response);
@@ -108,10 +116,10 @@ export async function startOtlpGrpcServer(infra: Infrastructure, ingest: IngestS
       );
       if (!admission.admitted) return done(admission.rpcCode as number as status, { details: admission.message });
       const scope = admission.project;
-      const decision = await ingest.ingest(scope, 'protobuf', call.request);
+      const decision = await ingest.take(signal, scope, 'protobuf', call.request);
       switch (decision.outcome) {
         case 'accepted':
-          return done(status.OK, undefined, Buffer.from(encodeExportResponse('protobuf', decision.rejected, decision.message)));
+          return done(status.OK, undefined, Buffer.from(encodeExportResponse('protobuf', decision.rejected, decision.message, signal)));
         case 'invalid':
           return done(status.INVALID_ARGUMENT, { details: decision.message });
         case 'rate_limited':
@@ -124,7 +132,7 @@ export async function startOtlpGrpcServer(infra: Infrastructure, ingest: IngestS
       done(status.INTERNAL, { details: 'internal error' });
     });
   };
-  server.addService(TRACE_SERVICE, { Export: exportHandler });
+  for (const [signal, service] of Object.entries(SERVICES)) server.addService(service, { Export: exportHandler(signal as OtlpSignal) });
 
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`${infra.config.host}:${infra.config.ports.otlpGrpc}`, ServerCredentials.createInsecure(), (error, bound) =>

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
-import { RpcCode, encodeExportResponse, encodeStatus, type StatusDetail } from '@spanforge/otlp';
+import { RpcCode, encodeExportResponse, encodeStatus, type OtlpSignal, type StatusDetail } from '@spanforge/otlp';
 import type { Infrastructure } from '@spanforge/runtime';
 import { admitExport } from './ingest/export-admission';
 import { serveLangfuseScores } from './langfuse-scores';
@@ -29,7 +29,8 @@ function formatOf(request: FastifyRequest): OtlpFormat | undefined {
 export const LANGFUSE_TRACES_PATH = '/api/public/otel/v1/traces';
 
 /**
- * OTLP/HTTP on OTLP_HTTP_PORT (the OTLP/HTTP specification; answers in docs/api.md): POST /v1/traces in protobuf or JSON, gzip allowed,
+ * OTLP/HTTP on OTLP_HTTP_PORT (the OTLP/HTTP specification; answers in docs/api.md): POST /v1/traces, /v1/logs and
+ * /v1/metrics in protobuf or JSON, gzip allowed,
  * every answer in the request's own content type. Key and content type are checked before the
  * body is read; the body is inflated as a stream under OTLP_MAX_BODY_BYTES.
  */
@@ -46,11 +47,14 @@ export async function startOtlpHttpServer(infra: Infrastructure, ingest: IngestS
   });
 
   // The Langfuse SDKs export to this path (with Basic auth, whose password is our key): a drop-in target for them.
-  app.post(LANGFUSE_TRACES_PATH, (request, reply) => exportTraces(request, reply));
-  app.post('/v1/traces', (request, reply) => exportTraces(request, reply));
+  app.post(LANGFUSE_TRACES_PATH, (request, reply) => exportSignal(request, reply, 'traces'));
+  app.post('/v1/traces', (request, reply) => exportSignal(request, reply, 'traces'));
+  // Logs: GenAI events become their spans' contents; metrics are counted, not stored (docs/ingest.md).
+  app.post('/v1/logs', (request, reply) => exportSignal(request, reply, 'logs'));
+  app.post('/v1/metrics', (request, reply) => exportSignal(request, reply, 'metrics'));
   serveLangfuseScores(app, infra);
 
-  async function exportTraces(request: FastifyRequest, reply: FastifyReply) {
+  async function exportSignal(request: FastifyRequest, reply: FastifyReply, signal: OtlpSignal) {
     const format = formatOf(request);
     const answer = (status: number, format: OtlpFormat, payload: Uint8Array | string) => {
       metrics.requests.inc({ transport: 'http', status: String(status) });
@@ -90,8 +94,8 @@ export async function startOtlpHttpServer(infra: Infrastructure, ingest: IngestS
       if (error instanceof BadEncodingError) return fail(400, RpcCode.INVALID_ARGUMENT, error.message);
       throw error;
     }
-    const decision = await ingest.ingest(scope, format, body);
-    return respond(decision, format, reply, answer, fail);
+    const decision = await ingest.take(signal, scope, format, body);
+    return respond(decision, format, signal, reply, answer, fail);
   }
 
   await app.listen({ port: infra.config.ports.otlpHttp, host: infra.config.host });
@@ -104,13 +108,14 @@ export async function startOtlpHttpServer(infra: Infrastructure, ingest: IngestS
 function respond(
   decision: IngestDecision,
   format: OtlpFormat,
+  signal: OtlpSignal,
   reply: FastifyReply,
   answer: (status: number, format: OtlpFormat, payload: Uint8Array | string) => FastifyReply,
   fail: (status: number, code: number, message: string, details?: StatusDetail[]) => FastifyReply,
 ): FastifyReply {
   switch (decision.outcome) {
     case 'accepted':
-      return answer(200, format, encodeExportResponse(format, decision.rejected, decision.message));
+      return answer(200, format, encodeExportResponse(format, decision.rejected, decision.message, signal));
     case 'invalid':
       return fail(400, RpcCode.INVALID_ARGUMENT, decision.message);
     case 'rate_limited':

@@ -3,10 +3,12 @@ import { Counter, Gauge } from 'prom-client';
 import {
   BatchingQueue,
   DeadLetterRepository,
+  SpanLogEventRepository,
   SpanRepository,
   SpanWriter,
   deadLetteredSpansCounter,
   type AccountingRow,
+  type SpanLogEventRow,
 } from '@spanforge/ingest';
 import { scheduledClient } from '@spanforge/clickhouse';
 import { INGEST_QUEUE, type IngestJob } from '@spanforge/queue';
@@ -45,7 +47,16 @@ export async function startWorkers(infra: Infrastructure): Promise<string[]> {
   const deadLettered = deadLetteredSpansCounter(infra.metrics);
   const spans = new SpanWriter(repository, SPAN_BATCH, { deadLetters, log, registry: infra.metrics, deadLettered });
   const accounting = new BatchingQueue<AccountingRow>((rows) => repository.insertAccounting(rows), { maxItems: 5_000, maxDelayMs: 1_000 });
-  const processor = new IngestProcessor({ spans, accounting, pricing: new ProjectPricing(infra.tenancyRepository), deadLetters, log });
+  const logEventStore = new SpanLogEventRepository(clickhouse);
+  const logEvents = new BatchingQueue<SpanLogEventRow>((rows) => logEventStore.insert(rows), { maxItems: 5_000, maxDelayMs: 100 });
+  const processor = new IngestProcessor({
+    spans,
+    logEvents,
+    accounting,
+    pricing: new ProjectPricing(infra.tenancyRepository),
+    deadLetters,
+    log,
+  });
   const sweeper = new FailedJobsSweeper({
     queue: infra.queues.queue<IngestJob>(INGEST_QUEUE),
     deadLetters,
@@ -98,9 +109,9 @@ export async function startWorkers(infra: Infrastructure): Promise<string[]> {
   );
   sweeper.start();
   await startCostReportWorker(infra);
-  infra.shutdown.add('flush', 'span and accounting writers', async () => {
+  infra.shutdown.add('flush', 'span, log event and accounting writers', async () => {
     await sweeper.stop();
-    await Promise.all([spans.close(), accounting.close()]);
+    await Promise.all([spans.close(), logEvents.close(), accounting.close()]);
   });
   return [`Workers    ${INGEST_CONCURRENCY} ingest jobs at a time from ${infra.services.queue}`];
 }

@@ -5,3 +5,4 @@ export * from './export-rows';
 export * from './span.repository';
 export * from './span.row';
 export * from './span.writer';
+export * from './span-log-events';

@@ -105,7 +105,7 @@ export function flattenAttributes(attributes: Attributes): { values: Record<stri
 }
 
 /** For maps that need no types back (resource, events, links): everything as text. */
-function stringMap(attributes: Attributes): Record<string, string> {
+export function stringMap(attributes: Attributes): Record<string, string> {
   const values: Record<string, string> = {};
   for (const key in attributes) {
     const value = attributes[key] as AttributeValue;

@@ -1,6 +1,9 @@
 export * from './otlp.model';
 export { decodeProtobufExport } from './protobuf.decoder';
 export { decodeJsonExport } from './json.decoder';
+export { EVENT_NAME_ATTRIBUTE, decodeJsonLogs, decodeProtobufLogs, describeDroppedLogs } from './logs.decoder';
+export type { DecodedLogRecord, LogDropReason, LogsDecodeResult } from './logs.decoder';
+export { countJsonMetricPoints, countProtobufMetricPoints, describeDroppedMetricPoints } from './metrics.counter';
 export {
   MAX_RESPONSE_MESSAGE_LENGTH,
   RpcCode,
@@ -9,7 +12,7 @@ export {
   encodeRetryInfo,
   encodeStatus,
 } from './response.encoder';
-export type { ResponseFormat, StatusDetail } from './response.encoder';
+export type { OtlpSignal, ResponseFormat, StatusDetail } from './response.encoder';
 export {
   INT32_MAX,
   MAX_SPAN_COST_USD,

@@ -140,7 +140,7 @@ const ANY_VALUE_KEYS = new Set([
 ]);
 
 /** An AnyValue: the oneof member present decides; `{}` (or only the profiles-only stringValueStrindex) is null. */
-function anyValueOfJson(raw: unknown, context: DecodeContext, depth: number): AttributeValue {
+export function anyValueOfJson(raw: unknown, context: DecodeContext, depth: number): AttributeValue {
   context.checkDepth(depth, 'JSON body');
   if (raw === undefined || raw === null) return null;
   // A bare value where an AnyValue belongs: hand-rolled exporters do this too.

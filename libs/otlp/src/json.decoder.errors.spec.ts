@@ -45,16 +45,14 @@ describe('decodeJsonExport on bodies it cannot use', () => {
     );
   });
 
-  it('refuses the OTLP logs and metrics examples, saying that only traces are taken and where they go', () => {
+  it('refuses the OTLP logs and metrics examples, saying where they go', () => {
     expect(() => decodeJsonExport(JSON.stringify(logsExample))).toThrow(
-      'and spanforge takes traces only: send spans to /v1/traces, and logs elsewhere (OTEL_LOGS_EXPORTER=none stops an SDK sending them)',
+      'sent to the traces endpoint: send logs to /v1/logs (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT for all signals)',
     );
     expect(() => decodeJsonExport(JSON.stringify(metricsExample))).toThrow(
-      'and spanforge takes traces only: send spans to /v1/traces, and metrics elsewhere (OTEL_METRICS_EXPORTER=none stops an SDK sending them)',
+      'sent to the traces endpoint: send metrics to /v1/metrics (OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT for all signals)',
     );
-    expect(() => decodeJsonExport(snakeCased(logsExample))).toThrow(
-      'spanforge takes traces only: send spans to /v1/traces, and logs elsewhere',
-    );
+    expect(() => decodeJsonExport(snakeCased(logsExample))).toThrow('send logs to /v1/logs');
   });
 
   it('refuses values nested deeper than 100 levels', () => {

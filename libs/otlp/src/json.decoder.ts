@@ -50,6 +50,11 @@ export function decodeJsonExport(body: unknown, limits: DecodeLimits = DEFAULT_D
 
 const utf8 = new TextDecoder('utf-8');
 
+/** An OTLP/JSON body (text or UTF-8 bytes) parsed as decodeJsonExport parses it; OtlpDecodeError when it is not JSON. */
+export function parseJsonBody(body: string | Uint8Array): unknown {
+  return parseJson(typeof body === 'string' ? body : utf8.decode(body));
+}
+
 /** An integer literal of 16+ digits outside a string, i.e. one JSON.parse would round (> 2^53). */
 const LONG_INTEGER_LITERAL = /[:[,]\s*-?\d{16}/;
 

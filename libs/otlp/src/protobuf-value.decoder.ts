@@ -62,7 +62,7 @@ function readKeyValue(
 }
 
 /** AnyValue's oneof; the last member present wins, as in proto3. An empty AnyValue is null. */
-function readAnyValue(reader: WireReader, end: number, context: DecodeContext, depth: number): AttributeValue {
+export function readAnyValue(reader: WireReader, end: number, context: DecodeContext, depth: number): AttributeValue {
   context.checkDepth(depth, 'protobuf body');
   let value: AttributeValue = null;
   while (reader.pos < end) {

@@ -1,4 +1,11 @@
-import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import {
+  JsonLogsSerializer,
+  JsonMetricsSerializer,
+  JsonTraceSerializer,
+  ProtobufLogsSerializer,
+  ProtobufMetricsSerializer,
+  ProtobufTraceSerializer,
+} from '@opentelemetry/otlp-transformer';
 import {
   MAX_RESPONSE_MESSAGE_LENGTH,
   RpcCode,
@@ -35,6 +42,25 @@ describe('encodeExportResponse', () => {
     expect(JSON.parse(json)).toStrictEqual({ partialSuccess: { rejectedSpans: '3', errorMessage: message } });
     expect(JsonTraceSerializer.deserializeResponse(new TextEncoder().encode(json))).toStrictEqual({
       partialSuccess: { rejectedSpans: '3', errorMessage: message },
+    });
+  });
+
+  it('writes the logs and metrics partial successes under their own field names', () => {
+    const encoder = new TextEncoder();
+    const logs = 'log records were counted and not stored';
+    const points = 'metric data points were counted and not stored';
+
+    expect(ProtobufLogsSerializer.deserializeResponse(encodeExportResponse('protobuf', 4, logs, 'logs'))).toStrictEqual({
+      partialSuccess: { rejectedLogRecords: 4, errorMessage: logs },
+    });
+    expect(JsonLogsSerializer.deserializeResponse(encoder.encode(encodeExportResponse('json', 4, logs, 'logs')))).toStrictEqual({
+      partialSuccess: { rejectedLogRecords: '4', errorMessage: logs },
+    });
+    expect(ProtobufMetricsSerializer.deserializeResponse(encodeExportResponse('protobuf', 9, points, 'metrics'))).toStrictEqual({
+      partialSuccess: { rejectedDataPoints: 9, errorMessage: points },
+    });
+    expect(JsonMetricsSerializer.deserializeResponse(encoder.encode(encodeExportResponse('json', 9, points, 'metrics')))).toStrictEqual({
+      partialSuccess: { rejectedDataPoints: '9', errorMessage: points },
     });
   });
 

@@ -39,23 +39,39 @@ export const MAX_RESPONSE_MESSAGE_LENGTH = 64 * 1024;
 const RETRY_INFO_TYPE = 'type.googleapis.com/google.rpc.RetryInfo';
 const BAD_REQUEST_TYPE = 'type.googleapis.com/google.rpc.BadRequest';
 
+/** The three OTLP export services; their responses differ only in the name of the rejected count. */
+export type OtlpSignal = 'traces' | 'logs' | 'metrics';
+
+/** partial_success.rejected_* (field 1, int64, in every signal) by its proto3 JSON name. */
+const REJECTED_FIELD: Record<OtlpSignal, string> = { traces: 'rejectedSpans', logs: 'rejectedLogRecords', metrics: 'rejectedDataPoints' };
+
 /**
- * ExportTraceServiceResponse. Full success (rejected 0, no message) leaves
- * partial_success unset: an empty protobuf body, `{}` in JSON. rejected_spans is int64, a string in JSON.
+ * Export*ServiceResponse. Full success (rejected 0, no message) leaves partial_success unset: an
+ * empty protobuf body, `{}` in JSON. The rejected count is int64, a string in JSON.
  */
-export function encodeExportResponse(format: 'protobuf', rejected: number, errorMessage?: string): Uint8Array;
-export function encodeExportResponse(format: 'json', rejected: number, errorMessage?: string): string;
-export function encodeExportResponse(format: ResponseFormat, rejected: number, errorMessage?: string): Uint8Array | string;
-export function encodeExportResponse(format: ResponseFormat, rejected: number, errorMessage = ''): Uint8Array | string {
+export function encodeExportResponse(format: 'protobuf', rejected: number, errorMessage?: string, signal?: OtlpSignal): Uint8Array;
+export function encodeExportResponse(format: 'json', rejected: number, errorMessage?: string, signal?: OtlpSignal): string;
+export function encodeExportResponse(
+  format: ResponseFormat,
+  rejected: number,
+  errorMessage?: string,
+  signal?: OtlpSignal,
+): Uint8Array | string;
+export function encodeExportResponse(
+  format: ResponseFormat,
+  rejected: number,
+  errorMessage = '',
+  signal: OtlpSignal = 'traces',
+): Uint8Array | string {
   const message = shorten(errorMessage);
   const unset = rejected === 0 && message === '';
   if (format === 'json') {
-    return unset ? '{}' : JSON.stringify({ partialSuccess: { rejectedSpans: String(rejected), errorMessage: message } });
+    return unset ? '{}' : JSON.stringify({ partialSuccess: { [REJECTED_FIELD[signal]]: String(rejected), errorMessage: message } });
   }
   const response = new WireWriter();
   if (unset) return response.finish();
   const partialSuccess = new WireWriter();
-  if (rejected !== 0) partialSuccess.varint(1, rejected); // rejected_spans = 1, int64
+  if (rejected !== 0) partialSuccess.varint(1, rejected); // rejected_spans / rejected_log_records / rejected_data_points = 1, int64
   if (message !== '') partialSuccess.string(2, message); // error_message = 2
   return response.message(1, partialSuccess).finish(); // partial_success = 1
 }

@@ -92,9 +92,9 @@ const METRICS: [string, Partial<MetricInput>][] = [
 ];
 
 const LOGS_ADVICE =
-  'this looks like an OTLP logs export (ExportLogsServiceRequest: resourceLogs/logRecords), and spanforge takes traces only: send spans to /v1/traces, and logs elsewhere (OTEL_LOGS_EXPORTER=none stops an SDK sending them)';
+  'this looks like an OTLP logs export (ExportLogsServiceRequest: resourceLogs/logRecords) sent to the traces endpoint: send logs to /v1/logs (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT for all signals)';
 const METRICS_ADVICE =
-  'this looks like an OTLP metrics export (ExportMetricsServiceRequest: resourceMetrics/metrics), and spanforge takes traces only: send spans to /v1/traces, and metrics elsewhere (OTEL_METRICS_EXPORTER=none stops an SDK sending them)';
+  'this looks like an OTLP metrics export (ExportMetricsServiceRequest: resourceMetrics/metrics) sent to the traces endpoint: send metrics to /v1/metrics (OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT for all signals)';
 
 describe('a logs or metrics export sent to /v1/traces', () => {
   it.each([

@@ -13,9 +13,9 @@ export type OtherSignal = 'logs' | 'metrics';
 const ANY_MESSAGE: MessageSchema = { name: 'message', fields: {} };
 
 const ADVICE: Record<OtherSignal, string> = {
-  logs: 'this looks like an OTLP logs export (ExportLogsServiceRequest: resourceLogs/logRecords), and spanforge takes traces only: send spans to /v1/traces, and logs elsewhere (OTEL_LOGS_EXPORTER=none stops an SDK sending them)',
+  logs: 'this looks like an OTLP logs export (ExportLogsServiceRequest: resourceLogs/logRecords) sent to the traces endpoint: send logs to /v1/logs (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT for all signals)',
   metrics:
-    'this looks like an OTLP metrics export (ExportMetricsServiceRequest: resourceMetrics/metrics), and spanforge takes traces only: send spans to /v1/traces, and metrics elsewhere (OTEL_METRICS_EXPORTER=none stops an SDK sending them)',
+    'this looks like an OTLP metrics export (ExportMetricsServiceRequest: resourceMetrics/metrics) sent to the traces endpoint: send metrics to /v1/metrics (OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT for all signals)',
 };
 
 export function otherSignalError(signal: OtherSignal): OtlpDecodeError {

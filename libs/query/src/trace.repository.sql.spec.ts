@@ -68,6 +68,10 @@ describe('TraceRepository SQL', () => {
     expectScopedQueries(await record(() => repository.spanContent(TRACE, '00000000000000b1', START, END)), 1);
   });
 
+  it('spanLogEvents', async () => {
+    expectScopedQueries(await record(() => repository.spanLogEvents(TRACE, '00000000000000b1')), 1);
+  });
+
   it('medianIterations', async () => {
     expectScopedQueries(await record(() => repository.medianIterations(START)), 1);
   });

@@ -57,6 +57,19 @@ export interface SpanContent {
   events_attributes: Array<Record<string, string>>;
 }
 
+/** One GenAI event sent as a log record (infra/clickhouse/011_span_log_events.sql). */
+export interface SpanLogEvent {
+  time: string;
+  name: string;
+  attributes: Record<string, string>;
+  /** A JSON array of messages, or ''. */
+  input: string;
+  output: string;
+}
+
+/** A call's events are a handful (one per message); this bounds what one span read can pull in. */
+export const MAX_LOG_EVENTS_PER_SPAN = 1_024;
+
 /** All SQL behind `trace` and `traces`. */
 export class TraceRepository {
   constructor(private readonly db: ScopedClickHouse) {}
@@ -191,6 +204,22 @@ export class TraceRepository {
       { traceId, spanId, from: startTime, to: endTime },
     );
     return row;
+  }
+
+  /**
+   * The GenAI events that came as log records for one span (span_log_events), in time order, at
+   * most MAX_LOG_EVENTS_PER_SPAN: a call's messages, sent apart from its span.
+   */
+  async spanLogEvents(traceId: string, spanId: string): Promise<SpanLogEvent[]> {
+    return this.db.rows<SpanLogEvent>(
+      'query.span_log_events',
+      `SELECT time, name, attributes, input, output
+       FROM span_log_events FINAL
+       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id = {traceId:String} AND span_id = {spanId:String}
+       ORDER BY time, seq, record_hash
+       LIMIT {limit:UInt32}`,
+      { traceId, spanId, limit: MAX_LOG_EVENTS_PER_SPAN },
+    );
   }
 
   /** The project's median iterations over the week before `before` (the loop detector's yardstick). */

@@ -1,11 +1,18 @@
 import { analyseTrace, type AnalysisSpan, type TraceAnalysis } from '@spanforge/analysis';
 import type { TraceFiguresRow } from '@spanforge/clickhouse';
 import { badInput, DomainError, ErrorCode } from '@spanforge/errors';
-import { isGenAiTrace, rootSpanType } from '@spanforge/semconv';
+import { isGenAiTrace, joinMessageArrays, rootSpanType } from '@spanforge/semconv';
 import { decodeCursor, encodeCursor } from './query.values';
 import type { ScopedClickHouse } from './scoped-clickhouse';
 import type { TraceFilter } from './trace-filter';
-import { MAX_SPANS_PER_READ, TraceRepository, type SpanContent, type SpanCursor, type SpanRecord } from './trace.repository';
+import {
+  MAX_SPANS_PER_READ,
+  TraceRepository,
+  type SpanContent,
+  type SpanCursor,
+  type SpanLogEvent,
+  type SpanRecord,
+} from './trace.repository';
 
 /**
  * What a trace means to the API, in one place: which trace ids a caller may name, how its spans
@@ -189,10 +196,19 @@ export class TraceReads {
     return this.repository.bounds(traceId);
   }
 
-  /** One span's attributes, resource, message contents and events; undefined when it does not exist. */
+  /**
+   * One span's attributes, resource, message contents and events; undefined when it does not
+   * exist. GenAI events that came as log records join it: their messages are its contents when the
+   * span carries none itself, and they are among its events.
+   */
   async spanContent(traceId: string, spanId: string): Promise<SpanContent | undefined> {
     const bounds = await this.repository.bounds(traceId);
-    return bounds && this.repository.spanContent(traceId, spanId, bounds.start_time, bounds.end_time);
+    if (!bounds) return undefined;
+    const [content, logEvents] = await Promise.all([
+      this.repository.spanContent(traceId, spanId, bounds.start_time, bounds.end_time),
+      this.repository.spanLogEvents(traceId, spanId),
+    ]);
+    return content && withLogEvents(content, logEvents);
   }
 
   /**
@@ -293,5 +309,18 @@ function truncationFinding(cap: number): TraceFinding {
     kind: 'SPANS_TRUNCATED',
     message: `This trace has more than ${spans} spans: the analysis covers its first ${spans} in start order, so later spans are not on the critical path or in these findings.`,
     spanIds: [],
+  };
+}
+
+/** A span's stored content with the GenAI events sent for it as log records (in time order). */
+export function withLogEvents(content: SpanContent, events: SpanLogEvent[]): SpanContent {
+  if (events.length === 0) return content;
+  return {
+    ...content,
+    input: content.input || joinMessageArrays(events.map((event) => event.input)),
+    output: content.output || joinMessageArrays(events.map((event) => event.output)),
+    events_name: [...content.events_name, ...events.map((event) => event.name)],
+    events_time: [...content.events_time, ...events.map((event) => event.time)],
+    events_attributes: [...content.events_attributes, ...events.map((event) => event.attributes)],
   };
 }

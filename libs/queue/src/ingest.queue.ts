@@ -7,7 +7,7 @@ import type { JobsOptions } from 'bullmq';
 export const INGEST_QUEUE = 'ingest';
 
 export const IngestJobName = {
-  /** One OTLP export, as received: the worker decodes, normalises, prices and stores it. */
+  /** One OTLP traces or logs export, as received: the worker decodes, normalises, prices and stores it. */
   Export: 'otlp-export',
   /** Counters the gateway kept for requests that never became an export job (rate-limited, refused). */
   Accounting: 'accounting',
@@ -38,6 +38,11 @@ export interface ExportJob {
   receivedSpans: number;
   acceptedSpans: number;
   bytes: number;
+  /**
+   * What the body is: an ExportTraceServiceRequest when absent or 'traces', an
+   * ExportLogsServiceRequest (whose GenAI events are kept, received and accepted spans 0) for 'logs'.
+   */
+  signal?: 'traces' | 'logs';
 }
 
 export interface AccountingEntry {

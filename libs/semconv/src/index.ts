@@ -20,3 +20,4 @@ export { readExplicitCost } from './cost';
 export { readTtftMs } from './timing';
 export { readIds, readIterations, type SpanIds } from './ids';
 export { moveContent, type ContentMove } from './content';
+export { CHOICE_EVENT, OPERATION_DETAILS_EVENT, genAiEventContent, joinMessageArrays, type GenAiEventContent } from './genai-events';

@@ -4,6 +4,8 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 export class GatewayMetrics {
   readonly requests: Counter<'transport' | 'status'>;
   readonly spans: Counter<'outcome'>;
+  readonly logRecords: Counter<'outcome'>;
+  readonly metricPoints: Counter;
   readonly queueDepth: Gauge;
   readonly queueActive: Gauge;
 
@@ -18,6 +20,17 @@ export class GatewayMetrics {
       name: 'spanforge_gateway_spans_total',
       help: 'Spans by what the gateway did with them: accepted (queued), rejected (invalid), rate_limited',
       labelNames: ['outcome'],
+      registers: [registry],
+    });
+    this.logRecords = new Counter({
+      name: 'spanforge_gateway_log_records_total',
+      help: 'OTLP log records by what the gateway did with them: accepted (GenAI events of a span, queued), dropped (other records, counted and not stored), rate_limited',
+      labelNames: ['outcome'],
+      registers: [registry],
+    });
+    this.metricPoints = new Counter({
+      name: 'spanforge_gateway_metric_points_total',
+      help: 'OTLP metric data points received: counted and not stored (answered as rejected in the partial success)',
       registers: [registry],
     });
     this.queueDepth = new Gauge({

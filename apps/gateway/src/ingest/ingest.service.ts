@@ -1,6 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
-import { OtlpDecodeError, decodeJsonExport, decodeProtobufExport, describeRejections, type DecodeResult } from '@spanforge/otlp';
+import {
+  OtlpDecodeError,
+  countJsonMetricPoints,
+  countProtobufMetricPoints,
+  decodeJsonExport,
+  decodeJsonLogs,
+  decodeProtobufExport,
+  decodeProtobufLogs,
+  describeDroppedLogs,
+  describeDroppedMetricPoints,
+  describeRejections,
+  type DecodeResult,
+  type LogsDecodeResult,
+  type OtlpSignal,
+} from '@spanforge/otlp';
 import { INGEST_JOB_OPTIONS, IngestJobName, packExportBody, type ExportJob, type IngestJob } from '@spanforge/queue';
 import type { ProjectScope } from '@spanforge/tenancy';
 import type { BacklogMonitor } from './backlog.monitor';
@@ -44,6 +58,13 @@ export interface IngestServiceDeps {
 export class IngestService {
   constructor(private readonly deps: IngestServiceDeps) {}
 
+  /** One export of any signal, by the path or service it came to. */
+  take(signal: OtlpSignal, scope: ProjectScope, format: OtlpFormat, body: Buffer): Promise<IngestDecision> {
+    if (signal === 'logs') return this.ingestLogs(scope, format, body);
+    if (signal === 'metrics') return this.countMetrics(scope, format, body);
+    return this.ingest(scope, format, body);
+  }
+
   async ingest(scope: ProjectScope, format: OtlpFormat, body: Buffer): Promise<IngestDecision> {
     const { refusals, metrics } = this.deps;
     // A project already over its rate is refused before its body is decoded: a flood costs the
@@ -80,10 +101,85 @@ export class IngestService {
       return { outcome: 'accepted', rejected: result.rejected, message };
     }
 
+    const queued = await this.enqueue(scope, format, body, { receivedSpans: result.received, acceptedSpans: result.spans.length });
+    if (queued) return queued;
+    metrics.spans.inc({ outcome: 'accepted' }, result.spans.length);
+    return { outcome: 'accepted', rejected: result.rejected, message };
+  }
+
+  /**
+   * An OTLP logs export: its GenAI events (gen_ai.* events with a trace and span id) are queued for
+   * their spans like spans are, under the same rate and queue share; every other record is counted
+   * and reported as not stored in the partial success.
+   */
+  async ingestLogs(scope: ProjectScope, format: OtlpFormat, body: Buffer): Promise<IngestDecision> {
+    const { refusals, metrics } = this.deps;
+    const limits = await this.deps.limits.get(scope.projectId);
+    const early = this.deps.limiter.precheck(scope.projectId, body.length, limits);
+    if (early > 0) {
+      refusals.count(scope.tenantId, scope.projectId, 'rate_limited', 'before_decode', 0, body.length);
+      return { outcome: 'rate_limited', retryAfterSeconds: early, message: overRate(limits) };
+    }
+    let result: LogsDecodeResult;
+    try {
+      result = format === 'protobuf' ? decodeProtobufLogs(body) : decodeJsonLogs(body);
+    } catch (error) {
+      if (!(error instanceof OtlpDecodeError)) throw error;
+      refusals.count(scope.tenantId, scope.projectId, 'refused', 'invalid_body', 0, body.length);
+      return { outcome: 'invalid', message: error.message };
+    }
+    // A kept event weighs like a span against the project's rate; dropped records cost only bytes.
+    const wait = this.deps.limiter.take(scope.projectId, result.events.length, body.length, limits);
+    if (wait > 0) {
+      refusals.count(scope.tenantId, scope.projectId, 'rate_limited', '', 0, body.length);
+      metrics.logRecords.inc({ outcome: 'rate_limited' }, result.received);
+      return { outcome: 'rate_limited', retryAfterSeconds: wait, message: overRate(limits) };
+    }
+    const message = result.dropped > 0 ? describeDroppedLogs(result) : '';
+    metrics.logRecords.inc({ outcome: 'dropped' }, result.dropped);
+    if (result.events.length > 0) {
+      const queued = await this.enqueue(scope, format, body, { receivedSpans: 0, acceptedSpans: 0, signal: 'logs' });
+      if (queued) return queued;
+      metrics.logRecords.inc({ outcome: 'accepted' }, result.events.length);
+    }
+    return { outcome: 'accepted', rejected: result.dropped, message };
+  }
+
+  /** An OTLP metrics export: its data points are counted and answered as not stored (metrics.counter.ts). */
+  async countMetrics(scope: ProjectScope, format: OtlpFormat, body: Buffer): Promise<IngestDecision> {
+    const { refusals, metrics } = this.deps;
+    const limits = await this.deps.limits.get(scope.projectId);
+    const wait = this.deps.limiter.take(scope.projectId, 0, body.length, limits);
+    if (wait > 0) {
+      refusals.count(scope.tenantId, scope.projectId, 'rate_limited', 'metrics', 0, body.length);
+      return { outcome: 'rate_limited', retryAfterSeconds: wait, message: overRate(limits) };
+    }
+    let points: number;
+    try {
+      points = format === 'protobuf' ? countProtobufMetricPoints(body) : countJsonMetricPoints(body);
+    } catch (error) {
+      if (!(error instanceof OtlpDecodeError)) throw error;
+      return { outcome: 'invalid', message: error.message };
+    }
+    metrics.metricPoints.inc(points);
+    return { outcome: 'accepted', rejected: points, message: points > 0 ? describeDroppedMetricPoints(points) : '' };
+  }
+
+  /**
+   * Hands an export to the queue within the project's share of it; undefined once queued, else the
+   * refusal to answer. Accounts the refusal (the export job accounts the rest).
+   */
+  private async enqueue(
+    scope: ProjectScope,
+    format: OtlpFormat,
+    body: Buffer,
+    counts: Pick<ExportJob, 'receivedSpans' | 'acceptedSpans' | 'signal'>,
+  ): Promise<IngestDecision | undefined> {
+    const { refusals, metrics } = this.deps;
     const verdict = this.deps.shares.verdict(scope.projectId, this.deps.backlog.depth, this.deps.backlog.cap);
     if (!verdict.admit && verdict.reason === 'over_share') {
-      refusals.count(scope.tenantId, scope.projectId, 'rate_limited', 'queue_share', result.received, body.length);
-      metrics.spans.inc({ outcome: 'rate_limited' }, result.received);
+      refusals.count(scope.tenantId, scope.projectId, 'rate_limited', 'queue_share', counts.receivedSpans, body.length);
+      metrics.spans.inc({ outcome: 'rate_limited' }, counts.receivedSpans);
       return {
         outcome: 'rate_limited',
         retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S,
@@ -91,7 +187,7 @@ export class IngestService {
       };
     }
     if (!verdict.admit) {
-      refusals.count(scope.tenantId, scope.projectId, 'refused', 'queue_full', result.received, body.length);
+      refusals.count(scope.tenantId, scope.projectId, 'refused', 'queue_full', counts.receivedSpans, body.length);
       return { outcome: 'unavailable', retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S, message: 'ingest queue is full; retry later' };
     }
     const job: ExportJob = {
@@ -102,19 +198,17 @@ export class IngestService {
       ...packExportBody(body),
       receivedAt: Date.now(),
       exportId: randomUUID(),
-      receivedSpans: result.received,
-      acceptedSpans: result.spans.length,
+      ...counts,
       bytes: body.length,
     };
     try {
       await withTimeout(this.deps.queue.add(IngestJobName.Export, job, INGEST_JOB_OPTIONS), ENQUEUE_TIMEOUT_MS);
     } catch {
-      refusals.count(scope.tenantId, scope.projectId, 'refused', 'queue_unavailable', result.received, body.length);
+      refusals.count(scope.tenantId, scope.projectId, 'refused', 'queue_unavailable', counts.receivedSpans, body.length);
       return { outcome: 'unavailable', retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S, message: 'ingest queue unavailable; retry later' };
     }
     this.deps.shares.record(scope.projectId);
-    metrics.spans.inc({ outcome: 'accepted' }, result.spans.length);
-    return { outcome: 'accepted', rejected: result.rejected, message };
+    return undefined;
   }
 }
 

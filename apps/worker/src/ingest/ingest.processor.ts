@@ -3,11 +3,13 @@ import { IngestJobName, type AccountingJob, type ExportJob, type IngestJob, type
 import {
   PoisonExportError,
   exportRows,
+  logEventRows,
   partsOfStoredLines,
   type AccountingRow,
   type BatchingQueue,
   type DeadLetter,
   type DeadLetterRepository,
+  type SpanLogEventRow,
   type SpanWriter,
   type WriterLog,
 } from '@spanforge/ingest';
@@ -15,6 +17,8 @@ import type { ProjectPricing } from './project-pricing';
 
 export interface IngestProcessorDeps {
   spans: SpanWriter;
+  /** GenAI events that came as OTLP log records (span_log_events). */
+  logEvents: BatchingQueue<SpanLogEventRow>;
   accounting: BatchingQueue<AccountingRow>;
   pricing: ProjectPricing;
   deadLetters: DeadLetterRepository;
@@ -48,6 +52,7 @@ export class IngestProcessor {
   }
 
   private async storeExport(data: ExportJob): Promise<number> {
+    if (data.signal === 'logs') return this.storeLogEvents(data);
     const overrides = await this.deps.pricing.overridesFor(data.projectId);
     let chunk;
     try {
@@ -64,6 +69,19 @@ export class IngestProcessor {
     }
     await Promise.all([this.deps.spans.write(chunk), this.deps.accounting.add(chunk.accounting)]);
     return chunk.rows;
+  }
+
+  /** A logs export: its GenAI events, each kept for the span it was emitted in; the other records were counted by the gateway. */
+  private async storeLogEvents(data: ExportJob): Promise<number> {
+    let events;
+    try {
+      events = logEventRows(data);
+    } catch (error) {
+      if (error instanceof PoisonExportError) throw new UnrecoverableError(error.message);
+      throw error;
+    }
+    await this.deps.logEvents.add(events.rows);
+    return events.rows.length;
   }
 
   private async storeAccounting(data: AccountingJob): Promise<void> {

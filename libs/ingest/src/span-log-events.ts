@@ -1,0 +1,88 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import type { ClickHouseClient } from '@spanforge/clickhouse';
+import { OtlpDecodeError, decodeJsonLogs, decodeProtobufLogs, isStorableTime, type LogsDecodeResult } from '@spanforge/otlp';
+import { unpackExportBody, type ExportJob } from '@spanforge/queue';
+import { genAiEventContent } from '@spanforge/semconv';
+import { PoisonExportError } from './export-rows';
+import { nanosToDateTime64, stringMap } from './span.row';
+
+/** One row of `span_log_events` (infra/clickhouse/011_span_log_events.sql). */
+export interface SpanLogEventRow {
+  tenant_id: string;
+  project_id: string;
+  trace_id: string;
+  span_id: string;
+  time: string;
+  name: string;
+  /** Decimal UInt64: the first 8 bytes of a SHA-256 of the record's content. */
+  record_hash: string;
+  seq: number;
+  attributes: Record<string, string>;
+  input: string;
+  output: string;
+}
+
+const NS_PER_MS = 1_000_000n;
+
+/**
+ * The GenAI events of a logs export as rows, each given to the span it was emitted in. A record
+ * without a time (or with one the store cannot hold) takes the moment the gateway received it.
+ */
+export function logEventRows(job: ExportJob): { rows: SpanLogEventRow[]; received: number; dropped: number } {
+  let result: LogsDecodeResult;
+  try {
+    const body = unpackExportBody(job);
+    result = job.format === 'protobuf' ? decodeProtobufLogs(body) : decodeJsonLogs(body);
+  } catch (error) {
+    if (error instanceof OtlpDecodeError) throw new PoisonExportError(`logs export ${job.exportId} cannot be decoded: ${error.message}`);
+    throw error;
+  }
+  const received = BigInt(job.receivedAt) * NS_PER_MS;
+  const rows = result.events.map((record, seq): SpanLogEventRow => {
+    const content = genAiEventContent(record.eventName, record.body, record.attributes);
+    const time = record.timeUnixNano !== 0n && isStorableTime(record.timeUnixNano) ? record.timeUnixNano : received;
+    const attributes = stringMap(content.attributes);
+    return {
+      tenant_id: job.tenantId,
+      project_id: job.projectId,
+      trace_id: record.traceId,
+      span_id: record.spanId,
+      time: nanosToDateTime64(time),
+      name: record.eventName,
+      record_hash: contentHash(record.eventName, attributes, content.input, content.output),
+      seq,
+      attributes,
+      input: content.input,
+      output: content.output,
+    };
+  });
+  return { rows, received: result.received, dropped: result.dropped };
+}
+
+function contentHash(name: string, attributes: Record<string, string>, input: string, output: string): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([name, attributes, input, output]))
+    .digest();
+  return digest.readBigUInt64BE(0).toString();
+}
+
+/** The write of GenAI log events; bound to the project its rows name. */
+export class SpanLogEventRepository {
+  constructor(private readonly client: ClickHouseClient) {}
+
+  async insert(rows: SpanLogEventRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    // Records of one export may span many months (one partition each); an export is small enough for any number.
+    const result = await this.client.exec({
+      query: 'INSERT INTO span_log_events SETTINGS max_partitions_per_insert_block = 0 FORMAT JSONEachRow',
+      values: Readable.from([rows.map((row) => `${JSON.stringify(row)}\n`).join('')]),
+      query_id: `ingest.insert_span_log_events:${randomUUID()}`,
+      clickhouse_settings: { log_comment: 'ingest.insert_span_log_events' },
+    });
+    // As for spans: the answer is read to its end, or the insert may not have been stored.
+    result.stream.resume();
+    await finished(result.stream);
+  }
+}
