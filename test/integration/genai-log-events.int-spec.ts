@@ -14,6 +14,7 @@ import { MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetr
 import { startApiServer } from '@spanforge/api-app';
 import { graphql } from '../support';
 import { exportSpans, exportSucceeded, otlpExporter, SpanRecorder, type Transport } from '../support/otel';
+import { plainOfAnyValue } from '../support/otlp-json-spans';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 import { JSON_TYPE, PROTOBUF, grpcExport, postTraces } from './raw-otlp';
 
@@ -32,21 +33,6 @@ function fixture(name: string): OtlpJson {
   return JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as OtlpJson;
 }
 
-/** An OTLP/JSON AnyValue as a plain value. */
-function plain(value: OtlpValue | undefined): unknown {
-  if (!value) return null;
-  if ('stringValue' in value) return value.stringValue;
-  if ('intValue' in value) return Number(value.intValue);
-  if ('doubleValue' in value) return value.doubleValue;
-  if ('boolValue' in value) return value.boolValue;
-  if ('arrayValue' in value) return ((value.arrayValue as { values?: OtlpValue[] }).values ?? []).map(plain);
-  if ('kvlistValue' in value)
-    return Object.fromEntries(
-      ((value.kvlistValue as { values?: OtlpValue[] }).values ?? []).map((kv) => [kv.key, plain(kv.value as OtlpValue)]),
-    );
-  return null;
-}
-
 interface Record_ {
   eventName: string;
   spanId: string;
@@ -62,8 +48,10 @@ function logRecordsOf(json: OtlpJson): Record_[] {
         records.push({
           eventName: record.eventName as string,
           spanId: record.spanId as string,
-          body: plain(record.body as OtlpValue) as Record<string, unknown> | null,
-          attributes: Object.fromEntries(((record.attributes as OtlpValue[]) ?? []).map((kv) => [kv.key, plain(kv.value as OtlpValue)])),
+          body: plainOfAnyValue(record.body as OtlpValue) as Record<string, unknown> | null,
+          attributes: Object.fromEntries(
+            ((record.attributes as OtlpValue[]) ?? []).map((kv) => [kv.key, plainOfAnyValue(kv.value as OtlpValue)]),
+          ),
         });
   return records;
 }
