@@ -16,6 +16,7 @@ import { FeedbackResolver } from './feedback/feedback.resolver';
 import { CostReportController } from './reports/cost-report.controller';
 import { CostReportResolver } from './reports/cost-report.resolver';
 import { TraceResolver } from './query/trace.resolver';
+import { MetricsResolver } from './metrics/metrics.resolver';
 
 @Module({})
 export class ApiModule {
@@ -34,6 +35,7 @@ export class ApiModule {
         TraceResolver,
         AnalyticsResolver,
         StatsResolver,
+        MetricsResolver,
         FeedbackResolver,
         CostReportResolver,
       ],

@@ -7,3 +7,5 @@ export * from './trace.service';
 export * from './stats.repository';
 export * from './feedback.repository';
 export * from './report.repository';
+export * from './metrics.repository';
+export * from './metrics-buckets';

@@ -52,7 +52,7 @@ function spanRange(filter: Pick<TraceFilter, 'from' | 'to'> | undefined): { wher
  * Span conditions for a trace filter: spans that start within [from, to), and when the filter says
  * more than the time range, only spans of the traces the rest of it matches (from trace_figures).
  */
-function spanConditions(filter: TraceFilter | undefined): { where: string; params: Record<string, unknown> } {
+export function spanConditions(filter: TraceFilter | undefined): { where: string; params: Record<string, unknown> } {
   const range = spanRange(filter);
   // The range is on the spans; the rest of the filter picks traces, whenever they started.
   const traces = traceFilterSql(filter, { traceStartInRange: false });

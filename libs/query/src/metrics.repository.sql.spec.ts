@@ -1,0 +1,70 @@
+import { RECORDING_SCOPE, expectScopedQueries, recordingClient } from '@spanforge/testing/sql';
+import { MetricsRepository } from './metrics.repository';
+import { ScopedClickHouse } from './scoped-clickhouse';
+
+/**
+ * Every statement MetricsRepository sends, as ClickHouse receives it, kept in __snapshots__ so a
+ * change of SQL shows in review: the choice of series, then (one series answered) their points.
+ */
+
+const RANGE = { from: '2026-11-01T00:00:00Z', to: '2026-11-08T00:00:00Z' };
+
+describe('MetricsRepository SQL', () => {
+  const { client, record } = recordingClient((queryId) => (queryId === 'query.metrics_series' ? [{ keys: ['a'] }] : []));
+  const repository = new MetricsRepository(new ScopedClickHouse(client, RECORDING_SCOPE));
+
+  it('SPANS by model, hourly in a zone, every measure, with a trace filter', async () => {
+    expectScopedQueries(
+      await record(() =>
+        repository.metrics({
+          view: 'SPANS',
+          measures: [
+            'COUNT',
+            'ERROR_COUNT',
+            'ERROR_RATE',
+            'COST_USD',
+            'INPUT_TOKENS',
+            'OUTPUT_TOKENS',
+            'DURATION_AVG_MS',
+            'DURATION_P50_MS',
+            'DURATION_P95_MS',
+            'DURATION_P99_MS',
+            'TTFT_P50_MS',
+            'TTFT_P95_MS',
+          ],
+          groupBy: ['MODEL', 'SPAN_TYPE'],
+          granularity: 'HOUR',
+          timezone: 'Europe/Paris',
+          filter: { userId: 'user-1' },
+          ...RANGE,
+        }),
+      ),
+      2,
+    );
+  });
+
+  it('TRACES daily, one series', async () => {
+    expectScopedQueries(
+      await record(() =>
+        repository.metrics({ view: 'TRACES', measures: ['COUNT', 'ERROR_RATE', 'DURATION_P99_MS'], granularity: 'DAY', ...RANGE }),
+      ),
+      2,
+    );
+  });
+
+  it('FEEDBACK weekly by score name, only scores of matching traces', async () => {
+    expectScopedQueries(
+      await record(() =>
+        repository.metrics({
+          view: 'FEEDBACK',
+          measures: ['SCORE_AVG', 'COUNT'],
+          groupBy: ['SCORE_NAME'],
+          granularity: 'WEEK',
+          filter: { rootName: 'agent.run' },
+          ...RANGE,
+        }),
+      ),
+      2,
+    );
+  });
+});

@@ -1,0 +1,291 @@
+import { badInput } from '@spanforge/errors';
+import { autoGranularity, bucketStarts, checkTimeZone, type Granularity } from './metrics-buckets';
+import { parseInstant } from './query.values';
+import type { ScopedClickHouse } from './scoped-clickhouse';
+import { spanConditions } from './stats.repository';
+import { traceFilterSql, type TraceFilter } from './trace-filter';
+
+/*
+ * The `metrics` query: time series of measures over spans, traces or feedback scores, grouped by
+ * dimensions, in buckets of a time zone. Every bucket of the range has a point; counts and sums are
+ * 0 where nothing happened, averages, rates and percentiles null. Series are the top `limit` by
+ * the first measure over the whole range. Wrapper spans that only repeat their children's usage
+ * add no cost or tokens (usage_is_aggregate), as everywhere.
+ */
+
+export type MetricsView = 'SPANS' | 'TRACES' | 'FEEDBACK';
+export type Measure =
+  | 'COUNT'
+  | 'ERROR_COUNT'
+  | 'ERROR_RATE'
+  | 'COST_USD'
+  | 'INPUT_TOKENS'
+  | 'OUTPUT_TOKENS'
+  | 'DURATION_AVG_MS'
+  | 'DURATION_P50_MS'
+  | 'DURATION_P95_MS'
+  | 'DURATION_P99_MS'
+  | 'TTFT_P50_MS'
+  | 'TTFT_P95_MS'
+  | 'SCORE_AVG';
+export type MetricDimension =
+  'MODEL' | 'PROVIDER' | 'SPAN_TYPE' | 'SERVICE' | 'NAME' | 'ROOT_NAME' | 'USER_ID' | 'ITERATIONS' | 'SCORE_NAME';
+
+export interface MetricsQuery {
+  view: MetricsView;
+  measures: Measure[];
+  groupBy?: MetricDimension[] | null;
+  /** Absent: no time axis (one point per series, time null). */
+  granularity?: Granularity | 'AUTO' | null;
+  from: string | Date;
+  to: string | Date;
+  timezone?: string | null;
+  filter?: TraceFilter | null;
+  limit?: number | null;
+}
+
+export interface MetricsPoint {
+  /** Bucket start, ms since the epoch; null without a time axis. */
+  time: number | null;
+  /** In the order of the measures. */
+  values: Array<number | null>;
+}
+
+export interface MetricsSeries {
+  keys: string[];
+  points: MetricsPoint[];
+}
+
+export interface MetricsAnswer {
+  granularity: Granularity | null;
+  series: MetricsSeries[];
+}
+
+export const DEFAULT_SERIES_LIMIT = 20;
+export const MAX_SERIES_LIMIT = 200;
+const MAX_MEASURES = 13;
+const MAX_DIMENSIONS = 3;
+
+/** Measures that are sums or counts: 0 where a bucket has no data; the others are null there. */
+const ADDITIVE: ReadonlySet<Measure> = new Set(['COUNT', 'ERROR_COUNT', 'COST_USD', 'INPUT_TOKENS', 'OUTPUT_TOKENS']);
+
+interface ViewSql {
+  /** FROM … WHERE … of the rows, with `t` the row's time (DateTime64) and the view's columns. */
+  source: (filter: TraceFilter) => { sql: string; params: Record<string, unknown> };
+  measures: Partial<Record<Measure, string>>;
+  dimensions: Partial<Record<MetricDimension, string>>;
+}
+
+const duration = (column: string, level: number) => `quantileExactInclusive(${level})(${column})`;
+
+const VIEWS: Record<MetricsView, ViewSql> = {
+  SPANS: {
+    source: (filter) => {
+      const conditions = spanConditions(filter);
+      return {
+        sql: `SELECT start_time AS t, model, provider, span_type, service_name, name, status_code, usage_is_aggregate, cost_usd, input_tokens, output_tokens,
+                     duration_ns / 1e6 AS duration_ms, ttft_ms
+              FROM spans FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${conditions.where}`,
+        params: conditions.params,
+      };
+    },
+    measures: {
+      COUNT: 'count()',
+      ERROR_COUNT: "countIf(status_code = 'ERROR')",
+      ERROR_RATE: "countIf(status_code = 'ERROR') / count()",
+      COST_USD: 'sumIf(cost_usd, usage_is_aggregate = 0)',
+      INPUT_TOKENS: 'sumIf(input_tokens, usage_is_aggregate = 0)',
+      OUTPUT_TOKENS: 'sumIf(output_tokens, usage_is_aggregate = 0)',
+      DURATION_AVG_MS: 'avg(duration_ms)',
+      DURATION_P50_MS: duration('duration_ms', 0.5),
+      DURATION_P95_MS: duration('duration_ms', 0.95),
+      DURATION_P99_MS: duration('duration_ms', 0.99),
+      TTFT_P50_MS: 'if(countIf(isNotNull(ttft_ms)) = 0, NULL, quantileExactInclusiveIf(0.5)(assumeNotNull(ttft_ms), isNotNull(ttft_ms)))',
+      TTFT_P95_MS: 'if(countIf(isNotNull(ttft_ms)) = 0, NULL, quantileExactInclusiveIf(0.95)(assumeNotNull(ttft_ms), isNotNull(ttft_ms)))',
+    },
+    dimensions: {
+      MODEL: 'toString(model)',
+      PROVIDER: 'toString(provider)',
+      SPAN_TYPE: 'toString(span_type)',
+      SERVICE: 'toString(service_name)',
+      NAME: 'toString(name)',
+    },
+  },
+  TRACES: {
+    source: (filter) => {
+      const sql = traceFilterSql(filter);
+      return {
+        sql: `SELECT start_time AS t, root_name, service_name, user_id, iterations, error_count, cost_usd, input_tokens, output_tokens, duration_ms
+              FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})${sql.traces}`,
+        params: sql.params,
+      };
+    },
+    measures: {
+      COUNT: 'count()',
+      ERROR_COUNT: 'countIf(error_count > 0)',
+      ERROR_RATE: 'countIf(error_count > 0) / count()',
+      COST_USD: 'sum(cost_usd)',
+      INPUT_TOKENS: 'sum(input_tokens)',
+      OUTPUT_TOKENS: 'sum(output_tokens)',
+      DURATION_AVG_MS: 'avg(duration_ms)',
+      DURATION_P50_MS: duration('duration_ms', 0.5),
+      DURATION_P95_MS: duration('duration_ms', 0.95),
+      DURATION_P99_MS: duration('duration_ms', 0.99),
+    },
+    dimensions: {
+      ROOT_NAME: 'root_name',
+      SERVICE: 'toString(service_name)',
+      USER_ID: 'user_id',
+      ITERATIONS: 'toString(iterations)',
+    },
+  },
+  FEEDBACK: {
+    source: (filter) => {
+      const { from, to, ...rest } = filter;
+      const range = { fromMs: parseInstant(from, 'from'), toMs: parseInstant(to, 'to') };
+      const traces = traceFilterSql(rest);
+      const matching = traces.traces
+        ? ` AND trace_id IN (SELECT trace_id FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})${traces.traces})`
+        : '';
+      return {
+        sql: `SELECT received_at AS t, name, value_number
+              FROM feedback FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+                AND received_at >= fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC') AND received_at < fromUnixTimestamp64Milli({toMs:Int64}, 'UTC')${matching}`,
+        params: { ...traces.params, ...range },
+      };
+    },
+    measures: { COUNT: 'count()', SCORE_AVG: 'avgIf(value_number, isNotNull(value_number))' },
+    dimensions: { SCORE_NAME: 'toString(name)' },
+  },
+};
+
+/** The bucket of `t` as seconds since the epoch; the zone is a bound parameter ({tz:String}). */
+function bucketSql(granularity: Granularity): string {
+  switch (granularity) {
+    case 'MINUTE':
+      return 'toUnixTimestamp(toStartOfMinute(t))';
+    case 'HOUR':
+      return 'toUnixTimestamp(toStartOfHour(t, {tz:String}))';
+    case 'DAY':
+      return 'toUnixTimestamp(toStartOfDay(t, {tz:String}))';
+    case 'WEEK':
+      return 'toUnixTimestamp(toDateTime(toMonday(t, {tz:String}), {tz:String}))';
+  }
+}
+
+/** A checked query: what the SQL and the answer need. */
+interface Plan {
+  view: ViewSql;
+  measures: Measure[];
+  dimensions: MetricDimension[];
+  granularity: Granularity | null;
+  zone: string;
+  from: number;
+  to: number;
+  starts: number[];
+  limit: number;
+  filter: TraceFilter;
+}
+
+function plan(query: MetricsQuery): Plan {
+  const view = VIEWS[query.view];
+  if (!view) throw badInput(`view must be one of ${Object.keys(VIEWS).join(', ')}`);
+  const measures = query.measures ?? [];
+  if (measures.length === 0 || measures.length > MAX_MEASURES) throw badInput(`measures: give 1 to ${MAX_MEASURES}`);
+  for (const measure of measures) {
+    if (!view.measures[measure])
+      throw badInput(`measure ${measure} is not available on ${query.view}: use ${Object.keys(view.measures).join(', ')}`);
+  }
+  const dimensions = query.groupBy ?? [];
+  if (dimensions.length > MAX_DIMENSIONS) throw badInput(`groupBy: at most ${MAX_DIMENSIONS} dimensions`);
+  if (new Set(dimensions).size !== dimensions.length) throw badInput('groupBy names a dimension twice');
+  for (const dimension of dimensions) {
+    if (!view.dimensions[dimension])
+      throw badInput(`dimension ${dimension} is not available on ${query.view}: use ${Object.keys(view.dimensions).join(', ')}`);
+  }
+  const from = parseInstant(query.from, 'from');
+  const to = parseInstant(query.to, 'to');
+  if (from === undefined || to === undefined) throw badInput('from and to are required');
+  if (from >= to) throw badInput('from must be before to');
+  const zone = checkTimeZone(query.timezone);
+  const granularity = query.granularity === 'AUTO' ? autoGranularity(from, to) : (query.granularity ?? null);
+  const limit = query.limit ?? DEFAULT_SERIES_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SERIES_LIMIT) throw badInput(`limit must be 1 to ${MAX_SERIES_LIMIT}`);
+  const starts = granularity ? bucketStarts(from, to, granularity, zone) : [];
+  // The query's range is the one that counts; a filter's own from/to narrow the traces it picks.
+  const filter: TraceFilter = { ...(query.filter ?? {}), from: new Date(from), to: new Date(to) };
+  return { view, measures, dimensions, granularity, zone, from, to, starts, limit, filter };
+}
+
+/** SQL behind `metrics`, bound to one project. */
+export class MetricsRepository {
+  constructor(private readonly db: ScopedClickHouse) {}
+
+  async metrics(query: MetricsQuery): Promise<MetricsAnswer> {
+    const p = plan(query);
+    const source = p.view.source(p.filter);
+    const keys = p.dimensions.length ? `[${p.dimensions.map((d) => p.view.dimensions[d]).join(', ')}]` : '[]';
+    const values = p.measures.map((m, i) => `${p.view.measures[m]} AS m${i}`).join(', ');
+    const params = { ...source.params, tz: p.zone, limit: p.limit };
+
+    // The series: the top `limit` by the first measure over the whole range.
+    const top = await this.db.rows<{ keys: string[] }>(
+      'query.metrics_series',
+      `SELECT ${keys} AS keys, ${p.view.measures[p.measures[0]!]} AS rank
+       FROM (${source.sql})
+       GROUP BY keys ORDER BY rank DESC NULLS LAST, keys LIMIT {limit:UInt32}`,
+      params,
+    );
+    if (top.length === 0) return { granularity: p.granularity, series: [] };
+    const chosen = top.map((row) => row.keys);
+    const bucket = p.granularity ? bucketSql(p.granularity) : '0';
+    const rows = await this.db.rows<Record<string, unknown> & { keys: string[]; bucket: number }>(
+      'query.metrics_points',
+      `SELECT ${keys} AS keys, ${bucket} AS bucket, ${values}
+       FROM (${source.sql})
+       WHERE ${p.dimensions.length ? `has({series:Array(Array(String))}, ${keys})` : '1'}
+       GROUP BY keys, bucket ORDER BY keys, bucket`,
+      { ...params, series: chosen },
+    );
+    return { granularity: p.granularity, series: assemble(p, chosen, rows) };
+  }
+}
+
+/** Every series gets every bucket, in the order chosen; missing buckets are 0 or null by measure. */
+function assemble(p: Plan, chosen: string[][], rows: Array<Record<string, unknown> & { keys: string[]; bucket: number }>): MetricsSeries[] {
+  const empty = p.measures.map((m) => (ADDITIVE.has(m) ? 0 : null));
+  const bySeries = new Map<string, Map<number, Array<number | null>>>();
+  for (const row of rows) {
+    const id = JSON.stringify(row.keys);
+    let points = bySeries.get(id);
+    if (!points) bySeries.set(id, (points = new Map()));
+    const at = p.granularity ? bucketOf(p.starts, Number(row.bucket) * 1000) : 0;
+    points.set(
+      at,
+      p.measures.map((_, i) => numberOrNull(row[`m${i}`])),
+    );
+  }
+  return chosen.map((keys) => {
+    const points = bySeries.get(JSON.stringify(keys)) ?? new Map<number, Array<number | null>>();
+    if (!p.granularity) return { keys, points: [{ time: null, values: points.get(0) ?? [...empty] }] };
+    return { keys, points: p.starts.map((time) => ({ time, values: points.get(time) ?? [...empty] })) };
+  });
+}
+
+/** The listed bucket a start computed by ClickHouse falls in (the same one, unless the tz databases differ). */
+function bucketOf(starts: number[], ms: number): number {
+  let low = 0;
+  let high = starts.length - 1;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if (starts[mid]! <= ms) low = mid;
+    else high = mid - 1;
+  }
+  return starts[low]!;
+}
+
+function numberOrNull(value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  const n = Number(value);
+  return Number.isFinite(n) ? n : null;
+}

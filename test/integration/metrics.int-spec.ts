@@ -1,0 +1,365 @@
+import { startApiServer } from '@spanforge/api-app';
+import { PriceTable, costOf } from '@spanforge/pricing';
+import { graphql } from '../support';
+import { startIngestHarness, type IngestHarness } from './ingest-harness';
+import { JSON_TYPE, postTraces } from './raw-otlp';
+import { NS_PER_MS, hex, jsonExport, jsonSpan, type JsonAnyValue } from './otlp-json';
+
+/*
+ * The `metrics` query against figures the test computes from what it sent: spans around the
+ * autumn daylight-saving change in Paris (a 25-hour day), a trace crossing local midnight, a
+ * wrapper span stating its children's totals, an export sent twice, and feedback scores.
+ */
+
+const ZONE = 'Europe/Paris';
+const MODEL_A = 'gpt-4o-mini';
+const MODEL_B = 'gpt-4o';
+
+interface SentSpan {
+  traceId: string;
+  name: string;
+  model: string;
+  startMs: number;
+  durationMs: number;
+  input: number;
+  output: number;
+  ttftMs?: number;
+  error: boolean;
+  /** A wrapper that repeats its children's usage: counted, but no cost or tokens of its own. */
+  wrapper: boolean;
+}
+
+/** The local date (YYYY-MM-DD) of an instant in the zone, by Intl: the test's own bucketing. */
+const localDay = (ms: number) => new Intl.DateTimeFormat('en-CA', { timeZone: ZONE, dateStyle: 'short' }).format(new Date(ms));
+
+/** quantileExactInclusive: linear interpolation at (n − 1) · level of the sorted values. */
+function quantile(values: number[], level: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const position = (sorted.length - 1) * level;
+  const low = Math.floor(position);
+  const high = Math.min(low + 1, sorted.length - 1);
+  return sorted[low]! + (sorted[high]! - sorted[low]!) * (position - low);
+}
+
+const price = (model: string, atMs: number) => PriceTable.bundled().lookup(model, 'openai', atMs)!;
+const costOfSpan = (span: SentSpan) =>
+  span.wrapper || span.model === ''
+    ? 0
+    : costOf(
+        { inputUncached: span.input, cacheRead: 0, cacheWrite: 0, output: span.output, reasoning: 0 },
+        price(span.model, span.startMs),
+      );
+
+interface Answer {
+  granularity: string | null;
+  series: Array<{ keys: string[]; points: Array<{ time: string | null; values: Array<number | null> }> }>;
+}
+
+describe('metrics', () => {
+  let h: IngestHarness;
+  let api: string;
+  let project: Awaited<ReturnType<IngestHarness['newProject']>>;
+  const sent: SentSpan[] = [];
+  const traces = new Map<string, { startMs: number; endMs: number; error: boolean }>();
+
+  const metrics = async (query: Record<string, unknown>): Promise<Answer> => {
+    const answer = await graphql<{ metrics: Answer }>(
+      api,
+      'query($q: MetricsQuery!) { metrics(query: $q) { granularity series { keys points { time values } } } }',
+      { q: query },
+      project.apiKey,
+    );
+    expect(answer.errors).toBeUndefined();
+    return answer.data!.metrics;
+  };
+
+  function llmAttributes(span: SentSpan): Record<string, JsonAnyValue> {
+    const usage = {
+      'gen_ai.usage.input_tokens': { intValue: String(span.input) },
+      'gen_ai.usage.output_tokens': { intValue: String(span.output) },
+    };
+    if (span.wrapper)
+      return {
+        'ai.operationId': { stringValue: 'ai.generateText' },
+        'ai.model.id': { stringValue: span.model },
+        'ai.model.provider': { stringValue: 'openai.chat' },
+        'ai.usage.promptTokens': { intValue: String(span.input) },
+        'ai.usage.completionTokens': { intValue: String(span.output) },
+      };
+    return {
+      'gen_ai.operation.name': { stringValue: 'chat' },
+      'gen_ai.provider.name': { stringValue: 'openai' },
+      'gen_ai.request.model': { stringValue: span.model },
+      'gen_ai.response.model': { stringValue: span.model },
+      ...usage,
+      ...(span.ttftMs !== undefined ? { 'gen_ai.response.time_to_first_chunk': { doubleValue: span.ttftMs / 1000 } } : {}),
+    };
+  }
+
+  /** One trace: a root and LLM calls at offsets from its start; returns its export. */
+  function trace(
+    startIso: string,
+    calls: Array<Omit<SentSpan, 'traceId' | 'name' | 'startMs' | 'wrapper'> & { offsetMs: number }>,
+    wrapper?: { model: string },
+  ) {
+    const traceId = hex(16);
+    const rootId = hex(8);
+    const start = Date.parse(startIso);
+    const end = Math.max(...calls.map((c) => c.offsetMs + c.durationMs)) + 10;
+    const spans = [
+      jsonSpan({ traceId, spanId: rootId, name: 'agent.run', start: BigInt(start) * NS_PER_MS, end: BigInt(start + end) * NS_PER_MS }),
+    ];
+    sent.push({
+      traceId,
+      name: 'agent.run',
+      model: '',
+      startMs: start,
+      durationMs: end,
+      input: 0,
+      output: 0,
+      error: false,
+      wrapper: false,
+    });
+    let parent = rootId;
+    if (wrapper) {
+      // A Vercel-style wrapper around the calls, stating their summed usage.
+      const wrapperSpan: SentSpan = {
+        traceId,
+        name: 'ai.generateText',
+        model: wrapper.model,
+        startMs: start + 1,
+        durationMs: end - 5,
+        input: calls.reduce((n, c) => n + c.input, 0),
+        output: calls.reduce((n, c) => n + c.output, 0),
+        error: false,
+        wrapper: true,
+      };
+      parent = hex(8);
+      spans.push(
+        jsonSpan({
+          traceId,
+          spanId: parent,
+          parentSpanId: rootId,
+          name: wrapperSpan.name,
+          start: BigInt(wrapperSpan.startMs) * NS_PER_MS,
+          end: BigInt(wrapperSpan.startMs + wrapperSpan.durationMs) * NS_PER_MS,
+          attributes: llmAttributes(wrapperSpan),
+        }),
+      );
+      sent.push(wrapperSpan);
+    }
+    for (const call of calls) {
+      const span: SentSpan = { ...call, traceId, name: `chat ${call.model}`, startMs: start + call.offsetMs, wrapper: false };
+      const json = jsonSpan({
+        traceId,
+        parentSpanId: parent,
+        name: span.name,
+        start: BigInt(span.startMs) * NS_PER_MS,
+        end: BigInt(span.startMs + span.durationMs) * NS_PER_MS,
+        attributes: llmAttributes(span),
+      });
+      if (span.error) json.status = { code: 2, message: 'rate limited' };
+      spans.push(json);
+      sent.push(span);
+    }
+    traces.set(traceId, { startMs: start, endMs: start + end, error: calls.some((c) => c.error) });
+    return spans;
+  }
+
+  beforeAll(async () => {
+    h = await startIngestHarness();
+    api = (await startApiServer(h.infra)).url;
+    project = await h.newProject('metrics');
+    // Paris is at +02 until 2026-10-25 03:00 local, then +01: Oct 25 lasts 25 hours.
+    const crossing = trace(
+      '2026-10-24T21:30:00Z',
+      [
+        // 23:40 local on the 24th.
+        { model: MODEL_A, offsetMs: 10 * 60_000, durationMs: 1_200, input: 1_000, output: 100, ttftMs: 300, error: false },
+        // 00:10 local on the 25th: the trace started on the 24th, this span is on the 25th.
+        { model: MODEL_A, offsetMs: 40 * 60_000, durationMs: 2_400, input: 2_000, output: 50, ttftMs: 500, error: false },
+        { model: MODEL_B, offsetMs: 41 * 60_000, durationMs: 3_000, input: 500, output: 500, error: true },
+      ],
+      { model: MODEL_A },
+    );
+    const lateOnLongDay = trace('2026-10-25T22:30:00Z', [
+      // 23:30 local on the 25th (+01): still the 25th, the 25-hour day.
+      { model: MODEL_B, offsetMs: 0, durationMs: 800, input: 300, output: 30, error: false },
+      { model: MODEL_A, offsetMs: 1_000, durationMs: 900, input: 400, output: 40, ttftMs: 200, error: false },
+    ]);
+    const body = jsonExport([...crossing, ...lateOnLongDay], 'metrics-service');
+    // At-least-once: the same export twice changes no figure.
+    for (let i = 0; i < 2; i++) expect((await postTraces(h.http, body, { type: JSON_TYPE, key: project.apiKey })).status).toBe(200);
+    await h.waitForSpans(project.projectId, sent.length);
+    // The trace figures are kept up by the worker's upkeep after the insert.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const [row] = await h.query<{ n: string }>('SELECT count() AS n FROM trace_figures FINAL WHERE project_id = {p:String}', {
+        p: project.projectId,
+      });
+      if (Number(row?.n) >= traces.size || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+  afterAll(() => h?.stop());
+
+  const RANGE = { from: '2026-10-23T22:00:00Z', to: '2026-10-26T23:00:00Z' }; // Oct 24 to Oct 26 local, whole days
+
+  it('splits spans by model per local day across the 25-hour day, counting a re-sent export once and a wrapper’s totals never', async () => {
+    const answer = await metrics({
+      view: 'SPANS',
+      measures: ['COUNT', 'COST_USD', 'INPUT_TOKENS', 'DURATION_P95_MS', 'TTFT_P50_MS', 'ERROR_COUNT'],
+      groupBy: ['MODEL'],
+      granularity: 'DAY',
+      timezone: ZONE,
+      ...RANGE,
+    });
+    expect(answer.granularity).toBe('DAY');
+    const days = ['2026-10-24', '2026-10-25', '2026-10-26'];
+    // Local midnights: +02 before the change, +01 after.
+    const starts = ['2026-10-23T22:00:00.000Z', '2026-10-24T22:00:00.000Z', '2026-10-25T23:00:00.000Z'];
+    const models = [...new Set(sent.map((s) => s.model))];
+    const expected = models.map((model) => {
+      const mine = sent.filter((s) => s.model === model);
+      return {
+        keys: [model],
+        points: days.map((day, i) => {
+          const spans = mine.filter((s) => localDay(s.startMs) === day);
+          const ttfts = spans.flatMap((s) => (s.ttftMs === undefined ? [] : [s.ttftMs]));
+          return {
+            time: starts[i],
+            values: [
+              spans.length,
+              spans.reduce((n, s) => n + costOfSpan(s), 0),
+              spans.reduce((n, s) => n + (s.wrapper ? 0 : s.input), 0),
+              quantile(
+                spans.map((s) => s.durationMs),
+                0.95,
+              ),
+              quantile(ttfts, 0.5),
+              spans.filter((s) => s.error).length,
+            ],
+          };
+        }),
+      };
+    });
+    // Series are the largest first by COUNT over the range.
+    const byCount = (keys: string[]) => sent.filter((s) => s.model === keys[0]).length;
+    expect(answer.series.map((s) => s.keys)).toStrictEqual(
+      expected.map((s) => s.keys).sort((a, b) => byCount(b) - byCount(a) || a[0]!.localeCompare(b[0]!)),
+    );
+    for (const series of expected) {
+      const got = answer.series.find((s) => s.keys[0] === series.keys[0])!;
+      expect(got.points.map((p) => p.time)).toStrictEqual(series.points.map((p) => p.time));
+      got.points.forEach((point, i) => {
+        const want = series.points[i]!.values;
+        point.values.forEach((value, j) => {
+          if (want[j] === null) expect(value).toBeNull();
+          else expect(value).toBeCloseTo(want[j]!, 9);
+        });
+      });
+    }
+    // The wrapper counts as a span but its stated totals are not costs: the day's cost is the calls'.
+    expect(sent.some((s) => s.wrapper && s.input > 0)).toBe(true);
+  });
+
+  it('puts each trace in the local day it starts, with its wall time, errors and cost', async () => {
+    const answer = await metrics({
+      view: 'TRACES',
+      measures: ['COUNT', 'ERROR_RATE', 'DURATION_P99_MS', 'COST_USD'],
+      granularity: 'DAY',
+      timezone: ZONE,
+      ...RANGE,
+    });
+    const [series] = answer.series;
+    expect(series!.keys).toStrictEqual([]);
+    const days = ['2026-10-24', '2026-10-25', '2026-10-26'];
+    series!.points.forEach((point, i) => {
+      const mine = [...traces.entries()].filter(([, t]) => localDay(t.startMs) === days[i]);
+      const cost = sent.filter((s) => mine.some(([id]) => id === s.traceId)).reduce((n, s) => n + costOfSpan(s), 0);
+      expect(point.values[0]).toBe(mine.length);
+      if (mine.length === 0) {
+        expect(point.values.slice(1, 3)).toStrictEqual([null, null]);
+        expect(point.values[3]).toBe(0);
+        return;
+      }
+      expect(point.values[1]).toBeCloseTo(mine.filter(([, t]) => t.error).length / mine.length, 9);
+      expect(point.values[2]).toBeCloseTo(
+        quantile(
+          mine.map(([, t]) => t.endMs - t.startMs),
+          0.99,
+        )!,
+        6,
+      );
+      expect(point.values[3]).toBeCloseTo(cost, 9);
+    });
+  });
+
+  it('keeps the top series by the first measure, and answers one point per series without a time axis', async () => {
+    const answer = await metrics({ view: 'SPANS', measures: ['COUNT'], groupBy: ['NAME'], limit: 1, ...RANGE });
+    const counts = new Map<string, number>();
+    for (const span of sent) counts.set(span.name, (counts.get(span.name) ?? 0) + 1);
+    const [topName, topCount] = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]!;
+    expect(answer).toStrictEqual({ granularity: null, series: [{ keys: [topName], points: [{ time: null, values: [topCount] }] }] });
+  });
+
+  it('averages feedback scores per name and hour, with 0 and null where none came', async () => {
+    const [traceId] = [...traces.keys()];
+    const scores = [
+      { name: 'helpful', value: 4 },
+      { name: 'helpful', value: 1 },
+      { name: 'thumbs', value: true },
+      { name: 'thumbs', value: false },
+      { name: 'thumbs', value: true },
+    ];
+    for (const [i, score] of scores.entries()) {
+      const response = await fetch(`${api}/v1/feedback`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${project.apiKey}` },
+        body: JSON.stringify({ traceId, id: `score-${i}`, ...score }),
+      });
+      expect(response.status).toBe(202);
+    }
+    const now = Date.now();
+    const hour = Math.floor(now / 3_600_000) * 3_600_000;
+    const deadline = Date.now() + 10_000;
+    let answer: Answer;
+    do {
+      answer = await metrics({
+        view: 'FEEDBACK',
+        measures: ['COUNT', 'SCORE_AVG'],
+        groupBy: ['SCORE_NAME'],
+        granularity: 'HOUR',
+        from: new Date(hour - 3_600_000).toISOString(),
+        to: new Date(hour + 3_600_000).toISOString(),
+      });
+    } while (
+      answer.series.reduce((n, s) => n + s.points.reduce((m, p) => m + (p.values[0] ?? 0), 0), 0) < scores.length &&
+      Date.now() < deadline
+    );
+    const expected = ['thumbs', 'helpful'].map((name) => {
+      const mine = scores.filter((s) => s.name === name).map((s) => Number(s.value));
+      return {
+        keys: [name],
+        points: [
+          { time: new Date(hour - 3_600_000).toISOString(), values: [0, null] },
+          { time: new Date(hour).toISOString(), values: [mine.length, mine.reduce((a, b) => a + b, 0) / mine.length] },
+        ],
+      };
+    });
+    expect(answer!.series).toStrictEqual(expected);
+  });
+
+  it('refuses what it cannot answer, saying why', async () => {
+    const refuse = async (query: Record<string, unknown>, message: RegExp) => {
+      const answer = await graphql(api, 'query($q: MetricsQuery!) { metrics(query: $q) { granularity } }', { q: query }, project.apiKey);
+      expect(answer.errors?.[0]?.message).toMatch(message);
+    };
+    await refuse({ view: 'FEEDBACK', measures: ['COST_USD'], ...RANGE }, /COST_USD is not available on FEEDBACK/);
+    await refuse({ view: 'TRACES', measures: ['COUNT'], groupBy: ['MODEL'], ...RANGE }, /MODEL is not available on TRACES/);
+    await refuse({ view: 'SPANS', measures: ['COUNT'], timezone: 'Mars/Olympus', ...RANGE }, /not an IANA time zone/);
+    await refuse({ view: 'SPANS', measures: ['COUNT'], granularity: 'MINUTE', ...RANGE }, /more than 2000 minute buckets/);
+    await refuse({ view: 'SPANS', measures: ['COUNT'], from: RANGE.to, to: RANGE.from }, /from must be before to/);
+  });
+});
