@@ -13,5 +13,11 @@ runRole('all-in-one', async (infra) => {
   const workers = await startWorkers(infra);
   const gateway = await startGateway(infra);
   const api = await startApiServer(infra);
-  return [...gateway, `GraphQL    ${api.url}/graphql`, `Health     ${api.url}/readyz   metrics ${api.url}/metrics`, ...workers];
+  return [
+    ...gateway,
+    `GraphQL    ${api.url}/graphql`,
+    `Explorer   ${api.url}/graphiql`,
+    `Health     ${api.url}/readyz   metrics ${api.url}/metrics`,
+    ...workers,
+  ];
 });

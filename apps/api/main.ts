@@ -5,5 +5,5 @@ import { startApiServer } from './src/api.server';
 /** `npm run start:api`: GraphQL and REST only, against external PostgreSQL and ClickHouse. */
 runRole('api', async (infra) => {
   const api = await startApiServer(infra);
-  return [`GraphQL    ${api.url}/graphql`, `Health     ${api.url}/readyz   metrics ${api.url}/metrics`];
+  return [`GraphQL    ${api.url}/graphql`, `Explorer   ${api.url}/graphiql`, `Health     ${api.url}/readyz   metrics ${api.url}/metrics`];
 });

@@ -7,6 +7,7 @@ import { TenancyResolver } from './admin/tenancy.resolver';
 import { graphqlModule, type GraphqlDriver } from './graphql/graphql.drivers';
 import { ApiExceptionFilter } from './api-exception.filter';
 import { HealthController } from './health/health.controller';
+import { ExplorerController } from './explorer/explorer.controller';
 import { INFRASTRUCTURE } from './infrastructure.token';
 import { AnalyticsResolver } from './query/analytics.resolver';
 import { StatsResolver } from './query/stats.resolver';
@@ -25,7 +26,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [graphqlModule(infra, driver)],
-      controllers: [HealthController, WaterfallController, FeedbackController, CostReportController],
+      controllers: [HealthController, WaterfallController, FeedbackController, CostReportController, ExplorerController],
       providers: [
         { provide: INFRASTRUCTURE, useValue: infra },
         { provide: APP_FILTER, useFactory: () => new ApiExceptionFilter(infra.log) },

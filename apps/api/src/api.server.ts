@@ -41,10 +41,10 @@ function writeGraphqlAnswersAsJson(route: RouteOptions): void {
 
 /**
  * Routes that do not count against a project's API limits: anyone may call the open ones
- * (AccessGuard knows them as @Public), and feedback is ingest (app backends post scores in bursts),
+ * (AccessGuard knows them as @Public: health, the index, the explorer's page and files), and feedback is ingest (app backends post scores in bursts),
  * not a query.
  */
-const UNLIMITED_ROUTES = new Set(['/', '/healthz', '/readyz', '/metrics', '/v1/feedback']);
+const UNLIMITED_ROUTES = new Set(['/', '/healthz', '/readyz', '/metrics', '/v1/feedback', '/graphiql', '/graphiql/assets/:file']);
 
 /**
  * Before a request's body is read: a GraphQL request without a valid credential is refused (whatever

@@ -10,8 +10,8 @@ import type { RequestContext } from '../graphql/request-context';
     'Something the ingest pipeline could not store, kept instead of dropped: a span row ClickHouse refused, or an export whose retries ran out. Replay it with replayDeadLetters once the cause is fixed.',
 })
 export class DeadLetterModel {
-  @Field(() => ID) id!: string;
-  @Field(() => ID) projectId!: string;
+  @Field(() => ID, { description: 'The dead letter id: what replayDeadLetters takes.' }) id!: string;
+  @Field(() => ID, { description: 'The project whose data it holds.' }) projectId!: string;
   @Field({
     description:
       'span_row (one span as the worker built it), export_job (a whole export as received) or accounting_job (the gateway counters).',
@@ -20,12 +20,13 @@ export class DeadLetterModel {
   @Field({ description: 'store_refused, retries_exhausted, stalled or poison_export.' }) reason!: string;
   @Field({ description: 'What the store or the worker said.' }) error!: string;
   @Field({ description: "The export's id ('' for rows the worker wrote again itself)." }) exportId!: string;
-  @Field(() => Int) spans!: number;
-  @Field(() => Date) deadLetteredAt!: Date;
-  @Field(() => Date, { nullable: true }) replayedAt!: Date | null;
+  @Field(() => Int, { description: 'Spans it holds.' }) spans!: number;
+  @Field(() => Date, { description: 'When it was kept.' }) deadLetteredAt!: Date;
+  @Field(() => Date, { nullable: true, description: 'When a replay wrote it again; null while it was not replayed.' })
+  replayedAt!: Date | null;
 }
 
-@ObjectType('DeadLetterReplay')
+@ObjectType('DeadLetterReplay', { description: 'A replay of dead letters, handed to the worker.' })
 export class DeadLetterReplayModel {
   @Field(() => Int, {
     description: 'Dead letters the replay will write again (the worker does it shortly; they show replayedAt when done).',
@@ -42,9 +43,9 @@ const MAX_DEAD_LETTERS = 10_000;
 export class DeadLettersResolver {
   @Query(() => [DeadLetterModel], { description: "A project's dead letters, newest first (admin token)." })
   async deadLetters(
-    @Args('projectId', { type: () => ID }) projectId: string,
-    @Args('first', { type: () => Int, defaultValue: 100 }) first: number,
-    @Args('includeReplayed', { defaultValue: false }) includeReplayed: boolean,
+    @Args('projectId', { type: () => ID, description: 'The project.' }) projectId: string,
+    @Args('first', { type: () => Int, defaultValue: 100, description: 'How many to list, 1 to 10,000.' }) first: number,
+    @Args('includeReplayed', { defaultValue: false, description: 'Also list those already replayed.' }) includeReplayed: boolean,
     @Context() context: RequestContext,
   ): Promise<DeadLetterModel[]> {
     if (first < 1 || first > MAX_DEAD_LETTERS) throw badInput(`first must be from 1 to ${MAX_DEAD_LETTERS}`);
@@ -61,8 +62,13 @@ export class DeadLettersResolver {
     description: "Writes a project's dead letters again through the ingest pipeline (all not yet replayed, or the given ids); admin token.",
   })
   async replayDeadLetters(
-    @Args('projectId', { type: () => ID }) projectId: string,
-    @Args('ids', { type: () => [ID], nullable: true }) ids: string[] | undefined,
+    @Args('projectId', { type: () => ID, description: 'The project.' }) projectId: string,
+    @Args('ids', {
+      type: () => [ID],
+      nullable: true,
+      description: 'The dead letters to replay, 1 to 10,000; absent: all not yet replayed.',
+    })
+    ids: string[] | undefined,
     @Context() context: RequestContext,
   ): Promise<DeadLetterReplayModel> {
     if (ids && (ids.length === 0 || ids.length > MAX_DEAD_LETTERS))

@@ -37,24 +37,38 @@ function toModelPrice(row: PriceOverrideRow): ModelPriceModel {
 @AdminOnly()
 @Resolver()
 export class TenancyResolver {
-  @Mutation(() => TenantModel, { description: 'Creates a tenant with a project named "default".' })
-  async createTenant(@Args('input') input: CreateTenantInput, @Context() context: RequestContext): Promise<TenantModel> {
+  @Mutation(() => TenantModel, { description: 'Creates a tenant with a project named "default" (admin token).' })
+  async createTenant(
+    @Args('input', { description: 'The new tenant.' }) input: CreateTenantInput,
+    @Context() context: RequestContext,
+  ): Promise<TenantModel> {
     const { tenant, project } = await context.infra.tenancy.createTenant(input.name);
     return { ...tenant, projects: [project] };
   }
 
-  @Mutation(() => ProjectModel)
-  async createProject(@Args('input') input: CreateProjectInput, @Context() context: RequestContext): Promise<ProjectModel> {
+  @Mutation(() => ProjectModel, { description: 'Creates a project in a tenant (admin token).' })
+  async createProject(
+    @Args('input', { description: 'The new project.' }) input: CreateProjectInput,
+    @Context() context: RequestContext,
+  ): Promise<ProjectModel> {
     return context.infra.tenancy.createProject(input.tenantId, input.name);
   }
 
-  @Mutation(() => CreatedApiKeyModel)
-  async createApiKey(@Args('input') input: CreateApiKeyInput, @Context() context: RequestContext): Promise<CreatedApiKeyModel> {
+  @Mutation(() => CreatedApiKeyModel, {
+    description: 'Creates an API key for a project and returns its secret, shown this once (admin token).',
+  })
+  async createApiKey(
+    @Args('input', { description: 'The new key.' }) input: CreateApiKeyInput,
+    @Context() context: RequestContext,
+  ): Promise<CreatedApiKeyModel> {
     return context.infra.tenancy.createApiKey(input.projectId, input.name, { scopes: input.scopes, expiresAt: input.expiresAt });
   }
 
-  @Mutation(() => ApiKeyModel, { description: 'Revoked keys are refused by every process within a second.' })
-  async revokeApiKey(@Args('id', { type: () => ID }) id: string, @Context() context: RequestContext): Promise<ApiKeyModel> {
+  @Mutation(() => ApiKeyModel, { description: 'Revokes an API key: every process refuses it within a second (admin token).' })
+  async revokeApiKey(
+    @Args('id', { type: () => ID, description: 'The key id (ApiKey.id).' }) id: string,
+    @Context() context: RequestContext,
+  ): Promise<ApiKeyModel> {
     return context.infra.tenancy.revokeApiKey(id);
   }
 
@@ -66,13 +80,16 @@ export class TenancyResolver {
   @Query(() => [ApiKeyModel], {
     description: "A project's API keys, newest first, revoked ones included; their prefixes, never their secrets (admin token).",
   })
-  async apiKeys(@Args('projectId', { type: () => ID }) projectId: string, @Context() context: RequestContext): Promise<ApiKeyModel[]> {
+  async apiKeys(
+    @Args('projectId', { type: () => ID, description: 'The project.' }) projectId: string,
+    @Context() context: RequestContext,
+  ): Promise<ApiKeyModel[]> {
     return context.infra.tenancy.apiKeysOf(projectId);
   }
 
   @Query(() => [ModelPriceModel], { description: "A project's own model prices, oldest first (admin token)." })
   async modelPrices(
-    @Args('projectId', { type: () => ID }) projectId: string,
+    @Args('projectId', { type: () => ID, description: 'The project.' }) projectId: string,
     @Context() context: RequestContext,
   ): Promise<ModelPriceModel[]> {
     return (await context.infra.tenancy.modelPrices(projectId)).map(toModelPrice);
@@ -80,22 +97,28 @@ export class TenancyResolver {
 
   @Mutation(() => ModelPriceModel, {
     description:
-      "Sets a model's price for one project from effectiveFrom on (the same model and instant again replaces it). Workers use it within a minute, for spans ingested from then on; stored spans keep their cost.",
+      "Sets a model's price for one project from effectiveFrom on (the same model and instant again replaces it). Workers use it within a minute, for spans ingested from then on; stored spans keep their cost (admin token).",
   })
-  async setModelPrice(@Args('input') input: ModelPriceInput, @Context() context: RequestContext): Promise<ModelPriceModel> {
+  async setModelPrice(
+    @Args('input', { description: 'The price.' }) input: ModelPriceInput,
+    @Context() context: RequestContext,
+  ): Promise<ModelPriceModel> {
     return toModelPrice(await context.infra.tenancy.setModelPrice(input));
   }
 
   @Mutation(() => ModelPriceModel, {
-    description: 'Removes a project price; spans ingested afterwards are priced by the bundled table again.',
+    description: 'Removes a project price; spans ingested afterwards are priced by the bundled table again (admin token).',
   })
-  async deleteModelPrice(@Args('id', { type: () => ID }) id: string, @Context() context: RequestContext): Promise<ModelPriceModel> {
+  async deleteModelPrice(
+    @Args('id', { type: () => ID, description: 'The price id (ModelPrice.id).' }) id: string,
+    @Context() context: RequestContext,
+  ): Promise<ModelPriceModel> {
     return toModelPrice(await context.infra.tenancy.deleteModelPrice(id));
   }
 
   @Query(() => IngestLimitsModel, { description: "A project's own ingest rate limits (admin token)." })
   async ingestLimits(
-    @Args('projectId', { type: () => ID }) projectId: string,
+    @Args('projectId', { type: () => ID, description: 'The project.' }) projectId: string,
     @Context() context: RequestContext,
   ): Promise<IngestLimitsModel> {
     return { projectId, ...(await context.infra.tenancy.ingestLimits(projectId)) };
@@ -103,9 +126,12 @@ export class TenancyResolver {
 
   @Mutation(() => IngestLimitsModel, {
     description:
-      "Changes a project's ingest rate limits: a field given sets that limit (null: back to the default), an absent one keeps it. Every gateway applies them within 30 s.",
+      "Changes a project's ingest rate limits: a field given sets that limit (null: back to the default), an absent one keeps it. Every gateway applies them within 30 s (admin token).",
   })
-  async setIngestLimits(@Args('input') input: IngestLimitsInput, @Context() context: RequestContext): Promise<IngestLimitsModel> {
+  async setIngestLimits(
+    @Args('input', { description: 'The limits to change.' }) input: IngestLimitsInput,
+    @Context() context: RequestContext,
+  ): Promise<IngestLimitsModel> {
     return { projectId: input.projectId, ...(await context.infra.tenancy.setIngestLimits(input)) };
   }
 

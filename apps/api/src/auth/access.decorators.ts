@@ -6,7 +6,12 @@ import type { RequestContext } from '../graphql/request-context';
 
 /** Who may call a resolver or a route; read by AccessGuard, which refuses any that declares none. */
 export type AccessRule =
-  { kind: 'scope'; scope: ApiKeyScope } | { kind: 'anyKey' } | { kind: 'admin' } | { kind: 'public' } | { kind: 'feedback' };
+  | { kind: 'scope'; scope: ApiKeyScope }
+  | { kind: 'anyKey' }
+  | { kind: 'admin' }
+  | { kind: 'anyCaller' }
+  | { kind: 'public' }
+  | { kind: 'feedback' };
 
 export const ACCESS_RULE = 'spanforge:access';
 
@@ -16,7 +21,9 @@ export const RequireScope = (scope: ApiKeyScope) => SetMetadata(ACCESS_RULE, { k
 export const AnyProjectKey = () => SetMetadata(ACCESS_RULE, { kind: 'anyKey' } satisfies AccessRule);
 /** The admin token only. */
 export const AdminOnly = () => SetMetadata(ACCESS_RULE, { kind: 'admin' } satisfies AccessRule);
-/** Anyone (health, readiness, metrics, the index page). */
+/** A project API key of any scope or the admin token: what either may see alike (the GraphQL schema for the explorer). */
+export const AnyCaller = () => SetMetadata(ACCESS_RULE, { kind: 'anyCaller' } satisfies AccessRule);
+/** Anyone (health, readiness, metrics, the index page, the explorer's page and its scripts). */
 export const Public = () => SetMetadata(ACCESS_RULE, { kind: 'public' } satisfies AccessRule);
 /** A project API key with INGEST, or a browser's feedback token (checked by the handler against its trace and name). */
 export const FeedbackAccess = () => SetMetadata(ACCESS_RULE, { kind: 'feedback' } satisfies AccessRule);

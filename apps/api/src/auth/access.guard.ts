@@ -33,7 +33,10 @@ export class AccessGuard implements CanActivate {
       : context.switchToHttp().getRequest<FastifyRequest>();
     const caller = graphql ? (holder as RequestContext).caller : await callerOf(holder as FastifyRequest, this.infra);
     if (rule.kind === 'admin') requireAdminCaller(caller);
-    else if (rule.kind === 'anyKey') holder.project = projectWithScope(caller, undefined);
+    else if (rule.kind === 'anyCaller') {
+      if (caller.kind === 'anonymous')
+        throw new DomainError(ErrorCode.UNAUTHENTICATED, 'a valid project API key or the admin token is required');
+    } else if (rule.kind === 'anyKey') holder.project = projectWithScope(caller, undefined);
     else holder.project = projectWithScope(caller, rule.scope);
     return true;
   }

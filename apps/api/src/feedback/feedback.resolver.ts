@@ -8,10 +8,12 @@ import { Feedback, FeedbackInput, FeedbackToken, ScoreConfig, ScoreConfigInput, 
 @Resolver()
 export class FeedbackResolver {
   @RequireScope(ApiKeyScope.INGEST)
-  @Mutation(() => Feedback)
+  @Mutation(() => Feedback, {
+    description: 'Stores a score for a trace or one of its spans (scope INGEST); the same id again keeps one score.',
+  })
   async submitFeedback(
     @CurrentProject() scope: ProjectScope,
-    @Args('input') input: FeedbackInput,
+    @Args('input', { description: 'The score.' }) input: FeedbackInput,
     @Context() context: RequestContext,
   ): Promise<Feedback> {
     const record = await context.infra.feedback.submit(scope, input);
@@ -32,7 +34,7 @@ export class FeedbackResolver {
   })
   async createScoreConfig(
     @CurrentProject() scope: ProjectScope,
-    @Args('input') input: ScoreConfigInput,
+    @Args('input', { description: 'The config; one per score name.' }) input: ScoreConfigInput,
     @Context() context: RequestContext,
   ): Promise<ScoreConfig> {
     const config = await context.infra.feedback.createScoreConfig(scope, input);
@@ -45,7 +47,7 @@ export class FeedbackResolver {
   })
   async updateScoreConfig(
     @CurrentProject() scope: ProjectScope,
-    @Args('input') input: ScoreConfigInput,
+    @Args('input', { description: 'The new config of an existing name, with the same dataType.' }) input: ScoreConfigInput,
     @Context() context: RequestContext,
   ): Promise<ScoreConfig> {
     const config = await context.infra.feedback.updateScoreConfig(scope, input);
@@ -58,7 +60,7 @@ export class FeedbackResolver {
   })
   async archiveScoreConfig(
     @CurrentProject() scope: ProjectScope,
-    @Args('name') name: string,
+    @Args('name', { description: 'The score name whose config to archive.' }) name: string,
     @Context() context: RequestContext,
   ): Promise<ScoreConfig> {
     const config = await context.infra.feedback.archiveScoreConfig(scope, name);
@@ -66,7 +68,7 @@ export class FeedbackResolver {
   }
 
   @RequireScope(ApiKeyScope.READ)
-  @Query(() => [ScoreConfig])
+  @Query(() => [ScoreConfig], { description: "The project's live score configs, by name." })
   async scoreConfigs(@CurrentProject() scope: ProjectScope, @Context() context: RequestContext): Promise<ScoreConfig[]> {
     return (await context.infra.feedback.scoreConfigs(scope)).map((c) => ({ ...c, dataType: c.dataType as ScoreDataType }));
   }
@@ -77,9 +79,9 @@ export class FeedbackResolver {
   })
   async createFeedbackToken(
     @CurrentProject() scope: ProjectScope,
-    @Args('traceId') traceId: string,
-    @Args('name') name: string,
-    @Args('ttlSeconds', { type: () => Int }) ttlSeconds: number,
+    @Args('traceId', { description: 'The trace the token may score, 32 hex characters.' }) traceId: string,
+    @Args('name', { description: 'The score name the token may send, 1 to 100 characters.' }) name: string,
+    @Args('ttlSeconds', { type: () => Int, description: 'How long the token works, in seconds: 1 to 86,400 (a day).' }) ttlSeconds: number,
     @Context() context: RequestContext,
   ): Promise<FeedbackToken> {
     const { token, expiresAt } = context.infra.feedback.createToken(scope, traceId, name, ttlSeconds);

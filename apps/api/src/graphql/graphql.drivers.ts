@@ -14,6 +14,9 @@ import type { RequestContext } from './request-context';
 
 export type GraphqlDriver = 'mercurius' | 'apollo';
 
+/** How the code-first schema is built, by either driver and by the tests that build it alone. */
+export const BUILD_SCHEMA_OPTIONS = { scalarsMap: [{ type: Date, scalar: DateTimeScalar }] };
+
 /**
  * The GraphQL server: Mercurius on Fastify, kept because it measured faster than Apollo on the
  * same resolvers (`npm run bench:graphql-drivers`, BENCHMARKS.md). Apollo stays selectable so the
@@ -26,7 +29,7 @@ export function graphqlModule(infra: Infrastructure, driver: GraphqlDriver = 'me
     path: '/graphql',
     autoSchemaFile: true,
     sortSchema: true,
-    buildSchemaOptions: { scalarsMap: [{ type: Date, scalar: DateTimeScalar }] },
+    buildSchemaOptions: BUILD_SCHEMA_OPTIONS,
     transformSchema: withPlainFieldsInline,
     graphiql: false,
     context: async (request: FastifyRequest): Promise<RequestContext> => ({ caller: await callerOf(request, infra), infra }),
@@ -46,7 +49,7 @@ function apolloModule(infra: Infrastructure): DynamicModule {
     path: '/graphql',
     autoSchemaFile: true,
     sortSchema: true,
-    buildSchemaOptions: { scalarsMap: [{ type: Date, scalar: DateTimeScalar }] },
+    buildSchemaOptions: BUILD_SCHEMA_OPTIONS,
     transformSchema: withPlainFieldsInline,
     playground: false,
     introspection: false,

@@ -16,6 +16,7 @@ export class HealthController {
     return {
       service: 'spanforge API',
       graphql: 'POST /graphql with a project API key as bearer (admin token for tenants, projects and keys)',
+      explorer: 'GET /graphiql: GraphiQL in the browser, with a field for your API key and the schema documented field by field',
       feedback: 'POST /v1/feedback',
       waterfall: 'GET /v1/traces/:traceId/waterfall.svg',
       reports: 'GET /v1/reports/:id.csv, /v1/reports/:id.html',

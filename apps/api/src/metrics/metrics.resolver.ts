@@ -15,7 +15,8 @@ export class MetricsResolver {
   })
   async metrics(
     @Context() context: RequestContext,
-    @Args('query', { type: () => MetricsQueryInput }) query: MetricsQueryInput,
+    @Args('query', { type: () => MetricsQueryInput, description: 'What to measure, over which rows, split how, in which buckets.' })
+    query: MetricsQueryInput,
   ): Promise<MetricsResult> {
     const repository = new MetricsRepository(await projectClickHouse(context));
     const answer = await repository.metrics(query as MetricsQuery);

@@ -13,10 +13,11 @@ async function repository(context: RequestContext): Promise<AnalyticsRepository>
 @RequireScope(ApiKeyScope.READ)
 @Resolver()
 export class AnalyticsResolver {
-  @Query(() => [IterationLatency], { description: 'Trace latency percentiles (exact, inclusive) per agent iteration count.' })
+  @Query(() => [IterationLatency], { description: 'Trace latency percentiles (exact, inclusive) per agent iteration count, fewest first.' })
   async latencyByIterations(
     @Context() context: RequestContext,
-    @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput,
+    @Args('filter', { type: () => TraceFilterInput, nullable: true, description: 'The traces covered; absent: all.' })
+    filter?: TraceFilterInput,
   ): Promise<IterationLatency[]> {
     const rows = await (await repository(context)).latencyByIterations(filter);
     return rows.map((r) => ({
@@ -32,9 +33,11 @@ export class AnalyticsResolver {
   @Query(() => SessionConnection, { description: 'Sessions, most expensive first.' })
   async sessions(
     @Context() context: RequestContext,
-    @Args('filter', { type: () => SessionFilterInput, nullable: true }) filter?: SessionFilterInput,
-    @Args('first', { type: () => Int, nullable: true }) first?: number,
-    @Args('after', { type: () => String, nullable: true }) after?: string,
+    @Args('filter', { type: () => SessionFilterInput, nullable: true, description: 'The sessions covered; absent: all.' })
+    filter?: SessionFilterInput,
+    @Args('first', { type: () => Int, nullable: true, description: 'Page size, 1 to 200; absent: 20.' }) first?: number,
+    @Args('after', { type: () => String, nullable: true, description: 'pageInfo.endCursor of the previous page; absent: the first page.' })
+    after?: string,
   ): Promise<SessionConnection> {
     const size = pageSize(first);
     const cursor = decodeCursor(after, ['number', 'string']) as [number, string] | undefined;
@@ -57,11 +60,15 @@ export class AnalyticsResolver {
     };
   }
 
-  @Query(() => [CostRow], { description: 'Cost and tokens grouped by the chosen dimensions, most expensive first.' })
+  @Query(() => [CostRow], {
+    description: 'Cost and tokens grouped by the chosen dimensions, most expensive first, at most 10,000 rows.',
+  })
   async costBreakdown(
     @Context() context: RequestContext,
-    @Args('groupBy', { type: () => [CostDimension] }) groupBy: CostDimension[],
-    @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput,
+    @Args('groupBy', { type: () => [CostDimension], description: '1 to 6 distinct dimensions; each row has its keys in this order.' })
+    groupBy: CostDimension[],
+    @Args('filter', { type: () => TraceFilterInput, nullable: true, description: 'The traces covered; absent: all.' })
+    filter?: TraceFilterInput,
   ): Promise<CostRow[]> {
     const rows = await (await repository(context)).costBreakdown(groupBy, filter);
     return rows.map((r) => ({

@@ -21,7 +21,12 @@ export class StatsResolver {
   })
   async spanTypeStats(
     @Context() context: RequestContext,
-    @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput,
+    @Args('filter', {
+      type: () => TraceFilterInput,
+      nullable: true,
+      description: 'from/to: the spans that start in the range; the rest: of the traces it matches. Absent: all.',
+    })
+    filter?: TraceFilterInput,
   ): Promise<SpanTypeStats[]> {
     const rows = await (await repository(context)).spanTypeStats(filter);
     return rows.map((r) => ({
@@ -40,7 +45,12 @@ export class StatsResolver {
   })
   async modelStats(
     @Context() context: RequestContext,
-    @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput,
+    @Args('filter', {
+      type: () => TraceFilterInput,
+      nullable: true,
+      description: 'from/to: the spans that start in the range; the rest: of the traces it matches. Absent: all.',
+    })
+    filter?: TraceFilterInput,
   ): Promise<ModelStats[]> {
     const rows = await (await repository(context)).modelStats(filter);
     return rows.map((r) => ({
@@ -63,7 +73,8 @@ export class StatsResolver {
   })
   async ingestStats(
     @Context() context: RequestContext,
-    @Args('filter', { type: () => TimeRangeInput, nullable: true }) filter?: TimeRangeInput,
+    @Args('filter', { type: () => TimeRangeInput, nullable: true, description: 'The minutes covered; absent: all.' })
+    filter?: TimeRangeInput,
   ): Promise<IngestMinute[]> {
     const rows = await (await repository(context)).ingestMinutes(filter);
     const minutes = new Map<string, IngestMinute>();

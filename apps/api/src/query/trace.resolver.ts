@@ -39,9 +39,9 @@ const factsOf = (trace: TraceSource): TraceFacts => ({
 @RequireScope(ApiKeyScope.READ)
 @Resolver(() => Trace)
 export class TraceResolver {
-  @Query(() => Trace, { nullable: true })
+  @Query(() => Trace, { nullable: true, description: 'One trace of the project; null when it has no such trace.' })
   async trace(
-    @Args('traceId') traceId: string,
+    @Args('traceId', { description: 'The trace id, 32 hex characters (either case).' }) traceId: string,
     @Context() context: RequestContext,
     @Info() info: GraphQLResolveInfo,
   ): Promise<TraceSource | null> {
@@ -63,12 +63,19 @@ export class TraceResolver {
       : null;
   }
 
-  @Query(() => TraceConnection)
+  @Query(() => TraceConnection, { description: 'Traces, latest start first, a page at a time.' })
   async traces(
     @Context() context: RequestContext,
-    @Args('filter', { type: () => TraceFilterInput, nullable: true }) filter?: TraceFilterInput,
-    @Args('first', { type: () => Int, nullable: true }) first?: number,
-    @Args('after', { type: () => String, nullable: true }) after?: string,
+    @Args('filter', { type: () => TraceFilterInput, nullable: true, description: 'The traces listed; absent: all.' })
+    filter?: TraceFilterInput,
+    @Args('first', {
+      type: () => Int,
+      nullable: true,
+      description: `Page size, 1 to 200 (at most ${MAX_TRACES_WITH_SPANS} when spans, feedback or an analysis field of each trace is asked for); absent: 20.`,
+    })
+    first?: number,
+    @Args('after', { type: () => String, nullable: true, description: 'pageInfo.endCursor of the previous page; absent: the first page.' })
+    after?: string,
     @Info() info?: GraphQLResolveInfo,
   ): Promise<TraceConnection> {
     const reads = traceReads(context);
@@ -93,10 +100,13 @@ export class TraceResolver {
     };
   }
 
-  @Query(() => SpanDetail, { nullable: true, description: 'One span with its attributes, resource and message contents.' })
+  @Query(() => SpanDetail, {
+    nullable: true,
+    description: 'One span with its attributes, resource and message contents; null when the project has no such span.',
+  })
   async spanDetail(
-    @Args('traceId') traceId: string,
-    @Args('spanId') spanId: string,
+    @Args('traceId', { description: 'The trace id, 32 hex characters.' }) traceId: string,
+    @Args('spanId', { description: 'The span id, 16 hex characters.' }) spanId: string,
     @Context() context: RequestContext,
   ): Promise<SpanDetail | null> {
     const reads = traceReads(context);
@@ -121,8 +131,14 @@ export class TraceResolver {
     @Parent() trace: TraceSource,
     @Context() context: RequestContext,
     @Info() info: GraphQLResolveInfo,
-    @Args('first', { type: () => Int, nullable: true }) first?: number | null,
-    @Args('after', { type: () => String, nullable: true }) after?: string | null,
+    @Args('first', {
+      type: () => Int,
+      nullable: true,
+      description: `Page size, 1 to ${TRACES.maxSpansPerRead.toLocaleString('en-US')}; absent with after given: ${TRACES.maxSpansPerRead.toLocaleString('en-US')}.`,
+    })
+    first?: number | null,
+    @Args('after', { type: () => String, nullable: true, description: 'The cursor of the last span of the previous page (Span.cursor).' })
+    after?: string | null,
   ): Promise<Span[]> {
     const reads = traceReads(context);
     const withAttributes = selectedFields(info).has('attributes');

@@ -41,10 +41,12 @@ function toReport(row: ReportRow): CostReportSummary {
 @Resolver()
 export class CostReportResolver {
   @RequireScope(ApiKeyScope.MANAGE)
-  @Mutation(() => CreatedCostReportSchedule)
+  @Mutation(() => CreatedCostReportSchedule, {
+    description: 'Creates a cost report schedule (at most 20 per project, none firing more often than every 15 minutes).',
+  })
   async createCostReportSchedule(
     @CurrentProject() scope: ProjectScope,
-    @Args('input') input: CostReportScheduleInput,
+    @Args('input', { description: 'The schedule.' }) input: CostReportScheduleInput,
     @Context() context: RequestContext,
   ): Promise<CreatedCostReportSchedule> {
     const { schedule, signingSecret } = await context.infra.costReports.createSchedule(scope, input);
@@ -52,21 +54,21 @@ export class CostReportResolver {
   }
 
   @RequireScope(ApiKeyScope.MANAGE)
-  @Mutation(() => CostReportSchedule)
+  @Mutation(() => CostReportSchedule, { description: "Replaces a schedule's whole definition; its signing secret stays." })
   async updateCostReportSchedule(
     @CurrentProject() scope: ProjectScope,
-    @Args('id', { type: () => ID }) id: string,
-    @Args('input') input: CostReportScheduleInput,
+    @Args('id', { type: () => ID, description: 'The schedule id.' }) id: string,
+    @Args('input', { description: 'The new definition.' }) input: CostReportScheduleInput,
     @Context() context: RequestContext,
   ): Promise<CostReportSchedule> {
     return toSchedule(await context.infra.costReports.updateSchedule(scope, id, input));
   }
 
   @RequireScope(ApiKeyScope.MANAGE)
-  @Mutation(() => Boolean)
+  @Mutation(() => Boolean, { description: 'Stops a schedule; its reports stay. Answers true; an unknown id is NOT_FOUND.' })
   async deleteCostReportSchedule(
     @CurrentProject() scope: ProjectScope,
-    @Args('id', { type: () => ID }) id: string,
+    @Args('id', { type: () => ID, description: 'The schedule id.' }) id: string,
     @Context() context: RequestContext,
   ): Promise<boolean> {
     return context.infra.costReports.deleteSchedule(scope, id);
@@ -76,14 +78,14 @@ export class CostReportResolver {
   @Mutation(() => CostReportSummary, { description: 'Produces the report of the window ending now and delivers it to the webhook.' })
   async runCostReportNow(
     @CurrentProject() scope: ProjectScope,
-    @Args('scheduleId', { type: () => ID }) scheduleId: string,
+    @Args('scheduleId', { type: () => ID, description: 'The schedule whose report to produce.' }) scheduleId: string,
     @Context() context: RequestContext,
   ): Promise<CostReportSummary> {
     return toReport(await context.infra.costReports.runNow(scope, scheduleId));
   }
 
   @RequireScope(ApiKeyScope.MANAGE)
-  @Query(() => [CostReportSchedule])
+  @Query(() => [CostReportSchedule], { description: "The project's cost report schedules (scope MANAGE: they hold webhook URLs)." })
   async costReportSchedules(@CurrentProject() scope: ProjectScope, @Context() context: RequestContext): Promise<CostReportSchedule[]> {
     return (await context.infra.costReports.schedules(scope)).map(toSchedule);
   }
@@ -93,7 +95,7 @@ export class CostReportResolver {
   async costReports(
     @CurrentProject() scope: ProjectScope,
     @Context() context: RequestContext,
-    @Args('first', { type: () => Int, nullable: true }) first?: number,
+    @Args('first', { type: () => Int, nullable: true, description: 'How many, 1 to 200; absent: 20.' }) first?: number,
   ): Promise<CostReportSummary[]> {
     const limit = first ?? 20;
     if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw badInput('first must be between 1 and 200');
@@ -101,10 +103,10 @@ export class CostReportResolver {
   }
 
   @RequireScope(ApiKeyScope.READ)
-  @Query(() => CostReportSummary, { nullable: true })
+  @Query(() => CostReportSummary, { nullable: true, description: 'One report of the project; null when it has no such report.' })
   async costReport(
     @CurrentProject() scope: ProjectScope,
-    @Args('id', { type: () => ID }) id: string,
+    @Args('id', { type: () => ID, description: 'The report id.' }) id: string,
     @Context() context: RequestContext,
   ): Promise<CostReportSummary | null> {
     const row = await context.infra.costReports.report(scope, id);
