@@ -183,6 +183,24 @@ describe('normalizeSpan: OpenInference agent, chain and other kinds', () => {
     );
   });
 
+  it('names a TOOL span without tool.name after the span, as openinference-core traceTool names it', () => {
+    const tool = normalizeSpan(
+      decodedSpan({
+        name: 'weather',
+        parentSpanId: PARENT,
+        scope: 'openinference-core',
+        attributes: { 'openinference.span.kind': 'TOOL', 'input.value': '{"city":"Porto"}', 'output.value': '{"celsius":21}' },
+      }),
+    );
+    expect(tool).toMatchObject({ spanType: 'TOOL', toolName: 'weather', input: '{"city":"Porto"}', output: '{"celsius":21}' });
+    const named = decodedSpan({
+      name: 'call tool',
+      parentSpanId: PARENT,
+      attributes: { 'openinference.span.kind': 'TOOL', 'tool.name': 'lookup' },
+    });
+    expect(normalizeSpan(named).toolName).toBe('lookup');
+  });
+
   it('reads the embedding model of an EMBEDDING span', () => {
     const n = normalizeSpan(
       decodedSpan({

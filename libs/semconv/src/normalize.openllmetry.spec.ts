@@ -81,6 +81,44 @@ describe('normalizeSpan: OpenLLMetry Anthropic chat span', () => {
   });
 });
 
+describe('normalizeSpan: OpenLLMetry streamed chat span', () => {
+  // opentelemetry-instrumentation-openai chat_wrappers.py: one event per received chunk, no first-token
+  // attribute; the event name is SpanAttributes.LLM_CONTENT_COMPLETION_CHUNK, whose value changed.
+  const chunks = [412.25, 431.5, 450.75];
+  const streamed = (eventName: string, order: readonly number[] = chunks): ReturnType<typeof decodedSpan> =>
+    decodedSpan({
+      name: 'openai.chat',
+      parentSpanId: PARENT,
+      kind: SpanKind.CLIENT,
+      scope: 'opentelemetry.instrumentation.openai.v1',
+      attributes: {
+        'llm.request.type': 'chat',
+        'gen_ai.system': 'openai',
+        'llm.is_streaming': true,
+        'gen_ai.request.model': 'gpt-4o-mini',
+      },
+      events: order.map((atMs) => ({ name: eventName, atMs })),
+    });
+
+  it.each(['gen_ai.content.completion.chunk', 'llm.content.completion.chunk', 'gen_ai.completion.chunk'])(
+    'measures TTFT from the first %s event',
+    (eventName) => {
+      expect(normalizeSpan(streamed(eventName)).ttftMs).toBeCloseTo(Math.min(...chunks), 6);
+    },
+  );
+
+  it('takes the earliest chunk when the events are not in time order', () => {
+    expect(normalizeSpan(streamed('gen_ai.content.completion.chunk', [...chunks].reverse())).ttftMs).toBeCloseTo(Math.min(...chunks), 6);
+  });
+
+  it('has no TTFT without chunk events, and prefers a first-token event to the chunks', () => {
+    expect(normalizeSpan(streamed('gen_ai.content.completion.chunk', [])).ttftMs).toBeUndefined();
+    const both = streamed('gen_ai.content.completion.chunk');
+    both.events.push({ ...both.events[0], name: 'gen_ai.first_token', timeUnixNano: both.startTimeUnixNano + 300_000_000n });
+    expect(normalizeSpan(both).ttftMs).toBeCloseTo(300, 6);
+  });
+});
+
 describe('normalizeSpan: OpenLLMetry workflow, task, agent and tool spans', () => {
   const workflow = (parentSpanId: string): ReturnType<typeof decodedSpan> =>
     decodedSpan({

@@ -2,8 +2,9 @@ import { SpanKind } from '@spanforge/otlp';
 import { contractTotals, decodedSpan, PARENT } from './decoded-span.fixture';
 import { normalizeSpan } from './normalize';
 
-// Vercel AI SDK (vercel/ai): legacy ai.* spans (LegacyOpenTelemetry, and everything before v7) and the
-// v7 GenAI integration. Both use the tracer name 'ai'.
+// Vercel AI SDK (vercel/ai): legacy ai.* spans (LegacyOpenTelemetry, and everything before v7),
+// tracer name 'ai', and the v7 GenAI integration (@ai-sdk/otel OpenTelemetry), whose default tracer
+// is 'gen_ai'.
 
 const functionId = 'support-chat';
 const common = {
@@ -275,6 +276,97 @@ describe('normalizeSpan: Vercel AI SDK v7 GenAI spans', () => {
     });
     expect(n.ttftMs).toBeCloseTo(350, 6);
     expect(n.spanType).toBe('LLM');
+  });
+
+  it('reads the chat span with the supplemental usage details (usage: true): cache reads come from the GenAI counts', () => {
+    // @ai-sdk/otel 1.0 with `new OpenTelemetry({ usage: true })`, as it reports an OpenAI call with a cache hit.
+    const usage = { input: 89, cacheRead: 32, output: 10, reasoning: 0 };
+    const span = decodedSpan({
+      name: 'chat gpt-4o-mini',
+      parentSpanId: PARENT,
+      kind: SpanKind.CLIENT,
+      scope: 'gen_ai',
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'openai',
+        'gen_ai.request.model': 'gpt-4o-mini',
+        'gen_ai.response.model': 'gpt-4o-mini-2024-07-18',
+        'gen_ai.usage.input_tokens': usage.input,
+        'gen_ai.usage.output_tokens': usage.output,
+        'gen_ai.usage.cache_read.input_tokens': usage.cacheRead,
+        'ai.usage.inputTokenDetails.noCacheTokens': usage.input - usage.cacheRead,
+        'ai.usage.outputTokenDetails.textTokens': usage.output - usage.reasoning,
+        'ai.usage.outputTokenDetails.reasoningTokens': usage.reasoning,
+      },
+    });
+    const n = normalizeSpan(span);
+    expect(n.usage).toEqual({
+      inputUncached: usage.input - usage.cacheRead,
+      cacheRead: usage.cacheRead,
+      cacheWrite: 0,
+      output: usage.output,
+      reasoning: 0,
+    });
+    expect(contractTotals(n.usage)).toEqual({ inputTokens: usage.input, outputTokens: usage.output });
+  });
+
+  it('takes no usage from a step span that carries only the supplemental details (they leave out cache reads)', () => {
+    const step = normalizeSpan(
+      decodedSpan({
+        name: 'step 2',
+        parentSpanId: PARENT,
+        scope: 'gen_ai',
+        attributes: {
+          'gen_ai.operation.name': 'agent_step',
+          'ai.usage.inputTokenDetails.noCacheTokens': 57,
+          'ai.usage.outputTokenDetails.textTokens': 10,
+          'ai.usage.outputTokenDetails.reasoningTokens': 0,
+        },
+      }),
+    );
+    expect(step).toMatchObject({ spanType: 'AGENT', usageIsAggregate: false });
+    expect(step.usage).toEqual({ inputUncached: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 });
+  });
+
+  it('splits reasoning out of the GenAI output count with the supplemental reasoning detail', () => {
+    const span = decodedSpan({
+      name: 'chat o4-mini',
+      parentSpanId: PARENT,
+      scope: 'gen_ai',
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': 'o4-mini',
+        'gen_ai.usage.input_tokens': 500,
+        'gen_ai.usage.output_tokens': 900,
+        'ai.usage.inputTokenDetails.noCacheTokens': 500,
+        'ai.usage.outputTokenDetails.textTokens': 260,
+        'ai.usage.outputTokenDetails.reasoningTokens': 640,
+      },
+    });
+    expect(normalizeSpan(span).usage).toEqual({ inputUncached: 500, cacheRead: 0, cacheWrite: 0, output: 260, reasoning: 640 });
+  });
+
+  it('takes the session, user and run ids from the runtime context the application let through', () => {
+    // generateText({ runtimeContext: { sessionId, userId, runId }, telemetry: { includeRuntimeContext: {...} } })
+    // with `new OpenTelemetry({ runtimeContext: true })`: on the invoke_agent and step spans.
+    const root = normalizeSpan(
+      decodedSpan({
+        name: 'invoke_agent gpt-4o-mini',
+        scope: 'gen_ai',
+        attributes: {
+          'gen_ai.operation.name': 'invoke_agent',
+          'gen_ai.request.model': 'gpt-4o-mini',
+          'ai.settings.context.sessionId': 'chat-7',
+          'ai.settings.context.userId': 'u-3',
+          'ai.settings.context.runId': 'run-1',
+        },
+      }),
+    );
+    expect({ sessionId: root.sessionId, userId: root.userId, runId: root.runId }).toEqual({
+      sessionId: 'chat-7',
+      userId: 'u-3',
+      runId: 'run-1',
+    });
   });
 
   it('types a rerank root span RERANK (a model call is never upgraded to RUN)', () => {

@@ -43,10 +43,25 @@ export function readAgentName(span: DecodedSpan, classification: SpanClassificat
 }
 
 /**
+ * An OpenInference TOOL span is named after its tool, and `tool.name` is optional: the JS
+ * @arizeai/openinference-core `traceTool(fn, { name })` / `withSpan` helpers set only the span
+ * name (`name || fn.name`) and the kind (openinference-core helpers/withSpan.ts).
+ */
+function openInferenceToolName(span: DecodedSpan, classification: SpanClassification): string | undefined {
+  return classification.convention === 'openinference' && span.name !== '' ? span.name : undefined;
+}
+
+/**
  * The tool a TOOL span runs. Only TOOL spans: OpenLIT also writes gen_ai.tool.name on chat spans,
  * listing the calls the model requested, which is not a tool execution.
  */
 export function readToolName(span: DecodedSpan, classification: SpanClassification): string {
   if (classification.spanType !== 'TOOL') return '';
-  return firstString(span.attributes, TOOL_NAME_KEYS) ?? traceloopEntity(span, 'tool') ?? langfuseName(span, classification, 'tool') ?? '';
+  return (
+    firstString(span.attributes, TOOL_NAME_KEYS) ??
+    traceloopEntity(span, 'tool') ??
+    langfuseName(span, classification, 'tool') ??
+    openInferenceToolName(span, classification) ??
+    ''
+  );
 }

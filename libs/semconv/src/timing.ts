@@ -36,7 +36,31 @@ function isFirstTokenEvent(name: string): boolean {
   return lower.includes('first') && (lower.includes('token') || lower.includes('chunk'));
 }
 
-/** Time to first token/chunk in ms, from an attribute, else from a first-token event's time. */
+/**
+ * OpenLLMetry's streaming wrappers add one event per received chunk and no first-token event or
+ * attribute (traceloop/openllmetry opentelemetry-instrumentation-openai chat_wrappers.py
+ * `_process_item`: `span.add_event(name=SpanAttributes.LLM_CONTENT_COMPLETION_CHUNK)`). The
+ * constant was `llm.content.completion.chunk` in older opentelemetry-semantic-conventions-ai and is
+ * `gen_ai.content.completion.chunk` (GEN_AI_CONTENT_COMPLETION_CHUNK) since its gen_ai rename;
+ * `gen_ai.completion.chunk` is the value some copies of that semconv carry. The JS SDK
+ * (@traceloop/instrumentation-openai 0.27) adds no such events. The earliest one is the first chunk.
+ */
+const CHUNK_EVENTS: ReadonlySet<string> = new Set([
+  'gen_ai.content.completion.chunk',
+  'llm.content.completion.chunk',
+  'gen_ai.completion.chunk',
+]);
+
+/** The time of the earliest streamed-chunk event, in ns since the epoch, or undefined. */
+function firstChunkEventNano(span: DecodedSpan): bigint | undefined {
+  let first: bigint | undefined;
+  for (const event of span.events) {
+    if (CHUNK_EVENTS.has(event.name) && (first === undefined || event.timeUnixNano < first)) first = event.timeUnixNano;
+  }
+  return first;
+}
+
+/** Time to first token/chunk in ms, from an attribute, else from a first-token event's time, else from the first streamed-chunk event. */
 export function readTtftMs(span: DecodedSpan): number | undefined {
   const a = span.attributes;
   for (const key of SECONDS_KEYS) {
@@ -52,5 +76,6 @@ export function readTtftMs(span: DecodedSpan): number | undefined {
   for (const event of span.events) {
     if (isFirstTokenEvent(event.name)) return nonNegative(Number(event.timeUnixNano - span.startTimeUnixNano) / 1e6);
   }
-  return undefined;
+  const firstChunk = firstChunkEventNano(span);
+  return firstChunk === undefined ? undefined : nonNegative(Number(firstChunk - span.startTimeUnixNano) / 1e6);
 }

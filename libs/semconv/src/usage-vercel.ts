@@ -19,16 +19,10 @@ import { fromExclusive, fromInclusive, type UsageReading } from './usage-buckets
  *   appear only in ai.response.providerMetadata, read here only when the counts above lack them.
  */
 
-const USAGE_KEYS = [
-  'ai.usage.inputTokens',
-  'ai.usage.promptTokens',
-  'ai.usage.outputTokens',
-  'ai.usage.completionTokens',
-  'ai.usage.tokens',
-  'ai.usage.inputTokenDetails.noCacheTokens',
-] as const;
 const INPUT_KEYS = ['ai.usage.inputTokens', 'ai.usage.promptTokens', 'ai.usage.tokens'] as const; // ai.usage.tokens: embeddings
 const OUTPUT_KEYS = ['ai.usage.outputTokens', 'ai.usage.completionTokens'] as const;
+/** The SDK's own token totals (legacy spans of every major, v7's LegacyOpenTelemetry included). */
+const TOTAL_KEYS = [...INPUT_KEYS, ...OUTPUT_KEYS] as const;
 const REASONING_KEYS = ['ai.usage.outputTokenDetails.reasoningTokens', 'ai.usage.reasoningTokens'] as const;
 const CACHE_READ_KEYS = ['ai.usage.inputTokenDetails.cacheReadTokens', 'ai.usage.cachedInputTokens'] as const;
 
@@ -63,7 +57,13 @@ function providerMetadataCounts(a: Attributes): { cacheRead?: number; cacheWrite
 }
 
 export function vercelUsage(a: Attributes, provider: string): UsageReading | undefined {
-  if (!USAGE_KEYS.some((key) => key in a)) return undefined;
+  // Without the SDK's totals the span is from v7's OpenTelemetry integration (@ai-sdk/otel), which
+  // with `usage: true` writes only the supplemental details noCacheTokens, textTokens and
+  // reasoningTokens under ai.usage.* (vercel/ai packages/otel/src supplemental-attributes.ts
+  // getDetailedUsageAttributes): no cache counts. Beside its gen_ai.usage.* totals (chat,
+  // invoke_agent) the GenAI reading (usage.ts) is the complete one and takes the reasoning detail
+  // too; alone (the step spans) they would understate the input by the cache reads, so they are no usage.
+  if (!TOTAL_KEYS.some((key) => key in a)) return undefined;
   const inputTotal = firstCount(a, INPUT_KEYS) ?? 0;
   const outputTotal = firstCount(a, OUTPUT_KEYS);
   let reasoning = firstCount(a, REASONING_KEYS);
