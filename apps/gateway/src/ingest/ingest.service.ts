@@ -11,8 +11,6 @@ import {
   describeDroppedLogs,
   describeDroppedMetricPoints,
   describeRejections,
-  type DecodeResult,
-  type LogsDecodeResult,
   type OtlpSignal,
 } from '@spanforge/otlp';
 import { INGEST_JOB_OPTIONS, IngestJobName, packExportBody, type ExportJob, type IngestJob } from '@spanforge/queue';
@@ -21,7 +19,7 @@ import type { BacklogMonitor } from './backlog.monitor';
 import type { BacklogShares } from './backlog-shares';
 import type { GatewayMetrics } from './gateway.metrics';
 import type { ProjectLimitsCache } from './project-limits.cache';
-import type { IngestRateLimiter } from './rate-limiter';
+import type { IngestLimits, IngestRateLimiter } from './rate-limiter';
 import type { RefusalCounter } from './refusal.counter';
 
 export type OtlpFormat = 'protobuf' | 'json';
@@ -67,22 +65,11 @@ export class IngestService {
 
   async ingest(scope: ProjectScope, format: OtlpFormat, body: Buffer): Promise<IngestDecision> {
     const { refusals, metrics } = this.deps;
-    // A project already over its rate is refused before its body is decoded: a flood costs the
-    // gateway one bucket check an export, not a decode (its spans are not counted, only bytes).
-    const limits = await this.deps.limits.get(scope.projectId);
-    const early = this.deps.limiter.precheck(scope.projectId, body.length, limits);
-    if (early > 0) {
-      refusals.count(scope.tenantId, scope.projectId, 'rate_limited', 'before_decode', 0, body.length);
-      return { outcome: 'rate_limited', retryAfterSeconds: early, message: overRate(limits) };
-    }
-    let result: DecodeResult;
-    try {
-      result = format === 'protobuf' ? decodeProtobufExport(body) : decodeJsonExport(body.toString('utf8'));
-    } catch (error) {
-      if (!(error instanceof OtlpDecodeError)) throw error;
-      refusals.count(scope.tenantId, scope.projectId, 'refused', 'invalid_body', 0, body.length);
-      return { outcome: 'invalid', message: error.message };
-    }
+    const decoded = await this.decode(scope, body, () =>
+      format === 'protobuf' ? decodeProtobufExport(body) : decodeJsonExport(body.toString('utf8')),
+    );
+    if ('refusal' in decoded) return decoded.refusal;
+    const { result, limits } = decoded;
 
     const wait = this.deps.limiter.take(scope.projectId, result.received, body.length, limits);
     if (wait > 0) {
@@ -114,20 +101,9 @@ export class IngestService {
    */
   async ingestLogs(scope: ProjectScope, format: OtlpFormat, body: Buffer): Promise<IngestDecision> {
     const { refusals, metrics } = this.deps;
-    const limits = await this.deps.limits.get(scope.projectId);
-    const early = this.deps.limiter.precheck(scope.projectId, body.length, limits);
-    if (early > 0) {
-      refusals.count(scope.tenantId, scope.projectId, 'rate_limited', 'before_decode', 0, body.length);
-      return { outcome: 'rate_limited', retryAfterSeconds: early, message: overRate(limits) };
-    }
-    let result: LogsDecodeResult;
-    try {
-      result = format === 'protobuf' ? decodeProtobufLogs(body) : decodeJsonLogs(body);
-    } catch (error) {
-      if (!(error instanceof OtlpDecodeError)) throw error;
-      refusals.count(scope.tenantId, scope.projectId, 'refused', 'invalid_body', 0, body.length);
-      return { outcome: 'invalid', message: error.message };
-    }
+    const decoded = await this.decode(scope, body, () => (format === 'protobuf' ? decodeProtobufLogs(body) : decodeJsonLogs(body)));
+    if ('refusal' in decoded) return decoded.refusal;
+    const { result, limits } = decoded;
     // A kept event weighs like a span against the project's rate; dropped records cost only bytes.
     const wait = this.deps.limiter.take(scope.projectId, result.events.length, body.length, limits);
     if (wait > 0) {
@@ -163,6 +139,32 @@ export class IngestService {
     }
     metrics.metricPoints.inc(points);
     return { outcome: 'accepted', rejected: points, message: points > 0 ? describeDroppedMetricPoints(points) : '' };
+  }
+
+  /**
+   * The project's limits, then the body decoded: a project already over its rate is refused before
+   * its body is decoded (a flood costs the gateway one bucket check an export, not a decode; its
+   * spans are not counted, only bytes), and a body that cannot be decoded is refused as invalid.
+   */
+  private async decode<T>(
+    scope: ProjectScope,
+    body: Buffer,
+    decode: () => T,
+  ): Promise<{ result: T; limits: IngestLimits } | { refusal: IngestDecision }> {
+    const { refusals } = this.deps;
+    const limits = await this.deps.limits.get(scope.projectId);
+    const early = this.deps.limiter.precheck(scope.projectId, body.length, limits);
+    if (early > 0) {
+      refusals.count(scope.tenantId, scope.projectId, 'rate_limited', 'before_decode', 0, body.length);
+      return { refusal: { outcome: 'rate_limited', retryAfterSeconds: early, message: overRate(limits) } };
+    }
+    try {
+      return { result: decode(), limits };
+    } catch (error) {
+      if (!(error instanceof OtlpDecodeError)) throw error;
+      refusals.count(scope.tenantId, scope.projectId, 'refused', 'invalid_body', 0, body.length);
+      return { refusal: { outcome: 'invalid', message: error.message } };
+    }
   }
 
   /**
