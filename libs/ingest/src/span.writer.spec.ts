@@ -95,7 +95,11 @@ function chunk(line: string, traces: string[], plainRoots: string[] = []): RowCh
 
 const sinks = { deadLetters: { add: async () => undefined }, log: { warn: () => undefined, error: () => undefined } };
 
-const tick = () => new Promise((resolve) => setTimeout(resolve, 30));
+/** Waits until the recorded calls satisfy `done` (at most 5 s): no fixed sleep, which a busy machine outruns. */
+async function until(done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+}
 
 describe('SpanWriter', () => {
   let repository: RecordingRepository;
@@ -112,10 +116,10 @@ describe('SpanWriter', () => {
     repository.hold('figures');
     let firstSettled = false;
     const first = writer.write(chunk('a1', ['A'])).then(() => (firstSettled = true));
-    await tick();
+    await until(() => repository.log.includes('figures A'));
     expect(repository.log).toEqual(['insert a1', 'stored A', 'figures A']);
     const second = writer.write(chunk('b1', ['B']));
-    await tick();
+    await until(() => repository.log.includes('insert b1'));
     // The second insert did not wait for the first round's upkeep.
     expect(repository.log).toContain('insert b1');
     expect(firstSettled).toBe(false);
@@ -133,13 +137,14 @@ describe('SpanWriter', () => {
   it('keeps up every insert made during a round in one next round', async () => {
     repository.hold('figures');
     const writes = [writer.write(chunk('a1', ['A']))];
-    await tick();
+    // The first round holds in its figures while the next two inserts are made.
+    await until(() => repository.log.includes('figures A'));
     for (const [line, trace] of [
       ['b1', 'B'],
       ['c1', 'C'],
     ] as const) {
       writes.push(writer.write(chunk(line, [trace])));
-      await tick();
+      await until(() => repository.log.includes(`insert ${line}`));
     }
     repository.release('figures');
     await Promise.all(writes);
