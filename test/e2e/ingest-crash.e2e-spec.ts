@@ -138,10 +138,15 @@ describe('a worker killed in the middle of a batch', () => {
     await exporter.shutdown();
     await server.exited;
     server = await start();
+    // The restarted worker has jobs to finish (the kill landed while it held some): it finishes one
+    // once their locks lapse. Waiting for that first keeps a fresh process's queue gauges, which
+    // read 0 until their first poll, from passing for a drained queue.
+    const completedJobs = async () => {
+      const metrics = await (await fetch(`http://127.0.0.1:${ports.API_PORT}/metrics`)).text();
+      return Number(/^spanforge_worker_jobs_total\{outcome="completed"\} (\S+)$/m.exec(metrics)?.[1] ?? 0);
+    };
+    await waitFor(async () => (await completedJobs()) > 0, 'the restarted worker to finish the jobs the kill interrupted', 90_000);
     await drained();
-    // The restarted worker had jobs to finish: the kill did land before the work was done.
-    const metrics = await (await fetch(`http://127.0.0.1:${ports.API_PORT}/metrics`)).text();
-    expect(Number(/^spanforge_worker_jobs_total\{outcome="completed"\} (\S+)$/m.exec(metrics)?.[1] ?? 0)).toBeGreaterThan(0);
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
 

@@ -170,7 +170,9 @@ describe('the Langfuse SDKs as clients', () => {
     // TTFT: the first chunk's time (completion_start_time, JSON-encoded twice) after the call's start.
     const firstChunk = Date.parse(JSON.parse(String(generation.attributes['langfuse.observation.completion_start_time'])) as string);
     const startMs = generation.startTime[0] * 1000 + generation.startTime[1] / 1e6;
-    expect(modelStats.find((row) => row.model === model)!.ttftP50Ms).toBeCloseTo(firstChunk - startMs, 3);
+    // A DDSketch answers percentiles within 0.5 % (docs/api.md).
+    const ttft = modelStats.find((row) => row.model === model)!.ttftP50Ms!;
+    expect(Math.abs(ttft - (firstChunk - startMs))).toBeLessThanOrEqual((firstChunk - startMs) * 0.005);
   });
 
   it('takes their scores at /api/public/scores as feedback on the trace', async () => {

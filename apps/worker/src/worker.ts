@@ -4,6 +4,7 @@ import {
   BatchingQueue,
   DeadLetterRepository,
   SpanLogEventRepository,
+  SpanMetricsSealer,
   SpanRepository,
   SpanWriter,
   deadLetteredSpansCounter,
@@ -108,9 +109,12 @@ export async function startWorkers(infra: Infrastructure): Promise<string[]> {
     },
   );
   sweeper.start();
+  // The minute rollup of span metrics (dashboards, span statistics), sealed once a minute is old enough.
+  const sealer = new SpanMetricsSealer(clickhouse, log, infra.config.metricsSeal);
+  sealer.start();
   await startCostReportWorker(infra);
   infra.shutdown.add('flush', 'span, log event and accounting writers', async () => {
-    await sweeper.stop();
+    await Promise.all([sweeper.stop(), sealer.stop()]);
     await Promise.all([spans.close(), logEvents.close(), accounting.close()]);
   });
   return [`Workers    ${INGEST_CONCURRENCY} ingest jobs at a time from ${infra.services.queue}`];

@@ -4,3 +4,4 @@ export * from './migrator';
 export * from './trace-figures.sql';
 export * from './clickhouse-errors';
 export * from './fair-scheduler';
+export * from './span-metrics.sql';

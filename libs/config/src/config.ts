@@ -25,6 +25,8 @@ export interface AppConfig {
   apiLimits: ApiLimits;
   /** API statements run at once on a ClickHouse server, shared fairly between projects (embedded chDB: 1). */
   clickhouseQuerySlots: number;
+  /** The span-metrics sealer (span_metrics_minute): how old a minute must be, and how often it looks. */
+  metricsSeal: { afterSeconds: number; intervalMs: number };
 }
 
 /** What one project may ask of one api process. */
@@ -189,6 +191,10 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
       concurrentRequests: r.integer('API_CONCURRENT_REQUESTS', 10, 1, 10_000),
     },
     clickhouseQuerySlots: r.integer('CLICKHOUSE_QUERY_SLOTS', 8, 1, 1_000),
+    metricsSeal: {
+      afterSeconds: r.integer('METRICS_SEAL_AFTER_SECONDS', 120, 0, 86_400),
+      intervalMs: r.integer('METRICS_SEAL_INTERVAL_MS', 10_000, 100, 3_600_000),
+    },
   };
   const ports = Object.entries(config.ports).filter(([, port]) => port !== 0);
   const taken = new Map<number, string>();

@@ -6,3 +6,4 @@ export * from './span.repository';
 export * from './span.row';
 export * from './span.writer';
 export * from './span-log-events';
+export * from './span-metrics.sealer';

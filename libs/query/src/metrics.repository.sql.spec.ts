@@ -43,6 +43,15 @@ describe('MetricsRepository SQL', () => {
     );
   });
 
+  it('SPANS by span type over a range alone: the sealed minute rollup, and span facts for the rest', async () => {
+    expectScopedQueries(
+      await record(() =>
+        repository.metrics({ view: 'SPANS', measures: ['COUNT', 'DURATION_P99_MS'], groupBy: ['SPAN_TYPE'], granularity: 'DAY', ...RANGE }),
+      ),
+      2,
+    );
+  });
+
   it('TRACES daily, one series', async () => {
     expectScopedQueries(
       await record(() =>

@@ -1,8 +1,9 @@
+import { SKETCH_LEVEL, SPAN_SKETCH } from '@spanforge/clickhouse';
 import { badInput } from '@spanforge/errors';
 import { autoGranularity, bucketStarts, checkTimeZone, type Granularity } from './metrics-buckets';
 import { parseInstant } from './query.values';
 import type { ScopedClickHouse } from './scoped-clickhouse';
-import { spanConditions } from './stats.repository';
+import { sketch, spanFigureRows } from './span-figures';
 import { traceFilterSql, type TraceFilter } from './trace-filter';
 
 /*
@@ -76,32 +77,25 @@ interface ViewSql {
   dimensions: Partial<Record<MetricDimension, string>>;
 }
 
-const duration = (column: string, level: number) => `quantileExactInclusive(${level})(${column})`;
+/** A percentile of raw values with the same sketch as the span rollup, so every view ranks alike. */
+const duration = (column: string, level: keyof typeof SKETCH_LEVEL) => `arrayElement(${SPAN_SKETCH}(${column}), ${SKETCH_LEVEL[level]})`;
 
 const VIEWS: Record<MetricsView, ViewSql> = {
   SPANS: {
-    source: (filter) => {
-      const conditions = spanConditions(filter);
-      return {
-        sql: `SELECT start_time AS t, model, provider, span_type, service_name, name, status_code, usage_is_aggregate, cost_usd, input_tokens, output_tokens,
-                     duration_ns / 1e6 AS duration_ms, ttft_ms
-              FROM spans FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${conditions.where}`,
-        params: conditions.params,
-      };
-    },
+    source: (filter) => spanFigureRows(filter),
     measures: {
-      COUNT: 'count()',
-      ERROR_COUNT: "countIf(status_code = 'ERROR')",
-      ERROR_RATE: "countIf(status_code = 'ERROR') / count()",
-      COST_USD: 'sumIf(cost_usd, usage_is_aggregate = 0)',
-      INPUT_TOKENS: 'sumIf(input_tokens, usage_is_aggregate = 0)',
-      OUTPUT_TOKENS: 'sumIf(output_tokens, usage_is_aggregate = 0)',
-      DURATION_AVG_MS: 'avg(duration_ms)',
-      DURATION_P50_MS: duration('duration_ms', 0.5),
-      DURATION_P95_MS: duration('duration_ms', 0.95),
-      DURATION_P99_MS: duration('duration_ms', 0.99),
-      TTFT_P50_MS: 'if(countIf(isNotNull(ttft_ms)) = 0, NULL, quantileExactInclusiveIf(0.5)(assumeNotNull(ttft_ms), isNotNull(ttft_ms)))',
-      TTFT_P95_MS: 'if(countIf(isNotNull(ttft_ms)) = 0, NULL, quantileExactInclusiveIf(0.95)(assumeNotNull(ttft_ms), isNotNull(ttft_ms)))',
+      COUNT: 'sum(spans)',
+      ERROR_COUNT: 'sum(errors)',
+      ERROR_RATE: 'sum(errors) / sum(spans)',
+      COST_USD: 'sum(cost_usd)',
+      INPUT_TOKENS: 'sum(input_tokens)',
+      OUTPUT_TOKENS: 'sum(output_tokens)',
+      DURATION_AVG_MS: 'sum(duration_sum_ms) / sum(spans)',
+      DURATION_P50_MS: sketch('duration', 'p50'),
+      DURATION_P95_MS: sketch('duration', 'p95'),
+      DURATION_P99_MS: sketch('duration', 'p99'),
+      TTFT_P50_MS: `if(sum(ttft_count) = 0, NULL, ${sketch('ttft', 'p50')})`,
+      TTFT_P95_MS: `if(sum(ttft_count) = 0, NULL, ${sketch('ttft', 'p95')})`,
     },
     dimensions: {
       MODEL: 'toString(model)',
@@ -128,9 +122,9 @@ const VIEWS: Record<MetricsView, ViewSql> = {
       INPUT_TOKENS: 'sum(input_tokens)',
       OUTPUT_TOKENS: 'sum(output_tokens)',
       DURATION_AVG_MS: 'avg(duration_ms)',
-      DURATION_P50_MS: duration('duration_ms', 0.5),
-      DURATION_P95_MS: duration('duration_ms', 0.95),
-      DURATION_P99_MS: duration('duration_ms', 0.99),
+      DURATION_P50_MS: duration('duration_ms', 'p50'),
+      DURATION_P95_MS: duration('duration_ms', 'p95'),
+      DURATION_P99_MS: duration('duration_ms', 'p99'),
     },
     dimensions: {
       ROOT_NAME: 'root_name',
@@ -163,7 +157,7 @@ const VIEWS: Record<MetricsView, ViewSql> = {
 function bucketSql(granularity: Granularity): string {
   switch (granularity) {
     case 'MINUTE':
-      return 'toUnixTimestamp(toStartOfMinute(t))';
+      return 'intDiv(toUnixTimestamp64Milli(t), 60000) * 60';
     case 'HOUR':
       return 'toUnixTimestamp(toStartOfHour(t, {tz:String}))';
     case 'DAY':

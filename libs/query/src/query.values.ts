@@ -11,7 +11,7 @@ export function msOf(clickhouseTime: string): number {
 }
 
 /** The days ClickHouse's Date holds: 1970-01-01 up to the start of 2149-06-06. */
-const FIRST_STORABLE_MS = 0;
+export const FIRST_STORABLE_MS = 0;
 export const LAST_STORABLE_MS = Date.UTC(2149, 5, 6);
 
 /**

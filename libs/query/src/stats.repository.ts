@@ -1,6 +1,7 @@
 import type { ScopedClickHouse } from './scoped-clickhouse';
 import { parseInstant } from './query.values';
-import { timeRange, traceFilterSql, type TraceFilter } from './trace-filter';
+import { sketch, spanFigureRows } from './span-figures';
+import type { TraceFilter } from './trace-filter';
 
 export interface SpanTypeStatsRow {
   span_type: string;
@@ -32,74 +33,40 @@ export interface IngestMinuteRow {
   requests: number;
 }
 
-/** Span time-range conditions (start within [from, to)) with bound parameters. */
-function spanRange(filter: Pick<TraceFilter, 'from' | 'to'> | undefined): { where: string; params: Record<string, unknown> } {
-  const conditions: string[] = [];
-  const params: Record<string, unknown> = {};
-  const { from, to } = timeRange(filter);
-  if (from !== undefined) {
-    params.fromMs = from;
-    conditions.push("start_time >= fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC')");
-  }
-  if (to !== undefined) {
-    params.toMs = to;
-    conditions.push("start_time < fromUnixTimestamp64Milli({toMs:Int64}, 'UTC')");
-  }
-  return { where: conditions.map((c) => ` AND ${c}`).join(''), params };
-}
-
-/**
- * Span conditions for a trace filter: spans that start within [from, to), and when the filter says
- * more than the time range, only spans of the traces the rest of it matches (from trace_figures).
- */
-export function spanConditions(filter: TraceFilter | undefined): { where: string; params: Record<string, unknown> } {
-  const range = spanRange(filter);
-  // The range is on the spans; the rest of the filter picks traces, whenever they started.
-  const traces = traceFilterSql(filter, { traceStartInRange: false });
-  if (!traces.traces) return range;
-  return {
-    where: `${range.where} AND trace_id IN (SELECT trace_id FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})${traces.traces})`,
-    params: { ...traces.params, ...range.params },
-  };
-}
-
 /** SQL behind spanTypeStats, modelStats and ingestStats. */
 export class StatsRepository {
   constructor(private readonly db: ScopedClickHouse) {}
 
+  /** Per span type, of the spans that start in the range, of the traces the filter matches (span-figures.ts). */
   async spanTypeStats(filter: TraceFilter | undefined): Promise<SpanTypeStatsRow[]> {
-    const range = spanConditions(filter);
+    const rows = spanFigureRows(filter ?? {});
     return this.db.rows<SpanTypeStatsRow>(
       'query.span_type_stats',
-      `SELECT toString(span_type) AS span_type, count() AS span_count, countIf(status_code = 'ERROR') / count() AS error_rate,
-              quantileExactInclusive(0.5)(duration_ns / 1e6) AS p50_ms, quantileExactInclusive(0.95)(duration_ns / 1e6) AS p95_ms,
-              quantileExactInclusive(0.99)(duration_ns / 1e6) AS p99_ms
-       FROM spans FINAL
-       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${range.where}
+      `SELECT toString(span_type) AS span_type, sum(spans) AS span_count, sum(errors) / sum(spans) AS error_rate,
+              ${sketch('duration', 'p50')} AS p50_ms, ${sketch('duration', 'p95')} AS p95_ms, ${sketch('duration', 'p99')} AS p99_ms
+       FROM (${rows.sql})
        GROUP BY span_type ORDER BY span_count DESC, span_type`,
-      range.params,
+      rows.params,
     );
   }
 
   /**
    * Per model, the LLM calls that own their usage. Output tokens/s is over generation time: the
-   * call's duration after its first token (the whole duration when no TTFT was recorded).
+   * call's duration after its first token (the whole duration when no TTFT was recorded). TTFT
+   * percentiles are over the model's LLM spans that recorded one.
    */
   async modelStats(filter: TraceFilter | undefined): Promise<ModelStatsRow[]> {
-    // Columns are qualified where an output alias of the same name would otherwise shadow them.
-    const range = spanConditions(filter);
+    const rows = spanFigureRows(filter ?? {});
     return this.db.rows<ModelStatsRow>(
       'query.model_stats',
-      `SELECT toString(model) AS model, any(toString(provider)) AS provider, count() AS calls, sum(input_tokens) AS input_tokens,
-              sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd, countIf(cost_source = 'none') AS unpriced_calls,
-              if(countIf(isNotNull(ttft_ms)) = 0, NULL, quantileExactInclusiveIf(0.5)(assumeNotNull(ttft_ms), isNotNull(ttft_ms))) AS ttft_p50_ms,
-              if(countIf(isNotNull(ttft_ms)) = 0, NULL, quantileExactInclusiveIf(0.95)(assumeNotNull(ttft_ms), isNotNull(ttft_ms))) AS ttft_p95_ms,
-              if(sum(greatest(duration_ns / 1e9 - ifNull(ttft_ms, 0) / 1e3, 0)) = 0, NULL,
-                 sum(spans.output_tokens) / sum(greatest(duration_ns / 1e9 - ifNull(ttft_ms, 0) / 1e3, 0))) AS output_tokens_per_second
-       FROM spans FINAL
-       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND span_type = 'LLM' AND usage_is_aggregate = 0 AND model != ''${range.where}
-       GROUP BY model ORDER BY cost_usd DESC, model`,
-      range.params,
+      `SELECT toString(model) AS model, any(toString(provider)) AS provider, sum(usage_spans) AS calls, sum(input_tokens) AS input_tokens,
+              sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd, sum(unpriced) AS unpriced_calls,
+              if(sum(ttft_count) = 0, NULL, ${sketch('ttft', 'p50')}) AS ttft_p50_ms, if(sum(ttft_count) = 0, NULL, ${sketch('ttft', 'p95')}) AS ttft_p95_ms,
+              if(sum(generation_seconds) = 0, NULL, sum(usage_output_tokens) / sum(generation_seconds)) AS output_tokens_per_second
+       FROM (${rows.sql})
+       WHERE span_type = 'LLM' AND model != ''
+       GROUP BY model HAVING calls > 0 ORDER BY cost_usd DESC, model`,
+      rows.params,
     );
   }
 

@@ -1,0 +1,30 @@
+import { expectScopedSql, recordingClient } from '@spanforge/testing/sql';
+import { SpanMetricsSealer } from './span-metrics.sealer';
+
+/**
+ * The sealer's two statements, as ClickHouse receives them, kept in __snapshots__. Finding the
+ * minutes due reads every project's recent dirt by design (it is the worker's own bookkeeping, one
+ * statement for all tenants); sealing is bound to one project at a time.
+ */
+describe('SpanMetricsSealer SQL', () => {
+  const due = [{ tenant_id: 'tenant-1', project_id: 'project-1', minutes: [1_796_000_040_000, 1_796_000_100_000, 1_796_000_160_000] }];
+  const { client, record } = recordingClient((queryId) => (queryId === 'ingest.span_metrics_due' ? due : []));
+  const log = { warn: () => undefined, error: () => undefined };
+
+  it('finds the minutes due, then seals each project’s in statements of at most minutesPerStatement', async () => {
+    const sealer = new SpanMetricsSealer(client, log, { afterSeconds: 120, intervalMs: 10_000, minutesPerStatement: 2 });
+    let sealed = 0;
+    const statements = await record(async () => {
+      sealed = await sealer.sealDue();
+    });
+
+    expect(sealed).toBe(3);
+    expect(statements.map((s) => s.queryId)).toStrictEqual([
+      'ingest.span_metrics_due',
+      'ingest.span_metrics_seal',
+      'ingest.span_metrics_seal',
+    ]);
+    for (const statement of statements.slice(1)) expectScopedSql(statement);
+    expect(statements.slice(0, 2)).toMatchSnapshot();
+  });
+});

@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import {
+  SEAL_SAFETY_SECONDS,
+  SPAN_FACT_AGGREGATES,
+  SPAN_METRIC_DIMENSIONS,
+  SPAN_METRIC_FIGURES,
+  type ClickHouseClient,
+} from '@spanforge/clickhouse';
+import type { WriterLog } from './span.writer';
+
+/*
+ * Keeps span_metrics_minute (infra/clickhouse/012_span_metrics.sql) up: every interval, the
+ * minutes written lately (span_minute_dirt) that are older than `afterSeconds` and not covered by
+ * their newest computation are computed again, whole, from span_facts. A computation is idempotent
+ * (a copy of a span collapses in span_facts), so several workers sealing the same minute, or a
+ * worker stopped half-way, only cost time: readers take what is unsealed from span_facts.
+ */
+
+export interface SealerOptions {
+  /** A minute is sealed once it is this old: spans of it still arrive for a while (exporter batches, queue). */
+  afterSeconds: number;
+  intervalMs: number;
+  /** How far back the dirt log is read: minutes written earlier and left unsealed are read raw until written again. */
+  lookbackSeconds?: number;
+  /** Minutes sealed per statement (one project each). */
+  minutesPerStatement?: number;
+}
+
+const named = (name: string) => ({ query_id: `${name}:${randomUUID()}`, clickhouse_settings: { log_comment: name } });
+
+/** Each project's minutes due for sealing: written within the lookback, old enough, not covered. */
+const DUE_MINUTES_SQL = `
+  SELECT c.tenant_id AS tenant_id, c.project_id AS project_id, groupArray(toUnixTimestamp64Milli(c.minute)) AS minutes
+  FROM (SELECT tenant_id, project_id, minute, max(dirty_at) AS last_dirty FROM span_minute_dirt
+        WHERE dirty_at >= now64(3) - INTERVAL {lookbackSeconds:UInt32} SECOND AND minute < now() - INTERVAL {afterSeconds:UInt32} SECOND
+        GROUP BY tenant_id, project_id, minute) AS c
+  LEFT JOIN (SELECT tenant_id, project_id, minute, max(computed_at) AS computed_at FROM span_metrics_minute
+             WHERE (tenant_id, project_id, minute) IN (SELECT tenant_id, project_id, minute FROM span_minute_dirt
+                                                       WHERE dirty_at >= now64(3) - INTERVAL {lookbackSeconds:UInt32} SECOND)
+             GROUP BY tenant_id, project_id, minute) AS b
+    ON c.tenant_id = b.tenant_id AND c.project_id = b.project_id AND c.minute = b.minute
+  WHERE b.computed_at < c.last_dirty
+  GROUP BY c.tenant_id, c.project_id`;
+
+const dimensions = SPAN_METRIC_DIMENSIONS.join(', ');
+
+/** One project's minutes computed again from span_facts; every row of the statement shares computed_at. */
+const SEAL_SQL = `
+  INSERT INTO span_metrics_minute (tenant_id, project_id, minute, ${dimensions}, ${SPAN_METRIC_FIGURES.join(', ')}, computed_at)
+  SELECT {tenantId:String}, {projectId:String}, minute, ${dimensions}, ${SPAN_FACT_AGGREGATES}, now64(6) - INTERVAL ${SEAL_SAFETY_SECONDS} SECOND
+  FROM span_facts FINAL
+  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND minute IN arrayMap(ms -> fromUnixTimestamp64Milli(ms, 'UTC'), {minutesMs:Array(Int64)})
+  GROUP BY minute, ${dimensions}
+  SETTINGS max_partitions_per_insert_block = 0`;
+
+export class SpanMetricsSealer {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private readonly lookbackSeconds: number;
+  private readonly minutesPerStatement: number;
+
+  constructor(
+    private readonly client: ClickHouseClient,
+    private readonly log: WriterLog,
+    private readonly options: SealerOptions,
+  ) {
+    this.lookbackSeconds = options.lookbackSeconds ?? 86_400;
+    this.minutesPerStatement = options.minutesPerStatement ?? 240;
+  }
+
+  start(): void {
+    const tick = () => {
+      this.running = this.sealDue()
+        .then(() => undefined)
+        .catch((error: unknown) =>
+          this.log.warn(`span metrics sealer: a pass failed and is tried again in ${this.options.intervalMs} ms: ${String(error)}`),
+        )
+        .finally(() => {
+          this.running = undefined;
+          if (this.timer) this.timer = setTimeout(tick, this.options.intervalMs).unref();
+        });
+    };
+    this.timer = setTimeout(tick, this.options.intervalMs).unref();
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** One pass: seals every minute due; returns how many minutes it computed. */
+  async sealDue(): Promise<number> {
+    const result = await this.client.query({
+      query: DUE_MINUTES_SQL,
+      query_params: { lookbackSeconds: this.lookbackSeconds, afterSeconds: this.options.afterSeconds },
+      format: 'JSONEachRow',
+      ...named('ingest.span_metrics_due'),
+    });
+    const due = await result.json<{ tenant_id: string; project_id: string; minutes: Array<number | string> }>();
+    let sealed = 0;
+    for (const project of due) {
+      const minutes = project.minutes.map(Number).sort((a, b) => a - b);
+      for (let at = 0; at < minutes.length; at += this.minutesPerStatement) {
+        const batch = minutes.slice(at, at + this.minutesPerStatement);
+        await this.client.command({
+          query: SEAL_SQL,
+          query_params: { tenantId: project.tenant_id, projectId: project.project_id, minutesMs: batch },
+          ...named('ingest.span_metrics_seal'),
+        });
+        sealed += batch.length;
+      }
+    }
+    return sealed;
+  }
+}
