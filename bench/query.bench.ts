@@ -1,8 +1,16 @@
 import 'reflect-metadata';
 import { Pool } from 'undici';
 import { startApiServer } from '@spanforge/api-app';
-import { REFRESH_TRACE_FIGURES_SQL } from '@spanforge/clickhouse';
-import { AnalyticsRepository, ScopedClickHouse, StatsRepository, TraceRepository } from '@spanforge/query';
+import { REFRESH_TRACE_FIGURES_SQL, SEAL_SAFETY_SECONDS } from '@spanforge/clickhouse';
+import { SpanMetricsSealer } from '@spanforge/ingest';
+import {
+  AnalyticsRepository,
+  MetricsRepository,
+  ScopedClickHouse,
+  StatsRepository,
+  TraceRepository,
+  type MetricsQuery,
+} from '@spanforge/query';
 import { startInfrastructure } from '@spanforge/runtime';
 import { quiet, startBenchInfrastructure, seededDatasetArguments } from './bench-infrastructure';
 import { argument, progress, writeResults } from './report';
@@ -93,6 +101,11 @@ const TARGETS: Record<string, { p50Ms?: number; ratio?: number }> = {
   sessionsFirstPage: { p50Ms: 150, ratio: 1.2 },
   costBreakdownModelDay: { p50Ms: 150, ratio: 1.2 },
   costBreakdownPartDays: { p50Ms: 150, ratio: 1.2 },
+  spanTypeStats: { p50Ms: 150, ratio: 1.2 },
+  modelStats: { p50Ms: 150, ratio: 1.2 },
+  metricsSpansModelHourly: { p50Ms: 150, ratio: 1.2 },
+  metricsTracesDaily: { p50Ms: 150, ratio: 1.2 },
+  metricsFeedbackDaily: { p50Ms: 150, ratio: 1.2 },
 };
 
 /** A line per measured case that has a target: met or missed, with the figures. */
@@ -133,6 +146,86 @@ async function seedLargeTrace(infra: Awaited<ReturnType<typeof startInfrastructu
 }
 
 /**
+ * Seals every minute of the project into the span metrics rollup, as the worker's sealer would have
+ * (the bench runs no worker, and its dataset may have been seeded days ago).
+ */
+async function sealSeededMinutes(
+  infra: Awaited<ReturnType<typeof startInfrastructure>>,
+  scope: { tenantId: string; projectId: string },
+): Promise<void> {
+  const result = await infra.clickhouse.query({
+    query: `SELECT toUnixTimestamp64Milli(minute) AS ms FROM span_minute_marks FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}`,
+    query_params: scope,
+    format: 'JSONEachRow',
+  });
+  const minutes = (await result.json<{ ms: string }>()).map((row) => Number(row.ms));
+  // A computation vouches for rows stored SEAL_SAFETY_SECONDS before it ran: a dataset seeded just
+  // now is sealed once that has passed, as the worker's sealer would.
+  const newest = await infra.clickhouse.query({
+    query: `SELECT toUnixTimestamp64Milli(max(dirty_at)) AS ms FROM span_minute_marks WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}`,
+    query_params: scope,
+    format: 'JSONEachRow',
+  });
+  const [{ ms: newestMs } = { ms: '0' }] = await newest.json<{ ms: string }>();
+  const wait = Number(newestMs) + (SEAL_SAFETY_SECONDS + 1) * 1000 - Date.now();
+  if (wait > 0) {
+    progress(`waiting ${Math.ceil(wait / 1000)} s for the seeded rows to be older than the seal's safety margin`);
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+  const started = performance.now();
+  const sealer = new SpanMetricsSealer(infra.clickhouse, infra.log, { afterSeconds: 0, intervalMs: 3_600_000, minutesPerStatement: 1_440 });
+  await sealer.seal(scope, minutes);
+  progress(
+    `sealed ${minutes.length.toLocaleString('en')} minutes into span_metrics_minute in ${Math.round(performance.now() - started)} ms`,
+  );
+  await quiet(infra.clickhouse);
+}
+
+/**
+ * DURATION_P50/P95/P99 of SPANS by model and hour against the exact rank percentiles of the same
+ * spans (quantilesExactLow over spans FINAL): the largest relative error, and how many figures.
+ */
+async function measurePercentileError(
+  infra: Awaited<ReturnType<typeof startInfrastructure>>,
+  scope: { tenantId: string; projectId: string },
+  metrics: MetricsRepository,
+  range: { from: string; to: string },
+): Promise<{ max: number; compared: number }> {
+  const answer = await metrics.metrics({
+    view: 'SPANS',
+    measures: ['DURATION_P50_MS', 'DURATION_P95_MS', 'DURATION_P99_MS'],
+    groupBy: ['MODEL'],
+    granularity: 'HOUR',
+    ...range,
+  });
+  const result = await infra.clickhouse.query({
+    query: `SELECT toString(model) AS model, toUnixTimestamp(toStartOfHour(start_time)) * 1000 AS hour, quantilesExactLow(0.5, 0.95, 0.99)(duration_ns / 1e6) AS q
+            FROM spans FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+              AND start_time >= parseDateTime64BestEffort({from:String}) AND start_time < parseDateTime64BestEffort({to:String})
+            GROUP BY model, hour`,
+    query_params: { ...scope, ...range },
+    format: 'JSONEachRow',
+  });
+  const exact = new Map(
+    (await result.json<{ model: string; hour: string; q: number[] }>()).map((row) => [`${row.model}|${Number(row.hour)}`, row.q]),
+  );
+  let max = 0;
+  let compared = 0;
+  for (const series of answer.series) {
+    for (const point of series.points) {
+      const want = exact.get(`${series.keys[0]}|${point.time}`);
+      if (!want) continue;
+      point.values.forEach((got, i) => {
+        if (got === null || want[i] === 0) return;
+        max = Math.max(max, Math.abs(got - want[i]!) / want[i]!);
+        compared++;
+      });
+    }
+  }
+  return { max, compared };
+}
+
+/**
  * `npm run bench:query [-- --spans N] [--data-dir DIR] [--only case,case] [--warmup N] [--warmup-seconds S]`: each aggregate RUNS times through GraphQL
  * and the same SQL straight through the query layer, on a seeded dataset (seeded once per data
  * directory and size; see seed-volume.ts). Reports p50/p99 of both and their ratio.
@@ -164,7 +257,41 @@ async function main(): Promise<void> {
       from: new Date(Date.parse(seed.from) + 5.5 * 3_600_000).toISOString(),
       to: new Date(Date.parse(seed.to) - 3.25 * 3_600_000).toISOString(),
     };
+    await sealSeededMinutes(infra, scope);
+    const metricsRepository = new MetricsRepository(db);
+    const metricsCase = (query: MetricsQuery) => ({
+      gql: () =>
+        graphql('query($q: MetricsQuery!) { metrics(query: $q) { granularity series { keys points { time values } } } }', {
+          q: query,
+        }),
+      sql: () => metricsRepository.metrics(query),
+    });
+    // Feedback is stamped when it is received (the seed's, when it was seeded): the last 30 days up to now.
+    const feedbackRange = {
+      from: new Date(Date.now() - 30 * 86_400_000).toISOString(),
+      to: new Date(Date.now() + 3_600_000).toISOString(),
+    };
     const cases: Record<string, { gql: (i: number) => Promise<unknown>; sql: (i: number) => Promise<unknown> }> = {
+      metricsSpansModelHourly: metricsCase({
+        view: 'SPANS',
+        measures: ['COUNT', 'COST_USD', 'DURATION_P95_MS'],
+        groupBy: ['MODEL'],
+        granularity: 'HOUR',
+        ...range,
+      }),
+      metricsTracesDaily: metricsCase({
+        view: 'TRACES',
+        measures: ['COUNT', 'ERROR_RATE', 'DURATION_P99_MS'],
+        granularity: 'DAY',
+        ...range,
+      }),
+      metricsFeedbackDaily: metricsCase({
+        view: 'FEEDBACK',
+        measures: ['SCORE_AVG'],
+        groupBy: ['SCORE_NAME'],
+        granularity: 'DAY',
+        ...feedbackRange,
+      }),
       trace: {
         gql: (i) =>
           graphql(
@@ -258,11 +385,15 @@ async function main(): Promise<void> {
       );
     }
     for (const line of targetChecks(query)) progress(line);
+    const percentileError = await measurePercentileError(infra, scope, metricsRepository, range);
+    progress(
+      `metrics percentiles against the exact values: largest relative error ${(percentileError.max * 100).toFixed(3)} % over ${percentileError.compared} (model, hour, level) figures (target ≤ 1 %)`,
+    );
     if (only.length > 0) {
       // A partial run does not replace the full run's figures in bench/results/latest.json.
       process.stdout.write(`${JSON.stringify({ query }, null, 2)}\n`);
     } else {
-      writeResults({ query, dataset: { spans: seed.spans, traces: seed.traces } });
+      writeResults({ query, percentileError, dataset: { spans: seed.spans, traces: seed.traces } });
     }
   } finally {
     await pool?.close();

@@ -1,5 +1,5 @@
 -- Pre-aggregated span figures for the `metrics` query and the span statistics, so a dashboard over
--- a month reads a minute grain instead of every span. Three tables:
+-- a month reads hours and minutes instead of every span. The tables:
 --
 -- span_facts: each span's narrow facts sorted by its start minute (a view on `spans` writes them).
 -- A copy of a span (at-least-once delivery, or the upkeep writing a root again as RUN) collapses on
@@ -110,6 +110,42 @@ CREATE TABLE IF NOT EXISTS span_metrics_minute (
 ENGINE = ReplacingMergeTree(computed_at)
 PARTITION BY toYYYYMM(minute)
 ORDER BY (tenant_id, project_id, minute, model, provider, span_type, service_name, name);
+
+-- span_metrics_hour: the same figures per hour, merged by the sealer from the hour's minute rows
+-- (each minute's newest computation) once the whole hour is older than the seal horizon, so a
+-- month reads hours. `min_source_computed_at` is the oldest minute computation it merged: a reader
+-- uses an hour only while that is at least as new as every span row of the hour (its marks);
+-- `source_computed_at`, the newest, tells the sealer when a minute was computed again since.
+-- shard by: cityHash64(project_id)
+CREATE TABLE IF NOT EXISTS span_metrics_hour (
+  tenant_id LowCardinality(String),
+  project_id LowCardinality(String),
+  hour DateTime64(0, 'UTC'),
+  model LowCardinality(String),
+  provider LowCardinality(String),
+  span_type LowCardinality(String),
+  service_name LowCardinality(String),
+  name LowCardinality(String),
+  spans UInt64,
+  errors UInt64,
+  usage_spans UInt64,
+  unpriced UInt64,
+  cost_usd Float64,
+  input_tokens UInt64,
+  output_tokens UInt64,
+  duration_sum_ms Float64,
+  generation_seconds Float64,
+  usage_output_tokens UInt64,
+  duration_sketch AggregateFunction(quantilesDD(0.005, 0.5, 0.95, 0.99), Float64),
+  ttft_count UInt64,
+  ttft_sketch AggregateFunction(quantilesDD(0.005, 0.5, 0.95, 0.99), Float64),
+  source_computed_at DateTime64(6, 'UTC'),
+  min_source_computed_at DateTime64(6, 'UTC'),
+  computed_at DateTime64(6, 'UTC')
+)
+ENGINE = ReplacingMergeTree(computed_at)
+PARTITION BY toYYYYMM(hour)
+ORDER BY (tenant_id, project_id, hour, model, provider, span_type, service_name, name);
 
 -- The spans stored before this migration (running it again writes the same rows, which collapse).
 INSERT INTO span_facts

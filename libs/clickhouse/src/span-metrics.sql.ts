@@ -59,24 +59,76 @@ export const SPAN_METRIC_FIGURES = [
  */
 export const SEAL_SAFETY_SECONDS = 60;
 
-/**
- * The minutes of a project's span_facts in {sealFromMs, sealToMs} (ms since the epoch) whose newest computation does not
- * cover what they hold: no computation yet, or span rows written since. Bound to the reader's
- * tenant and project.
- */
-export const UNSEALED_MINUTES_SQL = `
-  SELECT m.minute FROM span_minute_marks AS m FINAL
-  LEFT JOIN (SELECT minute, max(computed_at) AS computed_at FROM span_metrics_minute
-             WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND minute >= fromUnixTimestamp64Milli({sealFromMs:Int64}, 'UTC') AND minute < fromUnixTimestamp64Milli({sealToMs:Int64}, 'UTC')
-             GROUP BY minute) AS b ON m.minute = b.minute
-  WHERE m.tenant_id = {tenantId:String} AND m.project_id = {projectId:String} AND m.minute >= fromUnixTimestamp64Milli({sealFromMs:Int64}, 'UTC') AND m.minute < fromUnixTimestamp64Milli({sealToMs:Int64}, 'UTC')
-    AND b.computed_at < m.dirty_at`;
+/** The hour (DateTime64(0)) a DateTime64 column falls in; toStartOfHour would return a DateTime, which ends in 2106. */
+export function hourOf(column: string): string {
+  return `toDateTime64(intDiv(toUnixTimestamp64Milli(${column}), 3600000) * 3600, 0, 'UTC')`;
+}
 
-/** The rows of each minute's newest computation in {sealFromMs, sealToMs}, the unsealed minutes left out. */
-export const SEALED_ROWS_SQL = `
-  SELECT * FROM span_metrics_minute FINAL
-  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND minute >= fromUnixTimestamp64Milli({sealFromMs:Int64}, 'UTC') AND minute < fromUnixTimestamp64Milli({sealToMs:Int64}, 'UTC')
-    AND (minute, computed_at) IN (SELECT minute, max(computed_at) FROM span_metrics_minute
-                                  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND minute >= fromUnixTimestamp64Milli({sealFromMs:Int64}, 'UTC') AND minute < fromUnixTimestamp64Milli({sealToMs:Int64}, 'UTC')
-                                  GROUP BY minute)
-    AND minute NOT IN (${UNSEALED_MINUTES_SQL})`;
+export const HOUR_OF_MINUTE = hourOf('minute');
+
+/** A condition on a minute column (the column's name is given: `minute`, `m.minute`). */
+export type MinuteCondition = (column: string) => string;
+
+const SCOPE = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}';
+
+/**
+ * The project's minutes (those the condition picks) whose newest computation does not cover what
+ * they hold: no computation yet, or span rows written since (their mark is newer).
+ */
+export function unsealedMinutesSql(minutes: MinuteCondition): string {
+  return `
+  SELECT m.minute FROM span_minute_marks AS m FINAL
+  LEFT JOIN (SELECT minute, max(computed_at) AS computed_at FROM span_metrics_minute WHERE ${SCOPE} AND ${minutes('minute')} GROUP BY minute) AS b
+    ON m.minute = b.minute
+  WHERE m.tenant_id = {tenantId:String} AND m.project_id = {projectId:String} AND ${minutes('m.minute')} AND b.computed_at < m.dirty_at`;
+}
+
+/**
+ * The rows of each picked minute's newest computation, the unsealed minutes left out. No FINAL:
+ * rows of one computation share computed_at, and no computation is inserted twice (a failed seal
+ * is done again as a new computation).
+ */
+export function sealedMinuteRowsSql(minutes: MinuteCondition): string {
+  return `
+  SELECT * FROM span_metrics_minute
+  WHERE ${SCOPE} AND ${minutes('minute')}
+    AND (minute, computed_at) IN (SELECT minute, max(computed_at) FROM span_metrics_minute WHERE ${SCOPE} AND ${minutes('minute')} GROUP BY minute)
+    AND minute NOT IN (${unsealedMinutesSql(minutes)})`;
+}
+
+/**
+ * The whole hours in {hourFromMs, hourToMs} (ms) whose hour rows stand for all their minutes: the
+ * oldest minute computation their newest merge took (each group's row keeps the oldest of its
+ * minutes) is at least as new as the newest span row of the hour (its marks). Answers `hour_ms`.
+ */
+export const CURRENT_HOURS_SQL = `
+  SELECT toUnixTimestamp64Milli(h.hour) AS hour_ms
+  FROM (SELECT hour, min(min_source_computed_at) AS vouched FROM span_metrics_hour
+        WHERE ${SCOPE} AND hour >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND hour < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')
+          AND (hour, computed_at) IN (SELECT hour, max(computed_at) FROM span_metrics_hour
+                                      WHERE ${SCOPE} AND hour >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND hour < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')
+                                      GROUP BY hour)
+        GROUP BY hour) AS h
+  INNER JOIN (SELECT ${HOUR_OF_MINUTE} AS hour, max(dirty_at) AS dirty FROM span_minute_marks
+              WHERE ${SCOPE} AND minute >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND minute < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')
+              GROUP BY hour) AS d ON h.hour = d.hour
+  WHERE h.vouched >= d.dirty`;
+
+const HOUR_RANGE =
+  "hour >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND hour < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')";
+
+/** The rows of each listed hour's ({currentHoursMs}, within {hourFromMs, hourToMs}) newest computation (no FINAL, as for minutes). */
+export const CURRENT_HOUR_ROWS_SQL = `
+  SELECT * FROM span_metrics_hour
+  WHERE ${SCOPE} AND ${HOUR_RANGE} AND toUnixTimestamp64Milli(hour) IN {currentHoursMs:Array(Int64)}
+    AND (hour, computed_at) IN (SELECT hour, max(computed_at) FROM span_metrics_hour
+                                WHERE ${SCOPE} AND ${HOUR_RANGE} AND toUnixTimestamp64Milli(hour) IN {currentHoursMs:Array(Int64)}
+                                GROUP BY hour)`;
+
+/**
+ * span_metrics_minute figure columns of the rows `r` merged into an hour's: sums, and sketch states
+ * merged as states. Qualified, so the aliases do not shadow the columns they sum.
+ */
+export const MINUTE_TO_HOUR_FIGURES = SPAN_METRIC_FIGURES.map((column) =>
+  column.endsWith('_sketch') ? `${SPAN_SKETCH.replace('(', 'MergeState(')}(r.${column}) AS ${column}` : `sum(r.${column}) AS ${column}`,
+).join(', ');

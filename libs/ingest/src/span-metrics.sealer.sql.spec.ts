@@ -8,10 +8,12 @@ import { SpanMetricsSealer } from './span-metrics.sealer';
  */
 describe('SpanMetricsSealer SQL', () => {
   const due = [{ tenant_id: 'tenant-1', project_id: 'project-1', minutes: [1_796_000_040_000, 1_796_000_100_000, 1_796_000_160_000] }];
-  const { client, record } = recordingClient((queryId) => (queryId === 'ingest.span_metrics_due' ? due : []));
+  const dueHours = [{ tenant_id: 'tenant-1', project_id: 'project-1', hours: [1_795_996_800_000] }];
+  const answers: Record<string, unknown[]> = { 'ingest.span_metrics_due': due, 'ingest.span_metrics_due_hours': dueHours };
+  const { client, record } = recordingClient((queryId) => answers[queryId] ?? []);
   const log = { warn: () => undefined, error: () => undefined };
 
-  it('finds the minutes due, then seals each project’s in statements of at most minutesPerStatement', async () => {
+  it('finds the minutes due and seals them in statements of at most minutesPerStatement, then merges the hours due', async () => {
     const sealer = new SpanMetricsSealer(client, log, { afterSeconds: 120, intervalMs: 10_000, minutesPerStatement: 2 });
     let sealed = 0;
     const statements = await record(async () => {
@@ -23,8 +25,10 @@ describe('SpanMetricsSealer SQL', () => {
       'ingest.span_metrics_due',
       'ingest.span_metrics_seal',
       'ingest.span_metrics_seal',
+      'ingest.span_metrics_due_hours',
+      'ingest.span_metrics_seal_hours',
     ]);
-    for (const statement of statements.slice(1)) expectScopedSql(statement);
-    expect(statements.slice(0, 2)).toMatchSnapshot();
+    for (const statement of [statements[1]!, statements[4]!]) expectScopedSql(statement);
+    expect([statements[0], statements[1], statements[3], statements[4]]).toMatchSnapshot();
   });
 });

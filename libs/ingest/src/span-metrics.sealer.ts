@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import {
+  HOUR_OF_MINUTE,
+  MINUTE_TO_HOUR_FIGURES,
   SEAL_SAFETY_SECONDS,
   SPAN_FACT_AGGREGATES,
   SPAN_METRIC_DIMENSIONS,
   SPAN_METRIC_FIGURES,
   type ClickHouseClient,
 } from '@spanforge/clickhouse';
+import type { ProjectRef } from './span.repository';
 import type { WriterLog } from './span.writer';
 
 /*
@@ -49,9 +52,48 @@ const SEAL_SQL = `
   INSERT INTO span_metrics_minute (tenant_id, project_id, minute, ${dimensions}, ${SPAN_METRIC_FIGURES.join(', ')}, computed_at)
   SELECT {tenantId:String}, {projectId:String}, minute, ${dimensions}, ${SPAN_FACT_AGGREGATES}, now64(6) - INTERVAL ${SEAL_SAFETY_SECONDS} SECOND
   FROM span_facts FINAL
-  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND minute IN arrayMap(ms -> fromUnixTimestamp64Milli(ms, 'UTC'), {minutesMs:Array(Int64)})
+  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND minute >= fromUnixTimestamp64Milli(arrayMin({minutesMs:Array(Int64)}), 'UTC') AND minute <= fromUnixTimestamp64Milli(arrayMax({minutesMs:Array(Int64)}), 'UTC')
+    AND toUnixTimestamp64Milli(minute) IN {minutesMs:Array(Int64)}
   GROUP BY minute, ${dimensions}
   SETTINGS max_partitions_per_insert_block = 0`;
+
+/**
+ * One project's hours ({hoursMs}) merged again from their minute rows, each minute's newest
+ * computation: the hour row records the newest minute computation it took (source_computed_at).
+ */
+const SEAL_HOURS_SQL = `
+  INSERT INTO span_metrics_hour (tenant_id, project_id, hour, ${dimensions}, ${SPAN_METRIC_FIGURES.join(', ')}, source_computed_at, min_source_computed_at, computed_at)
+  SELECT {tenantId:String}, {projectId:String}, ${HOUR_OF_MINUTE.replaceAll('minute', 'r.minute')} AS hour, ${SPAN_METRIC_DIMENSIONS.map((d) => `r.${d}`).join(', ')},
+         ${MINUTE_TO_HOUR_FIGURES}, max(r.computed_at), min(r.computed_at), now64(6)
+  FROM (SELECT * FROM span_metrics_minute FINAL
+        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND minute >= fromUnixTimestamp64Milli(arrayMin({hoursMs:Array(Int64)}), 'UTC') AND minute < fromUnixTimestamp64Milli(arrayMax({hoursMs:Array(Int64)}) + 3600000, 'UTC')
+          AND toUnixTimestamp64Milli(${HOUR_OF_MINUTE}) IN {hoursMs:Array(Int64)}
+          AND (minute, computed_at) IN (SELECT minute, max(computed_at) FROM span_metrics_minute
+                                        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+                                          AND minute >= fromUnixTimestamp64Milli(arrayMin({hoursMs:Array(Int64)}), 'UTC') AND minute < fromUnixTimestamp64Milli(arrayMax({hoursMs:Array(Int64)}) + 3600000, 'UTC')
+          AND toUnixTimestamp64Milli(${HOUR_OF_MINUTE}) IN {hoursMs:Array(Int64)}
+                                        GROUP BY minute)) AS r
+  GROUP BY hour, ${SPAN_METRIC_DIMENSIONS.map((d) => `r.${d}`).join(', ')}
+  SETTINGS max_partitions_per_insert_block = 0`;
+
+/**
+ * Each project's hours due for merging: whole hours past the horizon with a minute computed in
+ * the lookback whose hour row is missing or merged before that computation.
+ */
+const DUE_HOURS_SQL = `
+  SELECT m.tenant_id AS tenant_id, m.project_id AS project_id, groupArray(toUnixTimestamp64Milli(m.hour)) AS hours
+  FROM (SELECT tenant_id, project_id, ${HOUR_OF_MINUTE} AS hour, max(computed_at) AS newest FROM span_metrics_minute
+        WHERE computed_at >= now64(6) - INTERVAL {lookbackSeconds:UInt32} SECOND
+        GROUP BY tenant_id, project_id, hour
+        HAVING hour + INTERVAL 1 HOUR <= now() - INTERVAL {afterSeconds:UInt32} SECOND) AS m
+  LEFT JOIN (SELECT tenant_id, project_id, hour, max(source_computed_at) AS merged FROM span_metrics_hour
+             WHERE computed_at >= now64(6) - INTERVAL {lookbackSeconds:UInt32} SECOND - INTERVAL 1 DAY
+             GROUP BY tenant_id, project_id, hour) AS h
+    ON m.tenant_id = h.tenant_id AND m.project_id = h.project_id AND m.hour = h.hour
+  WHERE h.merged < m.newest
+  GROUP BY m.tenant_id, m.project_id`;
+
+const HOUR_MS = 3_600_000;
 
 export class SpanMetricsSealer {
   private timer: NodeJS.Timeout | undefined;
@@ -100,17 +142,56 @@ export class SpanMetricsSealer {
     const due = await result.json<{ tenant_id: string; project_id: string; minutes: Array<number | string> }>();
     let sealed = 0;
     for (const project of due) {
-      const minutes = project.minutes.map(Number).sort((a, b) => a - b);
-      for (let at = 0; at < minutes.length; at += this.minutesPerStatement) {
-        const batch = minutes.slice(at, at + this.minutesPerStatement);
-        await this.client.command({
-          query: SEAL_SQL,
-          query_params: { tenantId: project.tenant_id, projectId: project.project_id, minutesMs: batch },
-          ...named('ingest.span_metrics_seal'),
-        });
-        sealed += batch.length;
-      }
+      sealed += await this.sealMinutes({ tenantId: project.tenant_id, projectId: project.project_id }, project.minutes.map(Number));
+    }
+    const hours = await this.client.query({
+      query: DUE_HOURS_SQL,
+      query_params: { lookbackSeconds: this.lookbackSeconds, afterSeconds: this.options.afterSeconds },
+      format: 'JSONEachRow',
+      ...named('ingest.span_metrics_due_hours'),
+    });
+    for (const project of await hours.json<{ tenant_id: string; project_id: string; hours: Array<number | string> }>()) {
+      await this.sealHours({ tenantId: project.tenant_id, projectId: project.project_id }, project.hours.map(Number));
     }
     return sealed;
+  }
+
+  /**
+   * Computes these minutes (ms since the epoch, whole minutes) of one project again, whatever their
+   * state, then merges their hours that are wholly past the horizon: what a pass does for the
+   * minutes due, and what a back-fill does for older ones. Returns the minutes computed.
+   */
+  async seal(project: ProjectRef, minutesMs: number[], now = Date.now()): Promise<number> {
+    await this.sealMinutes(project, minutesMs);
+    const horizon = now - this.options.afterSeconds * 1000;
+    await this.sealHours(
+      project,
+      [...new Set(minutesMs.map((ms) => Math.floor(ms / HOUR_MS) * HOUR_MS))].filter((hour) => hour + HOUR_MS <= horizon),
+    );
+    return minutesMs.length;
+  }
+
+  private async sealMinutes(project: ProjectRef, minutesMs: number[]): Promise<number> {
+    const minutes = [...minutesMs].sort((a, b) => a - b);
+    for (let at = 0; at < minutes.length; at += this.minutesPerStatement) {
+      await this.client.command({
+        query: SEAL_SQL,
+        query_params: { ...project, minutesMs: minutes.slice(at, at + this.minutesPerStatement) },
+        ...named('ingest.span_metrics_seal'),
+      });
+    }
+    return minutes.length;
+  }
+
+  private async sealHours(project: ProjectRef, hoursMs: number[]): Promise<void> {
+    const hours = [...hoursMs].sort((a, b) => a - b);
+    const perStatement = Math.max(1, Math.floor(this.minutesPerStatement / 60));
+    for (let at = 0; at < hours.length; at += perStatement) {
+      await this.client.command({
+        query: SEAL_HOURS_SQL,
+        query_params: { ...project, hoursMs: hours.slice(at, at + perStatement) },
+        ...named('ingest.span_metrics_seal_hours'),
+      });
+    }
   }
 }

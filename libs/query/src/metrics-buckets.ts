@@ -55,6 +55,11 @@ export function bucketStarts(from: number, to: number, granularity: Granularity,
   return starts;
 }
 
+/** Whether the zone is a whole number of hours from UTC over the range (then its hours are UTC hours). */
+export function hasWholeHourOffsets(zone: string, from: number, to: number): boolean {
+  return [from, (from + to) / 2, to].every((ms) => offsetMs(ms, zone) % HOUR_MS === 0);
+}
+
 /** The start of the bucket holding `ms`. */
 export function bucketStart(ms: number, granularity: Granularity, zone: string): number {
   switch (granularity) {

@@ -1,6 +1,6 @@
 import { SKETCH_LEVEL, SPAN_SKETCH } from '@spanforge/clickhouse';
 import { badInput } from '@spanforge/errors';
-import { autoGranularity, bucketStarts, checkTimeZone, type Granularity } from './metrics-buckets';
+import { autoGranularity, bucketStarts, checkTimeZone, hasWholeHourOffsets, type Granularity } from './metrics-buckets';
 import { parseInstant } from './query.values';
 import type { ScopedClickHouse } from './scoped-clickhouse';
 import { sketch, spanFigureRows } from './span-figures';
@@ -72,7 +72,8 @@ const ADDITIVE: ReadonlySet<Measure> = new Set(['COUNT', 'ERROR_COUNT', 'COST_US
 
 interface ViewSql {
   /** FROM … WHERE … of the rows, with `t` the row's time (DateTime64) and the view's columns. */
-  source: (filter: TraceFilter) => { sql: string; params: Record<string, unknown> };
+  /** `hours`: whether hour rows may stand in for their minutes (the buckets are whole UTC hours). */
+  source: (db: ScopedClickHouse, filter: TraceFilter, hours: boolean) => Promise<{ sql: string; params: Record<string, unknown> }>;
   measures: Partial<Record<Measure, string>>;
   dimensions: Partial<Record<MetricDimension, string>>;
 }
@@ -82,7 +83,7 @@ const duration = (column: string, level: keyof typeof SKETCH_LEVEL) => `arrayEle
 
 const VIEWS: Record<MetricsView, ViewSql> = {
   SPANS: {
-    source: (filter) => spanFigureRows(filter),
+    source: (db, filter, hours) => spanFigureRows(db, filter, { hours }),
     measures: {
       COUNT: 'sum(spans)',
       ERROR_COUNT: 'sum(errors)',
@@ -106,7 +107,7 @@ const VIEWS: Record<MetricsView, ViewSql> = {
     },
   },
   TRACES: {
-    source: (filter) => {
+    source: async (_db, filter) => {
       const sql = traceFilterSql(filter);
       return {
         sql: `SELECT start_time AS t, root_name, service_name, user_id, iterations, error_count, cost_usd, input_tokens, output_tokens, duration_ms
@@ -134,7 +135,7 @@ const VIEWS: Record<MetricsView, ViewSql> = {
     },
   },
   FEEDBACK: {
-    source: (filter) => {
+    source: async (_db, filter) => {
       const { from, to, ...rest } = filter;
       const range = { fromMs: parseInstant(from, 'from'), toMs: parseInstant(to, 'to') };
       const traces = traceFilterSql(rest);
@@ -217,19 +218,23 @@ export class MetricsRepository {
 
   async metrics(query: MetricsQuery): Promise<MetricsAnswer> {
     const p = plan(query);
-    const source = p.view.source(p.filter);
+    const hours = p.granularity !== 'MINUTE' && hasWholeHourOffsets(p.zone, p.from, p.to);
+    const source = await p.view.source(this.db, p.filter, hours);
     const keys = p.dimensions.length ? `[${p.dimensions.map((d) => p.view.dimensions[d]).join(', ')}]` : '[]';
     const values = p.measures.map((m, i) => `${p.view.measures[m]} AS m${i}`).join(', ');
     const params = { ...source.params, tz: p.zone, limit: p.limit };
 
-    // The series: the top `limit` by the first measure over the whole range.
-    const top = await this.db.rows<{ keys: string[] }>(
-      'query.metrics_series',
-      `SELECT ${keys} AS keys, ${p.view.measures[p.measures[0]!]} AS rank
+    // The series: the top `limit` by the first measure over the whole range (one series, [], without dimensions).
+    const top =
+      p.dimensions.length === 0
+        ? [{ keys: [] as string[] }]
+        : await this.db.rows<{ keys: string[] }>(
+            'query.metrics_series',
+            `SELECT ${keys} AS keys, ${p.view.measures[p.measures[0]!]} AS rank
        FROM (${source.sql})
        GROUP BY keys ORDER BY rank DESC NULLS LAST, keys LIMIT {limit:UInt32}`,
-      params,
-    );
+            params,
+          );
     if (top.length === 0) return { granularity: p.granularity, series: [] };
     const chosen = top.map((row) => row.keys);
     const bucket = p.granularity ? bucketSql(p.granularity) : '0';

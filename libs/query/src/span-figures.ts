@@ -1,20 +1,34 @@
 import {
-  SEALED_ROWS_SQL,
+  CURRENT_HOURS_SQL,
+  CURRENT_HOUR_ROWS_SQL,
   SKETCH_LEVEL,
   SPAN_FACT_AGGREGATES,
   SPAN_METRIC_DIMENSIONS,
   SPAN_METRIC_FIGURES,
   SPAN_SKETCH,
-  UNSEALED_MINUTES_SQL,
+  hourOf,
+  sealedMinuteRowsSql,
+  unsealedMinutesSql,
+  type MinuteCondition,
 } from '@spanforge/clickhouse';
 import { FIRST_STORABLE_MS, LAST_STORABLE_MS } from './query.values';
+import type { ScopedClickHouse } from './scoped-clickhouse';
 import { timeRange, traceFilterSql, type TraceFilter } from './trace-filter';
 
 /*
- * Span figures for the metrics query and the span statistics: the minute rollup where it is sealed,
- * span_facts elsewhere (infra/clickhouse/012_span_metrics.sql). Both give rows of
- * span_metrics_minute's shape, which the callers aggregate with sum() and the sketch merges below.
+ * Span figures for the metrics query and the span statistics, from the span metrics rollup
+ * (infra/clickhouse/012_span_metrics.sql; docs/architecture.md "Span metrics rollup"): hour rows
+ * where they are current, minute rows where those are sealed, span_facts for the rest. Every part
+ * gives rows of span_metrics_minute's shape, which the callers aggregate with sum() and the
+ * sketch merges below.
  */
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+/** Past this many hours to read minute by minute, they are picked by a NOT IN on the current ones instead of as ranges. */
+const MAX_HOUR_RANGES = 48;
+/** Ranges longer than this many hours (about 14 months) are not listed hour by hour. */
+const MAX_LISTED_HOURS = 10_000;
 
 /** A percentile of the merged duration or TTFT sketches (DDSketch: within 0.5 % of the exact value). */
 export function sketch(of: 'duration' | 'ttft', level: keyof typeof SKETCH_LEVEL): string {
@@ -24,14 +38,22 @@ export function sketch(of: 'duration' | 'ttft', level: keyof typeof SKETCH_LEVEL
 const FIGURES = SPAN_METRIC_FIGURES.join(', ');
 const DIMENSIONS = SPAN_METRIC_DIMENSIONS.join(', ');
 
+const at = (name: string) => `fromUnixTimestamp64Milli({${name}:Int64}, 'UTC')`;
+
 /**
- * Span figures per (minute, model, provider, type, service, name) over the filter's range, as
- * `t` (the minute) and span_metrics_minute's columns. With a range alone: the sealed rollup for
- * the whole minutes inside it, and span_facts for the minutes not sealed yet and the part minutes
- * at its ends. With trace conditions too: span_facts of the matching traces (the rollup does not
- * know traces).
+ * Span figures per (minute or hour, model, provider, type, service, name) over the filter's range,
+ * as `t` and span_metrics_minute's columns. With a range alone: the hour rows of the whole hours
+ * inside it that are current (unless `hours` is false: a caller bucketing by minute, or by the
+ * local hours of a zone offset by a part hour), the sealed minute rows of the other whole minutes,
+ * and span_facts for the minutes not sealed yet and the part minutes at its ends. With trace
+ * conditions too: span_facts of the matching traces (the rollup does not know traces). Looks up
+ * which hours are current first (one small read), so the rest reads only what it needs.
  */
-export function spanFigureRows(filter: TraceFilter): { sql: string; params: Record<string, unknown> } {
+export async function spanFigureRows(
+  db: ScopedClickHouse,
+  filter: TraceFilter,
+  options: { hours: boolean } = { hours: true },
+): Promise<{ sql: string; params: Record<string, unknown> }> {
   // All time when the filter gives no range: from the first to the last instant the store holds.
   const { from, to } = timeRange(filter);
   const fromMs = from ?? FIRST_STORABLE_MS;
@@ -41,28 +63,68 @@ export function spanFigureRows(filter: TraceFilter): { sql: string; params: Reco
     ...traces.params,
     factsFromMs: fromMs,
     factsToMs: toMs,
-    factsMinuteMs: Math.floor(fromMs / 60_000) * 60_000,
+    factsMinuteMs: Math.floor(fromMs / MINUTE_MS) * MINUTE_MS,
   };
   const facts = (minutes: string) => `SELECT minute AS t, ${DIMENSIONS}, ${SPAN_FACT_AGGREGATES}
     FROM span_facts FINAL
     WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-      AND minute >= fromUnixTimestamp64Milli({factsMinuteMs:Int64}, 'UTC') AND minute < fromUnixTimestamp64Milli({factsToMs:Int64}, 'UTC')
-      AND start_time >= fromUnixTimestamp64Milli({factsFromMs:Int64}, 'UTC') AND start_time < fromUnixTimestamp64Milli({factsToMs:Int64}, 'UTC')${minutes}
+      AND minute >= ${at('factsMinuteMs')} AND minute < ${at('factsToMs')}
+      AND start_time >= ${at('factsFromMs')} AND start_time < ${at('factsToMs')}${minutes}
     GROUP BY minute, ${DIMENSIONS}`;
   if (traces.traces) {
     const matching = ` AND trace_id IN (SELECT trace_id FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})${traces.traces})`;
     return { sql: facts(matching), params };
   }
-  // The whole minutes inside the range: the rollup answers those.
-  const sealFromMs = Math.ceil(fromMs / 60_000) * 60_000;
-  const sealToMs = Math.floor(toMs / 60_000) * 60_000;
+  // The whole minutes inside the range: the rollup answers those, the facts the part minutes at the ends.
+  const sealFromMs = Math.ceil(fromMs / MINUTE_MS) * MINUTE_MS;
+  const sealToMs = Math.floor(toMs / MINUTE_MS) * MINUTE_MS;
   if (sealFromMs >= sealToMs) return { sql: facts(''), params };
   params.sealFromMs = sealFromMs;
   params.sealToMs = sealToMs;
-  const rawMinutes = ` AND (minute < fromUnixTimestamp64Milli({sealFromMs:Int64}, 'UTC') OR minute >= fromUnixTimestamp64Milli({sealToMs:Int64}, 'UTC') OR minute IN (${UNSEALED_MINUTES_SQL}))`;
-  return {
-    sql: `SELECT minute AS t, ${DIMENSIONS}, ${FIGURES} FROM (${SEALED_ROWS_SQL})
-          UNION ALL ${facts(rawMinutes)}`,
-    params,
-  };
+  const outsideSealed = (column: string) => `${column} < ${at('sealFromMs')} OR ${column} >= ${at('sealToMs')}`;
+
+  const hourFromMs = Math.ceil(sealFromMs / HOUR_MS) * HOUR_MS;
+  const hourToMs = Math.floor(sealToMs / HOUR_MS) * HOUR_MS;
+  const currentHours = options.hours && hourFromMs < hourToMs ? await currentHoursOf(db, hourFromMs, hourToMs) : [];
+  // The whole minutes the hour rows do not answer.
+  let minutes: MinuteCondition = (column) => `${column} >= ${at('sealFromMs')} AND ${column} < ${at('sealToMs')}`;
+  if (currentHours.length > 0) {
+    params.currentHoursMs = currentHours;
+    // The hours of the range the hour rows do not answer, when few enough to list (not over all time).
+    const current = new Set(currentHours);
+    const others =
+      (hourToMs - hourFromMs) / HOUR_MS <= MAX_LISTED_HOURS
+        ? hoursBetween(hourFromMs, hourToMs).filter((hour) => !current.has(hour))
+        : undefined;
+    const ends = (column: string) =>
+      `(${column} >= ${at('sealFromMs')} AND ${column} < ${at('hourFromMs')}) OR (${column} >= ${at('hourToMs')} AND ${column} < ${at('sealToMs')})`;
+    params.hourFromMs = hourFromMs;
+    params.hourToMs = hourToMs;
+    if (others !== undefined && others.length <= MAX_HOUR_RANGES) {
+      others.forEach((hour, i) => (params[`hour${i}Ms`] = hour));
+      minutes = (column) =>
+        `(${[ends(column), ...others.map((_, i) => `(${column} >= ${at(`hour${i}Ms`)} AND ${column} < ${at(`hour${i}Ms`)} + INTERVAL 1 HOUR)`)].join(' OR ')})`;
+    } else {
+      minutes = (column) =>
+        `(${ends(column)} OR (${column} >= ${at('hourFromMs')} AND ${column} < ${at('hourToMs')} AND toUnixTimestamp64Milli(${hourOf(column)}) NOT IN {currentHoursMs:Array(Int64)}))`;
+    }
+  }
+  const parts = [
+    ...(currentHours.length > 0 ? [`SELECT hour AS t, ${DIMENSIONS}, ${FIGURES} FROM (${CURRENT_HOUR_ROWS_SQL})`] : []),
+    `SELECT minute AS t, ${DIMENSIONS}, ${FIGURES} FROM (${sealedMinuteRowsSql(minutes)})`,
+    facts(` AND (${outsideSealed('minute')} OR minute IN (${unsealedMinutesSql(minutes)}))`),
+  ];
+  return { sql: parts.join('\nUNION ALL '), params };
+}
+
+/** The current hours of [fromMs, toMs), ms since the epoch. */
+async function currentHoursOf(db: ScopedClickHouse, hourFromMs: number, hourToMs: number): Promise<number[]> {
+  const rows = await db.rows<{ hour_ms: string | number }>('query.span_current_hours', CURRENT_HOURS_SQL, { hourFromMs, hourToMs });
+  return rows.map((row) => Number(row.hour_ms)).sort((a, b) => a - b);
+}
+
+function hoursBetween(fromMs: number, toMs: number): number[] {
+  const hours: number[] = [];
+  for (let hour = fromMs; hour < toMs; hour += HOUR_MS) hours.push(hour);
+  return hours;
 }

@@ -21,15 +21,20 @@ const FILTER: TraceFilter = {
 };
 
 describe('StatsRepository SQL', () => {
-  const { client, record } = recordingClient();
+  // Two current hours in the range, one not: every part of the span figures read (hour rows, minute rows, facts).
+  const { client, record } = recordingClient((queryId) =>
+    queryId === 'query.span_current_hours'
+      ? [{ hour_ms: Date.parse('2026-11-20T10:00:00Z') }, { hour_ms: Date.parse('2026-11-20T12:00:00Z') }]
+      : [],
+  );
   const repository = new StatsRepository(new ScopedClickHouse(client, RECORDING_SCOPE));
 
   it('spanTypeStats: no filter', async () => {
-    expectScopedQueries(await record(() => repository.spanTypeStats(undefined)), 1);
+    expectScopedQueries(await record(() => repository.spanTypeStats(undefined)), 2);
   });
 
   it('spanTypeStats: a time range only', async () => {
-    expectScopedQueries(await record(() => repository.spanTypeStats(RANGE)), 1);
+    expectScopedQueries(await record(() => repository.spanTypeStats(RANGE)), 2);
   });
 
   it('spanTypeStats: a range and trace filters', async () => {
@@ -37,11 +42,11 @@ describe('StatsRepository SQL', () => {
   });
 
   it('modelStats: no filter', async () => {
-    expectScopedQueries(await record(() => repository.modelStats(undefined)), 1);
+    expectScopedQueries(await record(() => repository.modelStats(undefined)), 2);
   });
 
   it('modelStats: a time range only', async () => {
-    expectScopedQueries(await record(() => repository.modelStats(RANGE)), 1);
+    expectScopedQueries(await record(() => repository.modelStats(RANGE)), 2);
   });
 
   it('modelStats: a range and trace filters', async () => {

@@ -39,7 +39,7 @@ export class StatsRepository {
 
   /** Per span type, of the spans that start in the range, of the traces the filter matches (span-figures.ts). */
   async spanTypeStats(filter: TraceFilter | undefined): Promise<SpanTypeStatsRow[]> {
-    const rows = spanFigureRows(filter ?? {});
+    const rows = await spanFigureRows(this.db, filter ?? {});
     return this.db.rows<SpanTypeStatsRow>(
       'query.span_type_stats',
       `SELECT toString(span_type) AS span_type, sum(spans) AS span_count, sum(errors) / sum(spans) AS error_rate,
@@ -56,7 +56,7 @@ export class StatsRepository {
    * percentiles are over the model's LLM spans that recorded one.
    */
   async modelStats(filter: TraceFilter | undefined): Promise<ModelStatsRow[]> {
-    const rows = spanFigureRows(filter ?? {});
+    const rows = await spanFigureRows(this.db, filter ?? {});
     return this.db.rows<ModelStatsRow>(
       'query.model_stats',
       `SELECT toString(model) AS model, any(toString(provider)) AS provider, sum(usage_spans) AS calls, sum(input_tokens) AS input_tokens,
