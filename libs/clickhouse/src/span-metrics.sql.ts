@@ -97,22 +97,22 @@ export function sealedMinuteRowsSql(minutes: MinuteCondition): string {
 }
 
 /**
- * The whole hours in {hourFromMs, hourToMs} (ms) whose hour rows stand for all their minutes: the
- * oldest minute computation their newest merge took (each group's row keeps the oldest of its
- * minutes) is at least as new as the newest span row of the hour (its marks). Answers `hour_ms`.
+ * The whole hours in {hourFromMs, hourToMs} (ms) that hold span rows (their marks), each with
+ * whether its hour rows stand for all its minutes: the oldest minute computation their newest
+ * merge took (each group's row keeps the oldest of its minutes) is at least as new as the newest
+ * span row of the hour. Answers `hour_ms` and `current` (1 or 0).
  */
-export const CURRENT_HOURS_SQL = `
-  SELECT toUnixTimestamp64Milli(h.hour) AS hour_ms
-  FROM (SELECT hour, min(min_source_computed_at) AS vouched FROM span_metrics_hour
-        WHERE ${SCOPE} AND hour >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND hour < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')
-          AND (hour, computed_at) IN (SELECT hour, max(computed_at) FROM span_metrics_hour
-                                      WHERE ${SCOPE} AND hour >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND hour < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')
-                                      GROUP BY hour)
-        GROUP BY hour) AS h
-  INNER JOIN (SELECT ${HOUR_OF_MINUTE} AS hour, max(dirty_at) AS dirty FROM span_minute_marks
-              WHERE ${SCOPE} AND minute >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND minute < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')
-              GROUP BY hour) AS d ON h.hour = d.hour
-  WHERE h.vouched >= d.dirty`;
+export const HOURS_WITH_DATA_SQL = `
+  SELECT toUnixTimestamp64Milli(d.hour) AS hour_ms, h.vouched >= d.dirty AS current
+  FROM (SELECT ${HOUR_OF_MINUTE} AS hour, max(dirty_at) AS dirty FROM span_minute_marks
+        WHERE ${SCOPE} AND minute >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND minute < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')
+        GROUP BY hour) AS d
+  LEFT JOIN (SELECT hour, min(min_source_computed_at) AS vouched FROM span_metrics_hour
+             WHERE ${SCOPE} AND hour >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND hour < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')
+               AND (hour, computed_at) IN (SELECT hour, max(computed_at) FROM span_metrics_hour
+                                           WHERE ${SCOPE} AND hour >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND hour < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')
+                                           GROUP BY hour)
+             GROUP BY hour) AS h ON d.hour = h.hour`;
 
 const HOUR_RANGE =
   "hour >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND hour < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')";

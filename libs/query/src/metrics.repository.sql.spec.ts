@@ -12,7 +12,10 @@ const RANGE = { from: '2026-11-01T00:00:00Z', to: '2026-11-08T00:00:00Z' };
 describe('MetricsRepository SQL', () => {
   const answers: Record<string, unknown[]> = {
     'query.metrics_series': [{ keys: ['a'] }],
-    'query.span_current_hours': [{ hour_ms: Date.parse('2026-11-02T00:00:00Z') }, { hour_ms: Date.parse('2026-11-02T01:00:00Z') }],
+    'query.span_hours_with_data': [
+      { hour_ms: Date.parse('2026-11-02T00:00:00Z'), current: 1 },
+      { hour_ms: Date.parse('2026-11-02T01:00:00Z'), current: 0 },
+    ],
   };
   const { client, record } = recordingClient((queryId) => answers[queryId] ?? []);
   const repository = new MetricsRepository(new ScopedClickHouse(client, RECORDING_SCOPE));

@@ -1,5 +1,5 @@
 import {
-  CURRENT_HOURS_SQL,
+  HOURS_WITH_DATA_SQL,
   CURRENT_HOUR_ROWS_SQL,
   SKETCH_LEVEL,
   SPAN_FACT_AGGREGATES,
@@ -25,10 +25,8 @@ import { timeRange, traceFilterSql, type TraceFilter } from './trace-filter';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
-/** Past this many hours to read minute by minute, they are picked by a NOT IN on the current ones instead of as ranges. */
+/** Past this many stale hours to read minute by minute, they are picked by a NOT IN on the current ones instead of as ranges. */
 const MAX_HOUR_RANGES = 48;
-/** Ranges longer than this many hours (about 14 months) are not listed hour by hour. */
-const MAX_LISTED_HOURS = 10_000;
 
 /** A percentile of the merged duration or TTFT sketches (DDSketch: within 0.5 % of the exact value). */
 export function sketch(of: 'duration' | 'ttft', level: keyof typeof SKETCH_LEVEL): string {
@@ -85,46 +83,46 @@ export async function spanFigureRows(
 
   const hourFromMs = Math.ceil(sealFromMs / HOUR_MS) * HOUR_MS;
   const hourToMs = Math.floor(sealToMs / HOUR_MS) * HOUR_MS;
-  const currentHours = options.hours && hourFromMs < hourToMs ? await currentHoursOf(db, hourFromMs, hourToMs) : [];
-  // The whole minutes the hour rows do not answer.
+  const hours = options.hours && hourFromMs < hourToMs ? await hoursWithData(db, hourFromMs, hourToMs) : { current: [], stale: [] };
+  // The whole minutes the hour rows do not answer: the part hours at the ends, and the hours with span rows that are not current.
   let minutes: MinuteCondition = (column) => `${column} >= ${at('sealFromMs')} AND ${column} < ${at('sealToMs')}`;
-  if (currentHours.length > 0) {
-    params.currentHoursMs = currentHours;
-    // The hours of the range the hour rows do not answer, when few enough to list (not over all time).
-    const current = new Set(currentHours);
-    const others =
-      (hourToMs - hourFromMs) / HOUR_MS <= MAX_LISTED_HOURS
-        ? hoursBetween(hourFromMs, hourToMs).filter((hour) => !current.has(hour))
-        : undefined;
-    const ends = (column: string) =>
-      `(${column} >= ${at('sealFromMs')} AND ${column} < ${at('hourFromMs')}) OR (${column} >= ${at('hourToMs')} AND ${column} < ${at('sealToMs')})`;
+  if (hours.current.length > 0) {
+    params.currentHoursMs = hours.current;
     params.hourFromMs = hourFromMs;
     params.hourToMs = hourToMs;
-    if (others !== undefined && others.length <= MAX_HOUR_RANGES) {
-      others.forEach((hour, i) => (params[`hour${i}Ms`] = hour));
+    const ends = (column: string) =>
+      `(${column} >= ${at('sealFromMs')} AND ${column} < ${at('hourFromMs')}) OR (${column} >= ${at('hourToMs')} AND ${column} < ${at('sealToMs')})`;
+    if (hours.stale.length <= MAX_HOUR_RANGES) {
+      hours.stale.forEach((hour, i) => (params[`hour${i}Ms`] = hour));
       minutes = (column) =>
-        `(${[ends(column), ...others.map((_, i) => `(${column} >= ${at(`hour${i}Ms`)} AND ${column} < ${at(`hour${i}Ms`)} + INTERVAL 1 HOUR)`)].join(' OR ')})`;
+        `(${[ends(column), ...hours.stale.map((_, i) => `(${column} >= ${at(`hour${i}Ms`)} AND ${column} < ${at(`hour${i}Ms`)} + INTERVAL 1 HOUR)`)].join(' OR ')})`;
     } else {
       minutes = (column) =>
         `(${ends(column)} OR (${column} >= ${at('hourFromMs')} AND ${column} < ${at('hourToMs')} AND toUnixTimestamp64Milli(${hourOf(column)}) NOT IN {currentHoursMs:Array(Int64)}))`;
     }
   }
+  // When the current hours answer the whole range, the minute parts would read nothing: leave them out.
+  const hoursAreAll = hours.current.length > 0 && hours.stale.length === 0 && hourFromMs === fromMs && hourToMs === toMs;
   const parts = [
-    ...(currentHours.length > 0 ? [`SELECT hour AS t, ${DIMENSIONS}, ${FIGURES} FROM (${CURRENT_HOUR_ROWS_SQL})`] : []),
-    `SELECT minute AS t, ${DIMENSIONS}, ${FIGURES} FROM (${sealedMinuteRowsSql(minutes)})`,
-    facts(` AND (${outsideSealed('minute')} OR minute IN (${unsealedMinutesSql(minutes)}))`),
+    ...(hours.current.length > 0 ? [`SELECT hour AS t, ${DIMENSIONS}, ${FIGURES} FROM (${CURRENT_HOUR_ROWS_SQL})`] : []),
+    ...(hoursAreAll
+      ? []
+      : [
+          `SELECT minute AS t, ${DIMENSIONS}, ${FIGURES} FROM (${sealedMinuteRowsSql(minutes)})`,
+          facts(` AND (${outsideSealed('minute')} OR minute IN (${unsealedMinutesSql(minutes)}))`),
+        ]),
   ];
   return { sql: parts.join('\nUNION ALL '), params };
 }
 
-/** The current hours of [fromMs, toMs), ms since the epoch. */
-async function currentHoursOf(db: ScopedClickHouse, hourFromMs: number, hourToMs: number): Promise<number[]> {
-  const rows = await db.rows<{ hour_ms: string | number }>('query.span_current_hours', CURRENT_HOURS_SQL, { hourFromMs, hourToMs });
-  return rows.map((row) => Number(row.hour_ms)).sort((a, b) => a - b);
-}
-
-function hoursBetween(fromMs: number, toMs: number): number[] {
-  const hours: number[] = [];
-  for (let hour = fromMs; hour < toMs; hour += HOUR_MS) hours.push(hour);
-  return hours;
+/** The hours of [hourFromMs, hourToMs) that hold span rows, split by whether their hour rows are current (ms since the epoch). */
+async function hoursWithData(db: ScopedClickHouse, hourFromMs: number, hourToMs: number): Promise<{ current: number[]; stale: number[] }> {
+  const rows = await db.rows<{ hour_ms: string | number; current: number | boolean }>('query.span_hours_with_data', HOURS_WITH_DATA_SQL, {
+    hourFromMs,
+    hourToMs,
+  });
+  const current: number[] = [];
+  const stale: number[] = [];
+  for (const row of rows) (Number(row.current) === 1 ? current : stale).push(Number(row.hour_ms));
+  return { current: current.sort((a, b) => a - b), stale: stale.sort((a, b) => a - b) };
 }

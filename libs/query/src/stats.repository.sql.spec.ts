@@ -21,12 +21,13 @@ const FILTER: TraceFilter = {
 };
 
 describe('StatsRepository SQL', () => {
-  // Two current hours in the range, one not: every part of the span figures read (hour rows, minute rows, facts).
-  const { client, record } = recordingClient((queryId) =>
-    queryId === 'query.span_current_hours'
-      ? [{ hour_ms: Date.parse('2026-11-20T10:00:00Z') }, { hour_ms: Date.parse('2026-11-20T12:00:00Z') }]
-      : [],
-  );
+  // Two current hours in the range and one stale: every part of the span figures read (hour rows, minute rows, facts).
+  const hours = [
+    { hour_ms: Date.parse('2026-11-20T10:00:00Z'), current: 1 },
+    { hour_ms: Date.parse('2026-11-20T11:00:00Z'), current: 0 },
+    { hour_ms: Date.parse('2026-11-20T12:00:00Z'), current: 1 },
+  ];
+  const { client, record } = recordingClient((queryId) => (queryId === 'query.span_hours_with_data' ? hours : []));
   const repository = new StatsRepository(new ScopedClickHouse(client, RECORDING_SCOPE));
 
   it('spanTypeStats: no filter', async () => {
