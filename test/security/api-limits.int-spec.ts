@@ -40,9 +40,12 @@ describe('per-project API limits', () => {
   it('refuses a project over its requests a second, GraphQL and REST alike, and says when to come back', async () => {
     const project = await h.newProject('looping');
     const answers: Answer[] = [];
-    for (let i = 0; i < RATE * 2 + 3; i++) answers.push(await graphql(api, '{ traces { totalCount } }', {}, project.apiKey));
-    // A burst of two seconds' worth goes through; the rest of the loop, in well under a second, does not.
-    expect(answers.length - limited(answers).length).toBeLessThanOrEqual(RATE * 2 + 1);
+    const started = performance.now();
+    for (let i = 0; i < RATE * 2 + 10; i++) answers.push(await graphql(api, '{ traces { totalCount } }', {}, project.apiKey));
+    const elapsedSeconds = (performance.now() - started) / 1000;
+    // A burst of two seconds' worth goes through, and what the bucket refilled while the loop ran
+    // (a busy machine makes the loop slower); the rest does not.
+    expect(answers.length - limited(answers).length).toBeLessThanOrEqual(RATE * 2 + Math.ceil(elapsedSeconds * RATE) + 1);
     expect(limited(answers).length).toBeGreaterThan(0);
     const rest = await fetch(`${api}/v1/traces/${'a'.repeat(32)}/waterfall.svg`, {
       headers: { authorization: `Bearer ${project.apiKey}` },
