@@ -109,7 +109,13 @@ export class HeadlessChromium {
   async close(): Promise<void> {
     const exited = new Promise((resolve) => (this.process.exitCode === null ? this.process.once('exit', resolve) : resolve(undefined)));
     const within = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
-    await Promise.race([this.call('Browser.close').catch(() => undefined), within(5_000)]);
+    // The browser may drop the connection while closing, before it answers: then it is killed below.
+    const asked = this.call('Browser.close').catch((error: unknown) =>
+      process.stderr.write(
+        `chromium: Browser.close got no answer (${error instanceof Error ? error.message : String(error)}); it is killed if still running\n`,
+      ),
+    );
+    await Promise.race([asked, within(5_000)]);
     await Promise.race([exited, within(5_000)]);
     if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGKILL');
     this.socket.close();
