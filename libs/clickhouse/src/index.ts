@@ -5,3 +5,4 @@ export * from './trace-figures.sql';
 export * from './clickhouse-errors';
 export * from './fair-scheduler';
 export * from './span-metrics.sql';
+export * from './statements';

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { REFRESH_SESSION_FIGURES_SQL, type ClickHouseClient } from '@spanforge/clickhouse';
+import { REFRESH_SESSION_FIGURES_SQL, namedStatement, type ClickHouseClient } from '@spanforge/clickhouse';
 import type { FeedbackRecord, FeedbackScope, ScoreConfig, ScoreType } from './feedback.model';
 
 interface ScoreConfigRow {
@@ -48,8 +47,7 @@ export class FeedbackRepository {
         received_at: new Date(receivedAt).toISOString().replace('T', ' ').replace('Z', ''),
       })),
       format: 'JSONEachRow',
-      query_id: `feedback.insert:${randomUUID()}`,
-      clickhouse_settings: { log_comment: 'feedback.insert' },
+      ...namedStatement('feedback.insert'),
     });
   }
 
@@ -58,8 +56,7 @@ export class FeedbackRepository {
     await this.clickhouse.command({
       query: REFRESH_SESSION_FIGURES_SQL,
       query_params: { ...scope, traceIds },
-      query_id: `feedback.refresh_sessions:${randomUUID()}`,
-      clickhouse_settings: { log_comment: 'feedback.refresh_sessions' },
+      ...namedStatement('feedback.refresh_sessions'),
     });
   }
 
@@ -70,8 +67,7 @@ export class FeedbackRepository {
               WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}`,
       query_params: { ...scope, traceIds },
       format: 'JSONEachRow',
-      query_id: `feedback.stored_traces:${randomUUID()}`,
-      clickhouse_settings: { log_comment: 'feedback.stored_traces' },
+      ...namedStatement('feedback.stored_traces'),
     });
     return new Set((await result.json<{ trace_id: string }>()).map((r) => r.trace_id));
   }

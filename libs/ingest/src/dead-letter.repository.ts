@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ClickHouseClient } from '@spanforge/clickhouse';
+import { namedStatement, type ClickHouseClient } from '@spanforge/clickhouse';
 import type { ProjectRef } from './span.repository';
 
 export type DeadLetterKind = 'span_row' | 'export_job' | 'accounting_job';
@@ -40,8 +40,6 @@ interface DeadLetterRow {
 /** Errors are kept to this many characters (a ClickHouse message quotes the input it choked on). */
 const MAX_ERROR_LENGTH = 4_000;
 
-const named = (name: string) => ({ query_id: `${name}:${randomUUID()}`, clickhouse_settings: { log_comment: name } });
-
 /** `YYYY-MM-DD hh:mm:ss.mmm` (UTC), how DateTime64(3) reads and writes in JSON. */
 function timeText(ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
@@ -65,7 +63,7 @@ export class DeadLetterRepository {
       table: 'dead_letters',
       values: letters.map(toRow),
       format: 'JSONEachRow',
-      ...named('ingest.insert_dead_letters'),
+      ...namedStatement('ingest.insert_dead_letters'),
     });
   }
 
@@ -81,7 +79,7 @@ export class DeadLetterRepository {
               LIMIT {first:UInt32}`,
       query_params: { ...project, first: options.first, includeReplayed: options.includeReplayed ? 1 : 0 },
       format: 'JSONEachRow',
-      ...named('ingest.list_dead_letters'),
+      ...namedStatement('ingest.list_dead_letters'),
     });
     return (await result.json<DeadLetterRow>()).map(fromRow);
   }
@@ -98,7 +96,7 @@ export class DeadLetterRepository {
               LIMIT {limit:UInt32}`,
       query_params: { ...project, ids: ids ?? [], all: ids === undefined ? 1 : 0, limit },
       format: 'JSONEachRow',
-      ...named('ingest.pending_dead_letters'),
+      ...namedStatement('ingest.pending_dead_letters'),
     });
     return (await result.json<DeadLetterRow>()).map(fromRow);
   }

@@ -1,7 +1,5 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
-import { finished } from 'node:stream/promises';
-import type { ClickHouseClient } from '@spanforge/clickhouse';
+import { createHash } from 'node:crypto';
+import { insertLines, type ClickHouseClient } from '@spanforge/clickhouse';
 import { OtlpDecodeError, decodeJsonLogs, decodeProtobufLogs, isStorableTime, type LogsDecodeResult } from '@spanforge/otlp';
 import { unpackExportBody, type ExportJob } from '@spanforge/queue';
 import { genAiEventContent } from '@spanforge/semconv';
@@ -75,14 +73,11 @@ export class SpanLogEventRepository {
   async insert(rows: SpanLogEventRow[]): Promise<void> {
     if (rows.length === 0) return;
     // Records of one export may span many months (one partition each); an export is small enough for any number.
-    const result = await this.client.exec({
-      query: 'INSERT INTO span_log_events SETTINGS max_partitions_per_insert_block = 0 FORMAT JSONEachRow',
-      values: Readable.from([rows.map((row) => `${JSON.stringify(row)}\n`).join('')]),
-      query_id: `ingest.insert_span_log_events:${randomUUID()}`,
-      clickhouse_settings: { log_comment: 'ingest.insert_span_log_events' },
-    });
-    // As for spans: the answer is read to its end, or the insert may not have been stored.
-    result.stream.resume();
-    await finished(result.stream);
+    await insertLines(
+      this.client,
+      'INSERT INTO span_log_events SETTINGS max_partitions_per_insert_block = 0 FORMAT JSONEachRow',
+      [rows.map((row) => `${JSON.stringify(row)}\n`).join('')],
+      'ingest.insert_span_log_events',
+    );
   }
 }

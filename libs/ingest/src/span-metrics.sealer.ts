@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import {
   HOUR_OF_MINUTE,
+  namedStatement,
   MINUTE_TO_HOUR_FIGURES,
   SEAL_SAFETY_SECONDS,
   SPAN_FACT_AGGREGATES,
@@ -28,8 +28,6 @@ export interface SealerOptions {
   /** Minutes sealed per statement (one project each). */
   minutesPerStatement?: number;
 }
-
-const named = (name: string) => ({ query_id: `${name}:${randomUUID()}`, clickhouse_settings: { log_comment: name } });
 
 /** Each project's minutes due for sealing: written within the lookback, old enough, not covered. */
 const DUE_MINUTES_SQL = `
@@ -137,7 +135,7 @@ export class SpanMetricsSealer {
       query: DUE_MINUTES_SQL,
       query_params: { lookbackSeconds: this.lookbackSeconds, afterSeconds: this.options.afterSeconds },
       format: 'JSONEachRow',
-      ...named('ingest.span_metrics_due'),
+      ...namedStatement('ingest.span_metrics_due'),
     });
     const due = await result.json<{ tenant_id: string; project_id: string; minutes: Array<number | string> }>();
     let sealed = 0;
@@ -148,7 +146,7 @@ export class SpanMetricsSealer {
       query: DUE_HOURS_SQL,
       query_params: { lookbackSeconds: this.lookbackSeconds, afterSeconds: this.options.afterSeconds },
       format: 'JSONEachRow',
-      ...named('ingest.span_metrics_due_hours'),
+      ...namedStatement('ingest.span_metrics_due_hours'),
     });
     for (const project of await hours.json<{ tenant_id: string; project_id: string; hours: Array<number | string> }>()) {
       await this.sealHours({ tenantId: project.tenant_id, projectId: project.project_id }, project.hours.map(Number));
@@ -177,7 +175,7 @@ export class SpanMetricsSealer {
       await this.client.command({
         query: SEAL_SQL,
         query_params: { ...project, minutesMs: minutes.slice(at, at + this.minutesPerStatement) },
-        ...named('ingest.span_metrics_seal'),
+        ...namedStatement('ingest.span_metrics_seal'),
       });
     }
     return minutes.length;
@@ -190,7 +188,7 @@ export class SpanMetricsSealer {
       await this.client.command({
         query: SEAL_HOURS_SQL,
         query_params: { ...project, hoursMs: hours.slice(at, at + perStatement) },
-        ...named('ingest.span_metrics_seal_hours'),
+        ...namedStatement('ingest.span_metrics_seal_hours'),
       });
     }
   }

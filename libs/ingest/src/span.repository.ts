@@ -1,6 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
-import { finished } from 'node:stream/promises';
 import {
   REFRESH_COST_DAILY_SQL,
   REFRESH_SESSION_FIGURES_SQL,
@@ -8,6 +5,8 @@ import {
   TRACES_DAYS_SQL,
   TRACES_START_DAYS_SQL,
   VACATE_TRACE_COST_DAYS_SQL,
+  insertLines,
+  namedStatement,
   type ClickHouseClient,
 } from '@spanforge/clickhouse';
 import { GEN_AI_TRACE_TYPES, ROOT_UPGRADABLE_TYPES } from '@spanforge/semconv';
@@ -37,33 +36,22 @@ export interface ProjectRef {
   projectId: string;
 }
 
-/** Named queries show up in ClickHouse's query_log (log_comment) and in our metrics. */
-function named(name: string) {
-  return { query_id: `${name}:${randomUUID()}`, clickhouse_settings: { log_comment: name } };
-}
-
 /** All SQL of the ingest write path. Every statement is bound to one tenant and project. */
 export class SpanRepository {
   constructor(private readonly client: ClickHouseClient) {}
 
   /** Inserts rows already serialised as JSONEachRow lines (one string per export), as one insert. */
   async insertSpanLines(texts: string[]): Promise<void> {
-    const result = await this.client.exec({
-      query: 'INSERT INTO spans FORMAT JSONEachRow',
-      values: Readable.from(texts),
-      ...named('ingest.insert_spans'),
-    });
-    // The answer to an INSERT has no rows, but it has to be read to its end: a connection cut
-    // before then, or an exception ClickHouse writes into a response it already started, means the
-    // insert may not have been stored. Such a failure propagates: without a ClickHouse error code
-    // it counts as transient and the insert is retried (a copy stored twice collapses), instead of
-    // the jobs being acknowledged for rows that may be missing.
-    result.stream.resume();
-    await finished(result.stream);
+    await insertLines(this.client, 'INSERT INTO spans FORMAT JSONEachRow', texts, 'ingest.insert_spans');
   }
 
   async insertAccounting(rows: AccountingRow[]): Promise<void> {
-    await this.client.insert({ table: 'ingest_accounting', values: rows, format: 'JSONEachRow', ...named('ingest.insert_accounting') });
+    await this.client.insert({
+      table: 'ingest_accounting',
+      values: rows,
+      format: 'JSONEachRow',
+      ...namedStatement('ingest.insert_accounting'),
+    });
   }
 
   /**
@@ -91,7 +79,7 @@ export class SpanRepository {
                          GROUP BY trace_id) AS r ON r.trace_id = i.trace_id`,
       query_params: { ...project, traceIds, plainRoots, upgradable: ROOT_UPGRADABLE_TYPES, genAiTypes: GEN_AI_TRACE_TYPES },
       format: 'JSONEachRow',
-      ...named('ingest.stored_traces'),
+      ...namedStatement('ingest.stored_traces'),
     });
     const rows = await result.json<{ trace_id: string; session_id: string; has_sessionless: number; root_to_run: number }>();
     return new Map(
@@ -114,7 +102,7 @@ export class SpanRepository {
     await this.client.command({
       query: REFRESH_TRACE_FIGURES_SQL,
       query_params: { ...project, traceIds },
-      ...named('ingest.refresh_trace_figures'),
+      ...namedStatement('ingest.refresh_trace_figures'),
     });
     const after = await this.startDays(project, traceIds);
     const vacated = [...before].filter(([traceId, day]) => after.has(traceId) && after.get(traceId) !== day);
@@ -122,7 +110,7 @@ export class SpanRepository {
       await this.client.command({
         query: VACATE_TRACE_COST_DAYS_SQL,
         query_params: { ...project, vacatedTraces: vacated.map(([traceId]) => traceId), vacatedDays: vacated.map(([, day]) => day) },
-        ...named('ingest.vacate_trace_cost_days'),
+        ...namedStatement('ingest.vacate_trace_cost_days'),
       });
     }
     return [...new Set([...after.values(), ...vacated.map(([, day]) => day)])];
@@ -134,14 +122,18 @@ export class SpanRepository {
     await this.client.command({
       query: REFRESH_SESSION_FIGURES_SQL,
       query_params: { ...project, traceIds },
-      ...named('ingest.refresh_session_figures'),
+      ...namedStatement('ingest.refresh_session_figures'),
     });
   }
 
   /** Recomputes the daily cost rows of these days (UTC). */
   async refreshCostDaily(project: ProjectRef, days: string[]): Promise<void> {
     if (days.length === 0) return;
-    await this.client.command({ query: REFRESH_COST_DAILY_SQL, query_params: { ...project, days }, ...named('ingest.refresh_cost_daily') });
+    await this.client.command({
+      query: REFRESH_COST_DAILY_SQL,
+      query_params: { ...project, days },
+      ...namedStatement('ingest.refresh_cost_daily'),
+    });
   }
 
   /** The day each of these traces is filed under for costs (its start day), by trace id. */
@@ -150,7 +142,7 @@ export class SpanRepository {
       query: TRACES_START_DAYS_SQL,
       query_params: { ...project, traceIds },
       format: 'JSONEachRow',
-      ...named('ingest.trace_start_days'),
+      ...namedStatement('ingest.trace_start_days'),
     });
     return new Map((await result.json<{ trace_id: string; day: string }>()).map((r) => [r.trace_id, r.day]));
   }
@@ -199,7 +191,7 @@ export class SpanRepository {
         runTraces: [...rootsToRun],
       },
       format: 'JSONEachRow',
-      ...named('ingest.rewritten_spans'),
+      ...namedStatement('ingest.rewritten_spans'),
     });
     const text = await result.text();
     let rows = 0;

@@ -1,0 +1,26 @@
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import type { ClickHouseClient } from '@clickhouse/client';
+
+/**
+ * A statement's name as ClickHouse shows it: in its query id (`<name>:<uuid>`, what our metrics and
+ * errors name) and in query_log's log_comment. Every statement of ours carries one.
+ */
+export function namedStatement(name: string): { query_id: string; clickhouse_settings: { log_comment: string } } {
+  return { query_id: `${name}:${randomUUID()}`, clickhouse_settings: { log_comment: name } };
+}
+
+/**
+ * Runs an `INSERT … FORMAT JSONEachRow` of lines already serialised (each ending in '\n'), as one
+ * insert. The answer to an INSERT has no rows, but it has to be read to its end: a connection cut
+ * before then, or an exception ClickHouse writes into a response it already started, means the
+ * insert may not have been stored. Such a failure propagates: without a ClickHouse error code it
+ * counts as transient and the insert is retried (a copy stored twice collapses), instead of the
+ * jobs being acknowledged for rows that may be missing.
+ */
+export async function insertLines(client: ClickHouseClient, query: string, lines: string[], name: string): Promise<void> {
+  const result = await client.exec({ query, values: Readable.from(lines), ...namedStatement(name) });
+  result.stream.resume();
+  await finished(result.stream);
+}
