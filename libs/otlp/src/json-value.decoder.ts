@@ -1,6 +1,6 @@
 import { bytesOfBase64 } from './binary-text.codec';
 import { DecodeContext, setAttribute } from './decode.context';
-import { AttributeValue, Attributes, OtlpDecodeError } from './otlp.model';
+import { AttributeValue, Attributes, OtlpDecodeError, OtlpResource, OtlpScope } from './otlp.model';
 import { int64Value } from './wire.reader';
 
 /*
@@ -184,4 +184,41 @@ function plainValueOfJson(raw: unknown, context: DecodeContext, depth: number): 
   const object: { [key: string]: AttributeValue } = {};
   for (const key of keys) setAttribute(object, key, plainValueOfJson(raw[key], context, depth + 1));
   return object;
+}
+
+/** The Resource of a ResourceSpans/ResourceLogs object, with that object's schema_url; empty when absent. */
+export function resourceOfJson(raw: JsonObject, path: string, context: DecodeContext): OtlpResource {
+  const resource: OtlpResource = {
+    attributes: {},
+    droppedAttributesCount: 0,
+    schemaUrl: stringOfJson(field(raw, 'schemaUrl', 'schema_url')),
+  };
+  const rawResource = objectField(raw, 'resource', 'resource', path);
+  if (rawResource) {
+    const cut = readJsonAttributes(field(rawResource, 'attributes'), `${path}.resource.attributes`, resource.attributes, context);
+    resource.droppedAttributesCount = uint32OfJson(field(rawResource, 'droppedAttributesCount', 'dropped_attributes_count')) + cut;
+  }
+  return resource;
+}
+
+/**
+ * The InstrumentationScope of a ScopeSpans/ScopeLogs object (or the pre-v0.19
+ * instrumentationLibrary), with that object's schema_url; empty when absent.
+ */
+export function scopeOfJson(raw: JsonObject, path: string, context: DecodeContext): OtlpScope {
+  const scope: OtlpScope = {
+    name: '',
+    version: '',
+    attributes: {},
+    droppedAttributesCount: 0,
+    schemaUrl: stringOfJson(field(raw, 'schemaUrl', 'schema_url')),
+  };
+  const rawScope = objectField(raw, 'scope', 'scope', path) ?? objectField(raw, 'instrumentationLibrary', 'instrumentation_library', path);
+  if (rawScope) {
+    scope.name = stringOfJson(field(rawScope, 'name'));
+    scope.version = stringOfJson(field(rawScope, 'version'));
+    const cut = readJsonAttributes(field(rawScope, 'attributes'), `${path}.scope.attributes`, scope.attributes, context);
+    scope.droppedAttributesCount = uint32OfJson(field(rawScope, 'droppedAttributesCount', 'dropped_attributes_count')) + cut;
+  }
+  return scope;
 }

@@ -7,6 +7,8 @@ import {
   isJsonObject,
   objectField,
   readJsonAttributes,
+  resourceOfJson,
+  scopeOfJson,
   stringOfJson,
   timeOfJson,
   uint32OfJson,
@@ -85,18 +87,9 @@ function keepLongIntegers(_key: string, value: unknown, context?: { source?: str
 
 function readResourceSpans(raw: unknown, path: string, context: DecodeContext, result: DecodeResult): void {
   if (!isJsonObject(raw)) throw new OtlpDecodeError(`${path} must be an object, got ${describeJson(raw)}`);
-  const resource: OtlpResource = {
-    attributes: {},
-    droppedAttributesCount: 0,
-    schemaUrl: stringOfJson(field(raw, 'schemaUrl', 'schema_url')),
-  };
   const firstSpan = result.spans.length;
-  const rawResource = objectField(raw, 'resource', 'resource', path);
   context.truncated = false;
-  if (rawResource) {
-    const cut = readJsonAttributes(field(rawResource, 'attributes'), `${path}.resource.attributes`, resource.attributes, context);
-    resource.droppedAttributesCount = uint32OfJson(field(rawResource, 'droppedAttributesCount', 'dropped_attributes_count')) + cut;
-  }
+  const resource = resourceOfJson(raw, path, context);
   const resourceCut = context.truncated;
   // instrumentationLibrarySpans: the pre-v0.19 name of scopeSpans, still sent by old exporters.
   for (const [camel, snake] of [
@@ -112,22 +105,9 @@ function readResourceSpans(raw: unknown, path: string, context: DecodeContext, r
 
 function readScopeSpans(raw: unknown, path: string, resource: OtlpResource, context: DecodeContext, result: DecodeResult): void {
   if (!isJsonObject(raw)) throw new OtlpDecodeError(`${path} must be an object, got ${describeJson(raw)}`);
-  const scope: OtlpScope = {
-    name: '',
-    version: '',
-    attributes: {},
-    droppedAttributesCount: 0,
-    schemaUrl: stringOfJson(field(raw, 'schemaUrl', 'schema_url')),
-  };
   const firstSpan = result.spans.length;
-  const rawScope = objectField(raw, 'scope', 'scope', path) ?? objectField(raw, 'instrumentationLibrary', 'instrumentation_library', path);
   context.truncated = false;
-  if (rawScope) {
-    scope.name = stringOfJson(field(rawScope, 'name'));
-    scope.version = stringOfJson(field(rawScope, 'version'));
-    const cut = readJsonAttributes(field(rawScope, 'attributes'), `${path}.scope.attributes`, scope.attributes, context);
-    scope.droppedAttributesCount = uint32OfJson(field(rawScope, 'droppedAttributesCount', 'dropped_attributes_count')) + cut;
-  }
+  const scope = scopeOfJson(raw, path, context);
   const scopeCut = context.truncated;
   arrayField(raw, 'spans', 'spans', path).forEach((span, index) =>
     admitSpan(result, readSpan(span, `${path}.spans[${index}]`, resource, scope, context)),

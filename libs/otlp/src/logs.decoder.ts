@@ -6,8 +6,9 @@ import {
   describeJson,
   field,
   isJsonObject,
-  objectField,
   readJsonAttributes,
+  resourceOfJson,
+  scopeOfJson,
   stringOfJson,
   timeOfJson,
   uint32OfJson,
@@ -193,32 +194,11 @@ export function decodeJsonLogs(body: unknown, limits: DecodeLimits = DEFAULT_DEC
   arrayField(request, 'resourceLogs', 'resource_logs', 'body').forEach((raw, index) => {
     const path = `resourceLogs[${index}]`;
     if (!isJsonObject(raw)) throw new OtlpDecodeError(`${path} must be an object, got ${describeJson(raw)}`);
-    const resource: OtlpResource = {
-      attributes: {},
-      droppedAttributesCount: 0,
-      schemaUrl: stringOfJson(field(raw, 'schemaUrl', 'schema_url')),
-    };
-    const rawResource = objectField(raw, 'resource', 'resource', path);
-    if (rawResource) {
-      const dropped = readJsonAttributes(field(rawResource, 'attributes'), `${path}.resource.attributes`, resource.attributes, context);
-      resource.droppedAttributesCount = uint32OfJson(field(rawResource, 'droppedAttributesCount', 'dropped_attributes_count')) + dropped;
-    }
+    const resource = resourceOfJson(raw, path, context);
     arrayField(raw, 'scopeLogs', 'scope_logs', path).forEach((rawScopeLogs, scopeIndex) => {
       const scopePath = `${path}.scopeLogs[${scopeIndex}]`;
       if (!isJsonObject(rawScopeLogs)) throw new OtlpDecodeError(`${scopePath} must be an object, got ${describeJson(rawScopeLogs)}`);
-      const scope: OtlpScope = {
-        name: '',
-        version: '',
-        attributes: {},
-        droppedAttributesCount: 0,
-        schemaUrl: stringOfJson(field(rawScopeLogs, 'schemaUrl', 'schema_url')),
-      };
-      const rawScope = objectField(rawScopeLogs, 'scope', 'scope', scopePath);
-      if (rawScope) {
-        scope.name = stringOfJson(field(rawScope, 'name'));
-        scope.version = stringOfJson(field(rawScope, 'version'));
-        readJsonAttributes(field(rawScope, 'attributes'), `${scopePath}.scope.attributes`, scope.attributes, context);
-      }
+      const scope = scopeOfJson(rawScopeLogs, scopePath, context);
       arrayField(rawScopeLogs, 'logRecords', 'log_records', scopePath).forEach((rawRecord, recordIndex) =>
         admitRecord(result, readJsonRecord(rawRecord, `${scopePath}.logRecords[${recordIndex}]`, resource, scope, context)),
       );
