@@ -24,3 +24,4 @@ export {
   wellFormed,
 } from './store-domain';
 export { rejectReasonOf } from './span.validation';
+export { setAttribute } from './decode.context';

@@ -1,4 +1,4 @@
-import type { AttributeValue, Attributes } from '@spanforge/otlp';
+import { setAttribute, type AttributeValue, type Attributes } from '@spanforge/otlp';
 import { jsonFragment, looksLikeJsonContainer, toText } from './attribute-read';
 import {
   collectFamilyKeys,
@@ -74,7 +74,7 @@ export interface ContentMove {
  * input-messages JSON schema: `{"role":"system","parts":[...]}`), spliced in as text so the history
  * is not parsed.
  */
-function inputWithSystemInstructions(messages: AttributeValue | undefined, system: AttributeValue | undefined): string {
+export function inputWithSystemInstructions(messages: AttributeValue | undefined, system: AttributeValue | undefined): string {
   if (system === undefined || system === null) return toText(messages);
   const parts =
     typeof system === 'string' && !looksLikeJsonContainer(system)
@@ -118,10 +118,7 @@ function withoutKeys(attributes: Attributes, removed: ReadonlySet<string>): Attr
   if (removed.size === 0) return attributes;
   const kept: Attributes = {};
   for (const key of Object.keys(attributes)) {
-    if (removed.has(key)) continue;
-    if (key === '__proto__')
-      Object.defineProperty(kept, key, { value: attributes[key], enumerable: true, writable: true, configurable: true });
-    else kept[key] = attributes[key];
+    if (!removed.has(key)) setAttribute(kept, key, attributes[key]);
   }
   return kept;
 }

@@ -1,5 +1,6 @@
-import type { AttributeValue, Attributes } from '@spanforge/otlp';
-import { jsonFragment, looksLikeJsonContainer, toText } from './attribute-read';
+import { setAttribute, type AttributeValue, type Attributes } from '@spanforge/otlp';
+import { looksLikeJsonContainer, toText } from './attribute-read';
+import { inputWithSystemInstructions } from './content';
 
 /*
  * GenAI events: the message contents an instrumentation sends as OTLP log records (or span events)
@@ -119,33 +120,23 @@ function messageList(value: AttributeValue | undefined): string {
   return typeof value === 'string' && !looksLikeJsonContainer(value) ? JSON.stringify([textMessage('user', value)]) : toText(value);
 }
 
-/** Input messages with the system instructions (an array of parts) as a first system message. */
+/** Input messages with the system instructions (an array of parts) as a first system message, as span attributes give them. */
 function messagesWithSystem(messages: AttributeValue | undefined, system: AttributeValue | undefined): string {
   const history = messageList(messages);
-  if (system === undefined || system === null || system === '') return history;
-  const parts =
-    typeof system === 'string' && !looksLikeJsonContainer(system)
-      ? JSON.stringify([{ type: 'text', content: system }])
-      : jsonFragment(system);
-  return joinMessageArrays([`[{"role":"system","parts":${parts}}]`, history]);
+  return system === undefined || system === null || system === '' ? history : inputWithSystemInstructions(history || undefined, system);
 }
 
 /** The record's attributes without contents, and the body's scalar facts (finish_reason, index, id, role). */
 function eventFacts(body: AttributeValue, attributes: Attributes): Attributes {
   const facts: Attributes = {};
-  for (const [key, value] of Object.entries(attributes)) if (!CONTENT_ATTRIBUTES.has(key)) setFact(facts, key, value);
+  for (const [key, value] of Object.entries(attributes)) if (!CONTENT_ATTRIBUTES.has(key)) setAttribute(facts, key, value);
   if (isObject(body)) {
     for (const [key, value] of Object.entries(body)) {
       if (CONTENT_FIELDS.has(key) || CONTENT_ATTRIBUTES.has(key)) continue;
-      if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') setFact(facts, key, value);
+      if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') setAttribute(facts, key, value);
     }
   }
   return facts;
-}
-
-/** An own property even for the key `__proto__`, which plain assignment would turn into the prototype. */
-function setFact(facts: Attributes, key: string, value: AttributeValue): void {
-  Object.defineProperty(facts, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function isObject(value: AttributeValue | undefined): value is JsonObject {
