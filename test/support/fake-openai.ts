@@ -115,34 +115,52 @@ function textReply(toolResult: string | undefined): string {
   return toolResult === undefined ? 'Hello from the fake model.' : `The tool said ${toolResult.replaceAll('"', "'")}; that is my answer.`;
 }
 
-async function chatCompletions(request: Json, response: ServerResponse, answers: FakeAnswer[], receivedAt: number, chars: number) {
-  const messages = (request.messages ?? []) as Json[];
-  const toolMessage = [...messages].reverse().find((m) => m.role === 'tool');
-  const lastUser = [...messages].reverse().find((m) => m.role === 'user');
-  const toolName = toolMessage ? undefined : firstToolName(request.tools);
+/**
+ * What the fake answers a request, whatever the endpoint: a call of the first tool offered until a
+ * tool result comes back, then a text naming that result; usage from the request's size.
+ */
+function decide(
+  endpoint: FakeAnswer['endpoint'],
+  request: Json,
+  input: { items: number; chars: number; toolResult: string | undefined; lastUserText: string; reported: boolean; receivedAt: number },
+): FakeAnswer {
+  const toolName = input.toolResult === undefined ? firstToolName(request.tools) : undefined;
   const requestedModel = String(request.model);
-  const model = snapshotOf(requestedModel);
-  const stream = request.stream === true;
-  const includeUsage = stream ? (request.stream_options as Json | undefined)?.include_usage === true : true;
-  const id = `chatcmpl-fake${answers.length}`;
-  const created = Math.floor(receivedAt / 1000);
-  const args = toolName ? toolArguments(request.tools, textOf(lastUser?.content)) : undefined;
-  const text = toolName ? undefined : textReply(toolMessage ? textOf(toolMessage.content) : undefined);
-  const usage = usageFor(messages.length, chars, toolName ? 9 + Math.ceil(args!.length / 4) : wordsOf(text!) + 2);
-  const answer: FakeAnswer = {
-    endpoint: 'chat',
+  const args = toolName ? toolArguments(request.tools, input.lastUserText) : undefined;
+  const text = toolName ? undefined : textReply(input.toolResult);
+  return {
+    endpoint,
     requestedModel,
-    model,
-    stream,
+    model: snapshotOf(requestedModel),
+    stream: request.stream === true,
     kind: toolName ? 'tool_call' : 'text',
     toolName,
     toolArguments: args,
     text,
-    usage,
-    reported: includeUsage,
-    receivedAt,
+    usage: usageFor(input.items, input.chars, toolName ? 9 + Math.ceil(args!.length / 4) : wordsOf(text!) + 2),
+    reported: input.reported,
+    receivedAt: input.receivedAt,
     firstChunkAt: 0,
   };
+}
+
+async function chatCompletions(request: Json, response: ServerResponse, answers: FakeAnswer[], receivedAt: number, chars: number) {
+  const messages = (request.messages ?? []) as Json[];
+  const toolMessage = [...messages].reverse().find((m) => m.role === 'tool');
+  const lastUser = [...messages].reverse().find((m) => m.role === 'user');
+  const stream = request.stream === true;
+  const includeUsage = stream ? (request.stream_options as Json | undefined)?.include_usage === true : true;
+  const id = `chatcmpl-fake${answers.length}`;
+  const created = Math.floor(receivedAt / 1000);
+  const answer = decide('chat', request, {
+    items: messages.length,
+    chars,
+    toolResult: toolMessage ? textOf(toolMessage.content) : undefined,
+    lastUserText: textOf(lastUser?.content),
+    reported: includeUsage,
+    receivedAt,
+  });
+  const { model, toolName, toolArguments: args, text, usage } = answer;
   answers.push(answer);
   const usageJson = {
     prompt_tokens: usage.promptTokens,
@@ -203,27 +221,15 @@ async function responses(request: Json, response: ServerResponse, answers: FakeA
   const input = (typeof request.input === 'string' ? [{ role: 'user', content: request.input }] : (request.input ?? [])) as Json[];
   const toolOutput = [...input].reverse().find((item) => item.type === 'function_call_output');
   const lastUser = [...input].reverse().find((item) => item.role === 'user');
-  const toolName = toolOutput ? undefined : firstToolName(request.tools);
-  const requestedModel = String(request.model);
-  const model = snapshotOf(requestedModel);
-  const stream = request.stream === true;
-  const args = toolName ? toolArguments(request.tools, textOf(lastUser?.content)) : undefined;
-  const text = toolName ? undefined : textReply(toolOutput ? String(toolOutput.output) : undefined);
-  const usage = usageFor(input.length, chars, toolName ? 9 + Math.ceil(args!.length / 4) : wordsOf(text!) + 2);
-  const answer: FakeAnswer = {
-    endpoint: 'responses',
-    requestedModel,
-    model,
-    stream,
-    kind: toolName ? 'tool_call' : 'text',
-    toolName,
-    toolArguments: args,
-    text,
-    usage,
+  const answer = decide('responses', request, {
+    items: input.length,
+    chars,
+    toolResult: toolOutput ? String(toolOutput.output) : undefined,
+    lastUserText: textOf(lastUser?.content),
     reported: true,
     receivedAt,
-    firstChunkAt: 0,
-  };
+  });
+  const { model, stream, toolName, toolArguments: args, text, usage } = answer;
   answers.push(answer);
   const id = `resp_fake${answers.length}`;
   const item = toolName

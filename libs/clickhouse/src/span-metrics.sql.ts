@@ -10,21 +10,25 @@ export const SPAN_SKETCH = 'quantilesDD(0.005, 0.5, 0.95, 0.99)';
 /** 1-based positions of the levels in a merged sketch's array. */
 export const SKETCH_LEVEL = { p50: 1, p95: 2, p99: 3 } as const;
 
+/**
+ * One level of SPAN_SKETCH: over raw values (`combinator` ''), or over sketch states ('Merge').
+ * Every percentile of the metrics query and the span statistics is read this way.
+ */
+export function sketchPercentile(combinator: '' | 'Merge', argument: string, level: keyof typeof SKETCH_LEVEL): string {
+  return `arrayElement(${SPAN_SKETCH.replace('(', `${combinator}(`)}(${argument}), ${SKETCH_LEVEL[level]})`;
+}
+
 /** The rollup's dimension columns, in its sort-key order. */
 export const SPAN_METRIC_DIMENSIONS = ['model', 'provider', 'span_type', 'service_name', 'name'] as const;
 
-/**
- * span_facts rows (read with FINAL) aggregated into span_metrics_minute's figure columns, in the
- * table's column order after the dimensions.
- */
-export const SPAN_FACT_AGGREGATES = aggregatesOf('span_facts');
+const f = 'span_facts';
 
 /**
- * The aggregates over a span_facts table reference. Source columns are qualified: the output
- * aliases (cost_usd, input_tokens…) would otherwise shadow the columns of the same name.
+ * span_facts rows (read with FINAL) aggregated into span_metrics_minute's figure columns, in the
+ * table's column order after the dimensions. Source columns are qualified: the output aliases
+ * (cost_usd, input_tokens…) would otherwise shadow the columns of the same name.
  */
-function aggregatesOf(f: string): string {
-  return `count() AS spans, sum(${f}.is_error) AS errors, sum(${f}.owns_usage) AS usage_spans,
+export const SPAN_FACT_AGGREGATES = `count() AS spans, sum(${f}.is_error) AS errors, sum(${f}.owns_usage) AS usage_spans,
   sum(${f}.unpriced * ${f}.owns_usage) AS unpriced, sum(${f}.cost_usd * ${f}.owns_usage) AS cost_usd,
   sum(${f}.input_tokens * ${f}.owns_usage) AS input_tokens, sum(${f}.output_tokens * ${f}.owns_usage) AS output_tokens,
   sum(${f}.duration_ms) AS duration_sum_ms,
@@ -32,7 +36,6 @@ function aggregatesOf(f: string): string {
   sumIf(${f}.output_tokens, ${f}.owns_usage = 1) AS usage_output_tokens,
   ${SPAN_SKETCH.replace('(', 'State(')}(${f}.duration_ms) AS duration_sketch, countIf(isNotNull(${f}.ttft_ms)) AS ttft_count,
   ${SPAN_SKETCH.replace('(', 'StateIf(')}(assumeNotNull(${f}.ttft_ms), isNotNull(${f}.ttft_ms)) AS ttft_sketch`;
-}
 
 /** Every figure column of span_metrics_minute after the dimensions, as the readers select them. */
 export const SPAN_METRIC_FIGURES = [

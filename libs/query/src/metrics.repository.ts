@@ -1,4 +1,4 @@
-import { SKETCH_LEVEL, SPAN_SKETCH } from '@spanforge/clickhouse';
+import { SKETCH_LEVEL, sketchPercentile } from '@spanforge/clickhouse';
 import { badInput } from '@spanforge/errors';
 import { autoGranularity, bucketStarts, checkTimeZone, hasWholeHourOffsets, type Granularity } from './metrics-buckets';
 import { parseInstant } from './query.values';
@@ -79,7 +79,7 @@ interface ViewSql {
 }
 
 /** A percentile of raw values with the same sketch as the span rollup, so every view ranks alike. */
-const duration = (column: string, level: keyof typeof SKETCH_LEVEL) => `arrayElement(${SPAN_SKETCH}(${column}), ${SKETCH_LEVEL[level]})`;
+const duration = (column: string, level: keyof typeof SKETCH_LEVEL) => sketchPercentile('', column, level);
 
 const VIEWS: Record<MetricsView, ViewSql> = {
   SPANS: {

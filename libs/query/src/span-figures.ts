@@ -5,7 +5,7 @@ import {
   SPAN_FACT_AGGREGATES,
   SPAN_METRIC_DIMENSIONS,
   SPAN_METRIC_FIGURES,
-  SPAN_SKETCH,
+  sketchPercentile,
   hourOf,
   sealedMinuteRowsSql,
   unsealedMinutesSql,
@@ -30,7 +30,7 @@ const MAX_HOUR_RANGES = 48;
 
 /** A percentile of the merged duration or TTFT sketches (DDSketch: within 0.5 % of the exact value). */
 export function sketch(of: 'duration' | 'ttft', level: keyof typeof SKETCH_LEVEL): string {
-  return `arrayElement(${SPAN_SKETCH.replace('(', 'Merge(')}(${of}_sketch), ${SKETCH_LEVEL[level]})`;
+  return sketchPercentile('Merge', `${of}_sketch`, level);
 }
 
 const FIGURES = SPAN_METRIC_FIGURES.join(', ');

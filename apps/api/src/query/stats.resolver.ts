@@ -11,6 +11,13 @@ async function repository(context: RequestContext): Promise<StatsRepository> {
 
 const nullable = (value: number | null | undefined) => (value === null || value === undefined ? null : Number(value));
 
+/** The span statistics' filter: a range for the spans, the rest for their traces. */
+const SPAN_FILTER_ARG = {
+  type: () => TraceFilterInput,
+  nullable: true,
+  description: 'from/to: the spans that start in the range; the rest: of the traces it matches. Absent: all.',
+};
+
 /** Per span type, per model and per minute of ingest. */
 @RequireScope(ApiKeyScope.READ)
 @Resolver()
@@ -21,11 +28,7 @@ export class StatsResolver {
   })
   async spanTypeStats(
     @Context() context: RequestContext,
-    @Args('filter', {
-      type: () => TraceFilterInput,
-      nullable: true,
-      description: 'from/to: the spans that start in the range; the rest: of the traces it matches. Absent: all.',
-    })
+    @Args('filter', SPAN_FILTER_ARG)
     filter?: TraceFilterInput,
   ): Promise<SpanTypeStats[]> {
     const rows = await (await repository(context)).spanTypeStats(filter);
@@ -45,11 +48,7 @@ export class StatsResolver {
   })
   async modelStats(
     @Context() context: RequestContext,
-    @Args('filter', {
-      type: () => TraceFilterInput,
-      nullable: true,
-      description: 'from/to: the spans that start in the range; the rest: of the traces it matches. Absent: all.',
-    })
+    @Args('filter', SPAN_FILTER_ARG)
     filter?: TraceFilterInput,
   ): Promise<ModelStats[]> {
     const rows = await (await repository(context)).modelStats(filter);
