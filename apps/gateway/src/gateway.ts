@@ -33,6 +33,7 @@ export async function startGateway(infra: Infrastructure): Promise<string[]> {
     shares: new BacklogShares(),
     refusals,
     metrics,
+    log: infra.log.child('gateway'),
   });
   const flushRefusals = () =>
     refusals.flush(async (job) => {

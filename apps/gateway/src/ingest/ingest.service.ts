@@ -14,6 +14,7 @@ import {
   type OtlpSignal,
 } from '@spanforge/otlp';
 import { INGEST_JOB_OPTIONS, IngestJobName, packExportBody, type ExportJob, type IngestJob } from '@spanforge/queue';
+import { ThrottledWarning, reasonOf, type ErrorLog } from '@spanforge/postgres';
 import type { ProjectScope } from '@spanforge/tenancy';
 import type { BacklogMonitor } from './backlog.monitor';
 import type { BacklogShares } from './backlog-shares';
@@ -45,6 +46,7 @@ export interface IngestServiceDeps {
   shares: BacklogShares;
   refusals: RefusalCounter;
   metrics: GatewayMetrics;
+  log: Pick<ErrorLog, 'warn'>;
 }
 
 /**
@@ -54,7 +56,12 @@ export interface IngestServiceDeps {
  * only after the queue has the job: a 200 means durably queued.
  */
 export class IngestService {
-  constructor(private readonly deps: IngestServiceDeps) {}
+  /** While the queue is away every export fails the same way: its reason is logged, at most every 10 s. */
+  private readonly enqueueFailed: ThrottledWarning;
+
+  constructor(private readonly deps: IngestServiceDeps) {
+    this.enqueueFailed = new ThrottledWarning(deps.log);
+  }
 
   /** One export of any signal, by the path or service it came to. */
   take(signal: OtlpSignal, scope: ProjectScope, format: OtlpFormat, body: Buffer): Promise<IngestDecision> {
@@ -205,7 +212,8 @@ export class IngestService {
     };
     try {
       await withTimeout(this.deps.queue.add(IngestJobName.Export, job, INGEST_JOB_OPTIONS), ENQUEUE_TIMEOUT_MS);
-    } catch {
+    } catch (error) {
+      this.enqueueFailed.warn(`ingest queue did not take an export (answered 503, accounted as queue_unavailable): ${reasonOf(error)}`);
       refusals.count(scope.tenantId, scope.projectId, 'refused', 'queue_unavailable', counts.receivedSpans, body.length);
       return { outcome: 'unavailable', retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S, message: 'ingest queue unavailable; retry later' };
     }
