@@ -82,6 +82,12 @@ describe('cluster DDL', () => {
     expect(toClusterStatements({ sql: backfill, comments: [] }, tables, { cluster: 'c' })).toEqual([backfill]);
   });
 
+  it('exchanges the shard-local tables, under the Distributed tables that keep their names', () => {
+    expect(toClusterStatements({ sql: 'EXCHANGE TABLES spans AND totals', comments: [] }, tables, { cluster: 'c' })).toEqual([
+      'EXCHANGE TABLES spans_local AND totals_local ON CLUSTER c',
+    ]);
+  });
+
   it('refuses a statement it has no cluster form for', () => {
     expect(() => toClusterStatements({ sql: 'TRUNCATE TABLE spans', comments: [] }, tables, { cluster: 'c' })).toThrow(/no cluster form/);
   });

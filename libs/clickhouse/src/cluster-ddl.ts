@@ -15,6 +15,7 @@ const CREATE_VIEW = /^CREATE (?:OR REPLACE )?VIEW (?:IF NOT EXISTS )?(\w+)([\s\S
 const ALTER_TABLE = /^ALTER TABLE (\w+)\s+([\s\S]*)$/;
 const DROP_TABLE = /^DROP TABLE IF EXISTS (\w+)$/;
 const INSERT_SELECT = /^INSERT INTO \w+\s*(\([^)]*\))?\s*SELECT\b/;
+const EXCHANGE_TABLES = /^EXCHANGE TABLES (\w+) AND (\w+)$/;
 
 /** A `-- shard by: <expr>` comment above a CREATE TABLE picks the Distributed sharding key. */
 function shardKey(comments: string[]): string {
@@ -111,6 +112,15 @@ export function toClusterStatements(statement: Statement, tables: Set<string>, {
     const name = drop[1]!;
     const statements = [`DROP TABLE IF EXISTS ${name} ${onCluster}`];
     return tables.has(name) ? [...statements, `DROP TABLE IF EXISTS ${localName(name)} ${onCluster}`] : statements;
+  }
+  const exchange = EXCHANGE_TABLES.exec(sql);
+  if (exchange) {
+    // The rows live in the shard-local tables: exchanging them leaves each Distributed table reading,
+    // under its own name, what the other held. (Its columns stay its own: a new column is added to it
+    // by an ALTER … ADD COLUMN after the exchange.)
+    const [, a, b] = exchange as unknown as [string, string, string];
+    const local = (name: string) => (tables.has(name) ? localName(name) : name);
+    return [`EXCHANGE TABLES ${local(a)} AND ${local(b)} ${onCluster}`];
   }
   // A back-fill writes through the Distributed tables (each row to its shard) and reads all shards: run once, as it is.
   if (INSERT_SELECT.test(sql)) return [sql];

@@ -7,6 +7,8 @@ export enum ErrorCode {
   FORBIDDEN = 'FORBIDDEN',
   BAD_USER_INPUT = 'BAD_USER_INPUT',
   NOT_FOUND = 'NOT_FOUND',
+  /** The request contradicts what is stored (a score id already used for another trace or name). */
+  CONFLICT = 'CONFLICT',
   QUERY_TOO_EXPENSIVE = 'QUERY_TOO_EXPENSIVE',
   RATE_LIMITED = 'RATE_LIMITED',
   UNAVAILABLE = 'UNAVAILABLE',
@@ -44,6 +46,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   [ErrorCode.UNAUTHENTICATED]: 401,
   [ErrorCode.FORBIDDEN]: 403,
   [ErrorCode.NOT_FOUND]: 404,
+  [ErrorCode.CONFLICT]: 409,
   [ErrorCode.QUERY_TOO_EXPENSIVE]: 422,
   [ErrorCode.RATE_LIMITED]: 429,
   [ErrorCode.INTERNAL]: 500,

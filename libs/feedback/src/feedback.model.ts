@@ -9,7 +9,11 @@ export interface FeedbackInput {
   value: number | boolean | string;
   comment?: string | null;
   source?: string | null;
-  /** The client's id: sending it twice keeps one score. Generated when absent. */
+  /**
+   * The client's id, naming one score of the project (its trace and name): sending it again keeps
+   * one score, the newest value winning; with another trace or name it is refused (CONFLICT).
+   * Generated when absent.
+   */
   id?: string | null;
 }
 

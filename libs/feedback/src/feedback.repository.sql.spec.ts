@@ -54,7 +54,8 @@ describe('FeedbackRepository SQL (ClickHouse)', () => {
   it('insert: scores of two projects in one insert', async () => {
     const statements = await record(() =>
       repository.insert([
-        { scope: SCOPE_A, record: SCORE, receivedAt: Date.UTC(2026, 10, 20, 9) },
+        // A re-send: first received a month before.
+        { scope: SCOPE_A, record: SCORE, receivedAt: Date.UTC(2026, 10, 20, 9), firstReceivedAt: Date.UTC(2026, 9, 20, 9) },
         {
           scope: { tenantId: 'tenant-2', projectId: 'project-2' },
           record: { ...SCORE, id: 'score-2' },
@@ -63,10 +64,14 @@ describe('FeedbackRepository SQL (ClickHouse)', () => {
       ]),
     );
     expectStatements(statements, 1);
-    expect(insertedRows()[0]!.map((row) => [row.tenant_id, row.project_id])).toEqual([
-      ['tenant-1', 'project-1'],
-      ['tenant-2', 'project-2'],
+    expect(insertedRows()[0]!.map((row) => [row.tenant_id, row.project_id, row.received_at, row.updated_at])).toEqual([
+      ['tenant-1', 'project-1', '2026-10-20 09:00:00.000', '2026-11-20 09:00:00.000'],
+      ['tenant-2', 'project-2', '2026-11-20 09:00:01.000', '2026-11-20 09:00:01.000'],
     ]);
+  });
+
+  it('storedScoreIds', async () => {
+    expectStatements(await record(() => repository.storedScoreIds(SCOPE_A, ['score-1', 'score-2'])), 1);
   });
 
   it('refreshSessions', async () => {

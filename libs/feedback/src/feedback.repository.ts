@@ -11,6 +11,17 @@ interface ScoreConfigRow {
   categories: string[] | null;
 }
 
+/** A score stored under a client's id: what it is about, and when it was first received (ms). */
+export interface StoredScoreId {
+  id: string;
+  traceId: string;
+  name: string;
+  firstReceivedAt: number;
+}
+
+/** A time as ClickHouse parses a DateTime64(3, 'UTC') in JSONEachRow. */
+const clickHouseTime = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+
 const toConfig = (r: ScoreConfigRow): ScoreConfig => ({
   id: r.id,
   name: r.name,
@@ -20,18 +31,24 @@ const toConfig = (r: ScoreConfigRow): ScoreConfig => ({
   categories: r.categories,
 });
 
-/** Feedback SQL: scores in ClickHouse (append-only), score configs in PostgreSQL. */
+/** Feedback SQL: scores in ClickHouse (append-only; the newest copy of a score wins), score configs in PostgreSQL. */
 export class FeedbackRepository {
   constructor(
     private readonly clickhouse: ClickHouseClient,
     private readonly pg: Pool,
   ) {}
 
-  /** Stores the records of many requests (of any projects) as one insert. */
-  async insert(records: Array<{ scope: FeedbackScope; record: FeedbackRecord; receivedAt: number }>): Promise<void> {
+  /**
+   * Stores the records of many requests (of any projects) as one insert. `receivedAt` is this
+   * copy's arrival (ms), the version of the score; `firstReceivedAt`, when a copy of the score was
+   * first received, is the score's time (received_at), kept by a re-send.
+   */
+  async insert(
+    records: Array<{ scope: FeedbackScope; record: FeedbackRecord; receivedAt: number; firstReceivedAt?: number }>,
+  ): Promise<void> {
     await this.clickhouse.insert({
       table: 'feedback',
-      values: records.map(({ scope, record, receivedAt }) => ({
+      values: records.map(({ scope, record, receivedAt, firstReceivedAt }) => ({
         tenant_id: scope.tenantId,
         project_id: scope.projectId,
         trace_id: record.traceId,
@@ -43,12 +60,35 @@ export class FeedbackRepository {
         value_text: record.valueText,
         comment: record.comment,
         source: record.source,
-        // Each score's own arrival, so the scores of one insert keep their order (oldest first).
-        received_at: new Date(receivedAt).toISOString().replace('T', ' ').replace('Z', ''),
+        received_at: clickHouseTime(firstReceivedAt ?? receivedAt),
+        // Each score's own arrival, so the newest copy wins and the scores of one insert keep their order.
+        updated_at: clickHouseTime(receivedAt),
       })),
       format: 'JSONEachRow',
       ...namedStatement('feedback.insert'),
     });
+  }
+
+  /**
+   * The scores of the project already stored under these ids: the trace and name each id names,
+   * and when it was first received. Every copy is read (no FINAL): copies of one score share its
+   * trace and name, and the earliest arrival is its time.
+   */
+  async storedScoreIds(scope: FeedbackScope, ids: string[]): Promise<StoredScoreId[]> {
+    const result = await this.clickhouse.query({
+      query: `SELECT id, trace_id, name, toUnixTimestamp64Milli(min(received_at)) AS first_received_ms FROM feedback
+              WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND id IN {ids:Array(String)}
+              GROUP BY id, trace_id, name`,
+      query_params: { ...scope, ids },
+      format: 'JSONEachRow',
+      ...namedStatement('feedback.stored_score_ids'),
+    });
+    return (await result.json<{ id: string; trace_id: string; name: string; first_received_ms: string | number }>()).map((r) => ({
+      id: r.id,
+      traceId: r.trace_id,
+      name: r.name,
+      firstReceivedAt: Number(r.first_received_ms),
+    }));
   }
 
   /** Recomputes the figures (feedback included) of the sessions these traces belong to, where stored and with one. */

@@ -31,7 +31,7 @@ export class FeedbackService {
    * Validates against the name's config and stores the score (with the scores of concurrent
    * requests: FeedbackWriter); with a token, only for the trace and name the token was made for.
    * Scores for traces not stored yet are kept (late arrival) and reported to `onUnknownTrace` (a
-   * /metrics counter).
+   * /metrics counter). An id already naming a score of another trace or name is refused (CONFLICT).
    */
   async submit(scope: FeedbackScope, input: FeedbackInput, token?: FeedbackTokenClaims): Promise<FeedbackRecord> {
     const record = await this.check(scope, input, token);

@@ -8,17 +8,32 @@ function score(traceId: string, id = `${traceId}-score`): FeedbackRecord {
   return { id, traceId, spanId: '', name: 'helpful', dataType: 'NUMERIC', valueNumber: 4, valueText: '4', comment: '', source: 'test' };
 }
 
-/** A repository whose insert waits until `release()`, recording every call. */
+type Row = { scope: FeedbackScope; record: FeedbackRecord; receivedAt: number; firstReceivedAt?: number };
+
+/** A repository whose insert waits until `release()`, recording every call and keeping what it stored. */
 function recordingRepository(stored: Set<string>) {
   const calls: string[] = [];
   const inserted: string[][] = [];
+  const rows: Row[] = [];
   const refreshed: Array<{ scope: FeedbackScope; traceIds: string[] }> = [];
   let release: () => void = () => undefined;
   let gate = Promise.resolve();
   const repository = {
-    async insert(records: Array<{ scope: FeedbackScope; record: FeedbackRecord }>) {
+    async storedScoreIds(scope: FeedbackScope, ids: string[]) {
+      calls.push('ids');
+      return rows
+        .filter((r) => r.scope.projectId === scope.projectId && ids.includes(r.record.id))
+        .map((r) => ({
+          id: r.record.id,
+          traceId: r.record.traceId,
+          name: r.record.name,
+          firstReceivedAt: r.firstReceivedAt ?? r.receivedAt,
+        }));
+    },
+    async insert(records: Row[]) {
       calls.push('insert');
       inserted.push(records.map((r) => r.record.id));
+      rows.push(...records);
       await gate;
     },
     async storedTraces(_scope: FeedbackScope, traceIds: string[]) {
@@ -34,6 +49,7 @@ function recordingRepository(stored: Set<string>) {
     repository,
     calls,
     inserted,
+    rows,
     refreshed,
     hold() {
       gate = new Promise((resolve) => (release = resolve));
@@ -65,7 +81,7 @@ describe('FeedbackWriter', () => {
     const repo = recordingRepository(new Set(['a1']));
     const writer = new FeedbackWriter(repo.repository, () => undefined);
     await writer.add(A, score('a1'));
-    expect(repo.calls).toEqual(['insert', 'lookup', 'refresh']);
+    expect(repo.calls).toEqual(['ids', 'insert', 'lookup', 'refresh']);
     await writer.close();
   });
 
@@ -94,7 +110,7 @@ describe('FeedbackWriter', () => {
     let fail = true;
     const failing = {
       ...repo.repository,
-      async insert(records: Array<{ scope: FeedbackScope; record: FeedbackRecord }>) {
+      async insert(records: Row[]) {
         if (fail) throw new Error('ClickHouse is down');
         return repo.repository.insert(records);
       },
@@ -172,6 +188,81 @@ describe('FeedbackWriter', () => {
     await expect(writer.add(A, score('a1', 'late'))).rejects.toMatchObject({
       code: 'UNAVAILABLE',
       message: expect.stringMatching(/stopping/),
+    });
+  });
+
+  describe('an id names one score of its project', () => {
+    const named = (traceId: string, name: string, id: string, valueNumber = 4): FeedbackRecord => ({
+      ...score(traceId, id),
+      name,
+      valueNumber,
+      valueText: String(valueNumber),
+    });
+
+    it('refuses an id sent again for another name or trace (CONFLICT), storing nothing of it, and stores the other scores', async () => {
+      const repo = recordingRepository(new Set(['a1', 'a2']));
+      const writer = new FeedbackWriter(repo.repository, () => undefined, { maxItems: 100, maxDelayMs: 20 });
+      await writer.add(A, named('a1', 'helpfulness', 'x'));
+      // An earlier write holds x; in this write, y is first sent for accuracy, then again for another name.
+      const results = await Promise.allSettled([
+        writer.add(A, named('a1', 'accuracy', 'x')),
+        writer.add(A, named('a2', 'helpfulness', 'x')),
+        writer.add(A, named('a1', 'accuracy', 'y')),
+        writer.add(A, named('a1', 'tone', 'y')),
+        writer.add(A, named('a1', 'accuracy', 'z')),
+      ]);
+      expect(results.map((r) => (r.status === 'rejected' ? (r.reason as { code: string }).code : 'stored'))).toEqual([
+        'CONFLICT',
+        'CONFLICT',
+        'stored',
+        'CONFLICT',
+        'stored',
+      ]);
+      expect((results[0] as PromiseRejectedResult).reason.message).toMatch(/score id "x" already names a score of another trace or name/);
+      expect(repo.inserted).toEqual([['x'], ['y', 'z']]);
+      expect(repo.refreshed).toEqual([
+        { scope: A, traceIds: ['a1'] },
+        { scope: A, traceIds: ['a1'] },
+      ]);
+      await writer.close();
+    });
+
+    it('takes a re-send as a correction: the first arrival stays its time, the newest copy is stored last', async () => {
+      const repo = recordingRepository(new Set());
+      const writer = new FeedbackWriter(repo.repository, () => undefined, { maxItems: 100, maxDelayMs: 20 });
+      await writer.add(A, named('a1', 'helpfulness', 'x', 2));
+      const first = repo.rows[0]!.receivedAt;
+      await new Promise((r) => setTimeout(r, 5));
+      // Two more copies in one write: one row, the last one sent.
+      await Promise.all([writer.add(A, named('a1', 'helpfulness', 'x', 3)), writer.add(A, named('a1', 'helpfulness', 'x', 5))]);
+      expect(repo.inserted).toEqual([['x'], ['x']]);
+      const correction = repo.rows[1]!;
+      expect(correction.record.valueNumber).toBe(5);
+      expect(correction.firstReceivedAt).toBe(first);
+      expect(correction.receivedAt).toBeGreaterThan(first);
+      await writer.close();
+    });
+
+    it('keeps ids apart between projects', async () => {
+      const repo = recordingRepository(new Set());
+      const writer = new FeedbackWriter(repo.repository, () => undefined, { maxItems: 100, maxDelayMs: 20 });
+      await Promise.all([writer.add(A, named('a1', 'helpfulness', 'x')), writer.add(B, named('b1', 'accuracy', 'x'))]);
+      expect(repo.inserted).toEqual([['x', 'x']]);
+      await writer.close();
+    });
+
+    it('fails the whole write when the ids cannot be looked up (nothing stored: the client sends again)', async () => {
+      const repo = recordingRepository(new Set());
+      const failing = {
+        ...repo.repository,
+        async storedScoreIds(): Promise<never> {
+          throw new Error('ClickHouse is down');
+        },
+      };
+      const writer = new FeedbackWriter(failing, () => undefined, { maxItems: 100, maxDelayMs: 20 });
+      await expect(writer.add(A, named('a1', 'helpfulness', 'x'))).rejects.toThrow('ClickHouse is down');
+      expect(repo.inserted).toEqual([]);
+      await writer.close();
     });
   });
 });

@@ -6,16 +6,36 @@ import type { FeedbackRepository } from './feedback.repository';
 interface Pending {
   scope: FeedbackScope;
   record: FeedbackRecord;
-  /** When the request came in (ms): scores of one write keep their order. */
+  /** When the request came in (ms): scores of one write keep their order, and the newest copy of a score wins. */
   receivedAt: number;
+  /** Set by the write when the score is not stored: its request fails with this. */
+  refusal?: DomainError;
 }
+
+/** A score's identity in its project: a client id names one trace and score name. */
+interface Owner {
+  traceId: string;
+  name: string;
+  firstReceivedAt: number;
+}
+
+const sameScore = (owner: Owner, record: FeedbackRecord) => owner.traceId === record.traceId && owner.name === record.name;
+
+const idInUse = (id: string) =>
+  new DomainError(
+    ErrorCode.CONFLICT,
+    `score id "${id}" already names a score of another trace or name in this project; send it again with that traceId and name to correct that score, or use a new id`,
+  );
 
 /**
  * Group commit for feedback: the scores of requests that arrive while a write runs go out together
- * as the next write. One write is one insert, then per project one lookup of which traces are
- * stored and one refresh of their sessions' figures. A request's promise settles when the write
- * holding its score is done, so an accepted score is stored and its session's figures show it.
- * (One request at a time, each wrote a part and refreshed its session alone: 12-16 requests/s.)
+ * as the next write. One write is, per project, one lookup of the ids already stored; one insert;
+ * then per project one lookup of which traces are stored and one refresh of their sessions'
+ * figures. A request's promise settles when the write holding its score is done, so an accepted
+ * score is stored and its session's figures show it, and a refused one (an id that names another
+ * score) fails alone. Writes run one at a time, so each one's lookup sees every earlier write of
+ * this process. (One request at a time, each wrote a part and refreshed its session alone: 12-16
+ * requests/s.)
  */
 export class FeedbackWriter {
   private readonly queue: BatchingQueue<Pending>;
@@ -24,7 +44,7 @@ export class FeedbackWriter {
   private closed = false;
 
   constructor(
-    private readonly repository: Pick<FeedbackRepository, 'insert' | 'storedTraces' | 'refreshSessions'>,
+    private readonly repository: Pick<FeedbackRepository, 'storedScoreIds' | 'insert' | 'storedTraces' | 'refreshSessions'>,
     /** Told once per score accepted for a trace not stored (yet). */
     private readonly onUnknownTrace: () => void,
     options: BatchingOptions = { maxItems: 1_000, maxDelayMs: 0 },
@@ -45,7 +65,13 @@ export class FeedbackWriter {
       );
     }
     this.waiting++;
-    return this.queue.add([{ scope, record, receivedAt: Date.now() }]).finally(() => this.waiting--);
+    const pending: Pending = { scope, record, receivedAt: Date.now() };
+    return this.queue
+      .add([pending])
+      .then(() => {
+        if (pending.refusal) throw pending.refusal;
+      })
+      .finally(() => this.waiting--);
   }
 
   /** Writes what was added and stops taking more. */
@@ -60,14 +86,18 @@ export class FeedbackWriter {
    * (a failed answer would make clients send the score again, stored twice).
    */
   private async write(items: Pending[]): Promise<void> {
-    await this.repository.insert(items);
-    const byProject = new Map<string, { scope: FeedbackScope; traceIds: string[] }>();
-    for (const { scope, record } of items) {
-      const key = `${scope.tenantId}/${scope.projectId}`;
-      const group = byProject.get(key) ?? byProject.set(key, { scope, traceIds: [] }).get(key)!;
-      group.traceIds.push(record.traceId);
+    const byProject = new Map<string, { scope: FeedbackScope; items: Pending[] }>();
+    for (const item of items) {
+      const key = `${item.scope.tenantId}/${item.scope.projectId}`;
+      (byProject.get(key) ?? byProject.set(key, { scope: item.scope, items: [] }).get(key)!).items.push(item);
     }
-    for (const { scope, traceIds } of byProject.values()) {
+    const rows: Array<Pending & { firstReceivedAt: number }> = [];
+    for (const { scope, items: own } of byProject.values()) rows.push(...(await this.identify(scope, own)));
+    if (rows.length === 0) return;
+    await this.repository.insert(rows);
+    for (const { scope, items: own } of byProject.values()) {
+      const traceIds = own.filter((item) => !item.refusal).map((item) => item.record.traceId);
+      if (traceIds.length === 0) continue;
       try {
         const stored = await this.repository.storedTraces(scope, [...new Set(traceIds)]);
         // Session feedback is kept with the session's figures; a late trace brings its scores when it lands.
@@ -77,5 +107,34 @@ export class FeedbackWriter {
         this.warn(`feedback of project ${scope.projectId} stored, its session figures not refreshed: ${(error as Error).message}`);
       }
     }
+  }
+
+  /**
+   * The rows to insert for one project's scores, in arrival order. An id names one score of the
+   * project (its trace and name), as stored or as first sent in this write: a score with an id
+   * already naming another is refused (CONFLICT) and nothing of it is stored; a re-send of a
+   * score keeps its first arrival as its time, and of several in this write only the last is
+   * inserted (the newest copy wins, whatever order the insert sorts them in).
+   */
+  private async identify(scope: FeedbackScope, items: Pending[]): Promise<Array<Pending & { firstReceivedAt: number }>> {
+    const owners = new Map<string, Owner[]>();
+    for (const stored of await this.repository.storedScoreIds(scope, [...new Set(items.map((item) => item.record.id))])) {
+      owners.set(stored.id, [...(owners.get(stored.id) ?? []), stored]);
+    }
+    const rows = new Map<string, Pending & { firstReceivedAt: number }>();
+    for (const item of items) {
+      const { record } = item;
+      const named = owners.get(record.id) ?? [];
+      let owner = named.find((o) => sameScore(o, record));
+      if (!owner && named.length > 0) {
+        item.refusal = idInUse(record.id);
+        continue;
+      }
+      if (!owner) owners.set(record.id, [(owner = { traceId: record.traceId, name: record.name, firstReceivedAt: item.receivedAt })]);
+      const key = JSON.stringify([record.traceId, record.name, record.id]);
+      rows.delete(key);
+      rows.set(key, { ...item, firstReceivedAt: Math.min(owner.firstReceivedAt, item.receivedAt) });
+    }
+    return [...rows.values()];
   }
 }
