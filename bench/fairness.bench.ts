@@ -1,12 +1,9 @@
 import 'reflect-metadata';
 import { rmSync } from 'node:fs';
 import { Pool } from 'undici';
-import { startApiServer } from '@spanforge/api-app';
-import { startGateway } from '@spanforge/gateway-app';
-import { startWorkers } from '@spanforge/worker-app';
 import { ScopedClickHouse, TraceRepository } from '@spanforge/query';
-import type { Infrastructure } from '@spanforge/runtime';
-import { startBenchInfrastructure, temporaryDataDir } from './bench-infrastructure';
+import type { BenchStack } from './bench-stack';
+import { startBenchStack, temporaryDataDir } from './bench-stack';
 import { buildCorpus } from './corpus';
 import { argument, progress, writeResults } from './report';
 import { seedVolume } from './seed-volume';
@@ -35,15 +32,15 @@ async function main(): Promise<void> {
   const seconds = Number(argument('--seconds', '20'));
   const dataDir = temporaryDataDir('spanforge-fairness-');
   // The product's defaults unless asked otherwise (--concurrent N: API_CONCURRENT_REQUESTS).
-  const infra = await startBenchInfrastructure(dataDir, {
+  const infra = await startBenchStack(dataDir, {
     API_REQUESTS_PER_SECOND: '100',
     API_CONCURRENT_REQUESTS: argument('--concurrent', '10'),
   });
   try {
-    await startWorkers(infra);
-    const [httpLine] = await startGateway(infra);
+    await infra.startWorkers();
+    const [httpLine] = await infra.startGateway();
     const otlp = /http:\/\/\S+/.exec(httpLine!)![0];
-    const api = (await startApiServer(infra)).url.replace('localhost', '127.0.0.1');
+    const api = (await infra.startApi()).replace('localhost', '127.0.0.1');
     progress('seeding project A and project B');
     const a = await seedVolume(infra, Number(argument('--a-spans', '1000000')));
     const b = await seedVolume(infra, Number(argument('--b-spans', '200000')));
@@ -193,7 +190,7 @@ async function main(): Promise<void> {
 }
 
 /** p50 of reading one trace's spans (what A's analysed pages are made of), 40 traces, each read twice. */
-async function measureSpanReads(infra: Infrastructure, project: { tenantId: string; projectId: string }): Promise<number> {
+async function measureSpanReads(infra: BenchStack, project: { tenantId: string; projectId: string }): Promise<number> {
   const result = await infra.clickhouse.query({
     query:
       'SELECT trace_id FROM trace_figures FINAL WHERE tenant_id = {t:String} AND project_id = {p:String} ORDER BY start_time DESC LIMIT 40',

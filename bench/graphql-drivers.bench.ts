@@ -1,7 +1,6 @@
 import 'reflect-metadata';
 import { rmSync } from 'node:fs';
-import { startApiServer } from '@spanforge/api-app';
-import { startBenchInfrastructure, temporaryDataDir } from './bench-infrastructure';
+import { startBenchStack, temporaryDataDir } from './bench-stack';
 import { progress, writeResults } from './report';
 import { seedVolume } from './seed-volume';
 
@@ -16,12 +15,13 @@ function percentile(samples: number[], p: number): number {
 
 /**
  * `npm run bench:graphql-drivers`: the same resolvers behind Mercurius and behind Apollo (both on
- * Fastify, in this process, on the same seeded data), measured in one run: latency of a light
+ * Fastify, in this process, one after the other on the same seeded data directory), measured in one run: latency of a light
  * query, a trace and an aggregate one at a time, and requests/s of the light query 16 at a time.
  */
 async function main(): Promise<void> {
   const dataDir = temporaryDataDir('spanforge-drivers-');
-  const infra = await startBenchInfrastructure(dataDir);
+  // The seed, by a first stack; each driver's stack then opens the same data directory.
+  let infra = await startBenchStack(dataDir);
   try {
     const seed = await seedVolume(infra, 100_000);
     const [traceId] = (
@@ -45,8 +45,10 @@ async function main(): Promise<void> {
       },
     };
     const results: Record<string, Record<string, number>> = {};
+    await infra.shutdown.run();
     for (const driver of ['mercurius', 'apollo'] as const) {
-      const api = (await startApiServer(infra, { driver })).url;
+      infra = await startBenchStack(dataDir, {}, { driver });
+      const api = await infra.startApi();
       const send = async (body: object) => {
         const response = await fetch(`${api}/graphql`, {
           method: 'POST',
@@ -78,6 +80,7 @@ async function main(): Promise<void> {
       row.lightRequestsPerSec = Math.round(CONCURRENT / ((performance.now() - started) / 1000));
       results[driver] = row;
       progress(`${driver}: ${JSON.stringify(row)}`);
+      await infra.shutdown.run();
     }
     writeResults({ graphqlDrivers: results });
   } finally {

@@ -4,18 +4,17 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import os from 'node:os';
 import path from 'node:path';
-import { startGateway } from '@spanforge/gateway-app';
-import { SPAN_BATCH, startWorkers } from '@spanforge/worker-app';
+import { SPAN_BATCH } from '@spanforge/worker-app';
 import { decodeProtobufExport, rejectReasonOf } from '@spanforge/otlp';
 import { normalizeSpan } from '@spanforge/semconv';
 import { PriceTable, priceSpan } from '@spanforge/pricing';
 import { SpanRepository, conformRow, serialiseRow, toSpanRow, type SpanRow } from '@spanforge/ingest';
-import type { Infrastructure } from '@spanforge/runtime';
+import type { BenchStack } from './bench-stack';
 import { buildCorpus, type Corpus } from './corpus';
 import { cpuSince, cpuSnapshot } from './cpu';
 import { profiled } from './profile';
 import { measureQueueHop } from './queue-hop';
-import { quiet, startBenchInfrastructure, temporaryDataDir } from './bench-infrastructure';
+import { quiet, startBenchStack, temporaryDataDir } from './bench-stack';
 import { argument, progress, writeResults } from './report';
 
 const run = promisify(execFile);
@@ -36,7 +35,7 @@ async function main(): Promise<void> {
   progress(`decode: ${Math.round(decode)} spans/s on one core`);
 
   const dataDir = temporaryDataDir('spanforge-bench-');
-  const infra = await startBenchInfrastructure(dataDir, { QUEUE_MAX_BACKLOG: '1000000' });
+  const infra = await startBenchStack(dataDir, { QUEUE_MAX_BACKLOG: '1000000' });
   try {
     const queueHop = await measureQueueHop(infra, corpus);
     progress(
@@ -56,8 +55,8 @@ async function main(): Promise<void> {
     const floorCpu = cpuSince(cpu);
     progress(`floor (raw insert of the same rows): ${Math.round(floorBefore)} spans/s`);
     await quiet(infra.clickhouse);
-    await startWorkers(infra);
-    const [httpLine] = await startGateway(infra);
+    await infra.startWorkers();
+    const [httpLine] = await infra.startGateway();
     const endpoint = /http:\/\/\S+/.exec(httpLine!)![0];
     cpu = cpuSnapshot();
     const e2e = await profiled('ingest-e2e', process.argv.includes('--profile'), () => measureEndToEnd(infra, corpus, endpoint));
@@ -158,14 +157,14 @@ function measureValidation(
   };
 }
 
-async function newProject(infra: Infrastructure, name: string) {
+async function newProject(infra: BenchStack, name: string) {
   const { tenant, project } = await infra.tenancy.createTenant(name);
   const { secret } = await infra.tenancy.createApiKey(project.id, 'bench');
   return { tenantId: tenant.id, projectId: project.id, secret };
 }
 
 /** Distinct spans stored (final = true), or rows written so far (cheap enough to poll while measuring). */
-async function storedSpans(infra: Infrastructure, projectId: string, final = true): Promise<number> {
+async function storedSpans(infra: BenchStack, projectId: string, final = true): Promise<number> {
   const result = await infra.clickhouse.query({
     query: `SELECT count() AS n FROM spans ${final ? 'FINAL' : ''} WHERE project_id = {projectId:String}`,
     query_params: { projectId },
@@ -183,7 +182,7 @@ interface EndToEnd {
   stored: number;
 }
 
-async function measureEndToEnd(infra: Infrastructure, corpus: Corpus, endpoint: string): Promise<EndToEnd> {
+async function measureEndToEnd(infra: BenchStack, corpus: Corpus, endpoint: string): Promise<EndToEnd> {
   const project = await newProject(infra, 'bench-e2e');
   // The client runs in its own process (bench/load-client.ts), as clients do.
   const file = path.join(os.tmpdir(), `spanforge-bench-requests-${process.pid}.bin`);
@@ -209,7 +208,7 @@ async function measureEndToEnd(infra: Infrastructure, corpus: Corpus, endpoint: 
   };
 }
 
-async function activeJobs(infra: Infrastructure): Promise<number> {
+async function activeJobs(infra: BenchStack): Promise<number> {
   const metric = await infra.metrics.getSingleMetric('spanforge_worker_jobs_active')?.get();
   return metric?.values[0]?.value ?? 0;
 }
@@ -221,7 +220,7 @@ function lengthPrefix(body: Uint8Array): Buffer {
 }
 
 /** The same rows the worker writes for the corpus (decoded, normalised, priced), for a new project. */
-async function floorRows(infra: Infrastructure, corpus: Corpus): Promise<SpanRow[]> {
+async function floorRows(infra: BenchStack, corpus: Corpus): Promise<SpanRow[]> {
   const project = await newProject(infra, 'bench-floor');
   const table = PriceTable.bundled();
   const rows: SpanRow[] = [];
@@ -245,7 +244,7 @@ async function floorRows(infra: Infrastructure, corpus: Corpus): Promise<SpanRow
 }
 
 /** The raw insert rate: the rows straight into the same table (materialized views included), in the worker's batch size. */
-async function measureFloor(infra: Infrastructure, rows: SpanRow[]): Promise<number> {
+async function measureFloor(infra: BenchStack, rows: SpanRow[]): Promise<number> {
   const repository = new SpanRepository(infra.clickhouse);
   const started = performance.now();
   for (let i = 0; i < rows.length; i += SPAN_BATCH.maxItems) {

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import { Pool } from 'undici';
-import { startApiServer } from '@spanforge/api-app';
 import { REFRESH_TRACE_FIGURES_SQL, SEAL_SAFETY_SECONDS } from '@spanforge/clickhouse';
 import { SpanMetricsSealer } from '@spanforge/ingest';
 import {
@@ -11,8 +10,7 @@ import {
   TraceRepository,
   type MetricsQuery,
 } from '@spanforge/query';
-import { startInfrastructure } from '@spanforge/runtime';
-import { quiet, startBenchInfrastructure, seededDatasetArguments } from './bench-infrastructure';
+import { quiet, startBenchStack, seededDatasetArguments, type BenchStack } from './bench-stack';
 import { argument, progress, writeResults } from './report';
 import { seededOnce, type SeedResult } from './seed-volume';
 
@@ -127,7 +125,7 @@ function targetChecks(query: Record<string, Timing & { ratio: number }>): string
 }
 
 /** One trace of 10,000 spans (a root and 9,999 sequential tool calls, each with ~1.5 KB of arguments), for the large-trace target. */
-async function seedLargeTrace(infra: Awaited<ReturnType<typeof startInfrastructure>>, seed: SeedResult): Promise<string> {
+async function seedLargeTrace(infra: BenchStack, seed: SeedResult): Promise<string> {
   const traceId = 'f'.repeat(16) + '0'.repeat(15) + '1';
   const scope = { tenantId: seed.tenantId, projectId: seed.projectId };
   await infra.clickhouse.command({
@@ -149,10 +147,7 @@ async function seedLargeTrace(infra: Awaited<ReturnType<typeof startInfrastructu
  * Seals every minute of the project into the span metrics rollup, as the worker's sealer would have
  * (the bench runs no worker, and its dataset may have been seeded days ago).
  */
-async function sealSeededMinutes(
-  infra: Awaited<ReturnType<typeof startInfrastructure>>,
-  scope: { tenantId: string; projectId: string },
-): Promise<void> {
+async function sealSeededMinutes(infra: BenchStack, scope: { tenantId: string; projectId: string }): Promise<void> {
   const result = await infra.clickhouse.query({
     query: `SELECT toUnixTimestamp64Milli(minute) AS ms FROM span_minute_marks FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}`,
     query_params: scope,
@@ -187,7 +182,7 @@ async function sealSeededMinutes(
  * error, and how many figures.
  */
 async function measurePercentileError(
-  infra: Awaited<ReturnType<typeof startInfrastructure>>,
+  infra: BenchStack,
   scope: { tenantId: string; projectId: string },
   metrics: MetricsRepository,
   range: { from: string; to: string },
@@ -234,11 +229,11 @@ async function measurePercentileError(
  */
 async function main(): Promise<void> {
   const { spans, dataDir } = seededDatasetArguments();
-  const infra = await startBenchInfrastructure(dataDir);
+  const infra = await startBenchStack(dataDir);
   try {
     const seed = await seededOnce(infra, dataDir, spans);
     const largeTraceId = await seedLargeTrace(infra, seed);
-    const api = (await startApiServer(infra)).url;
+    const api = await infra.startApi();
     const scope = { tenantId: seed.tenantId, projectId: seed.projectId };
     const db = new ScopedClickHouse(infra.clickhouse, scope);
     const traces = new TraceRepository(db);

@@ -1,6 +1,6 @@
 import { decodeProtobufExport } from '@spanforge/otlp';
 import { packExportBody, unpackExportBody, type ExportJob } from '@spanforge/queue';
-import type { Infrastructure } from '@spanforge/runtime';
+import type { BenchStack } from './bench-stack';
 import type { Corpus } from './corpus';
 
 /** Spans moved through the queue in each variant. */
@@ -13,7 +13,7 @@ const SAMPLE_SPANS = 5_000;
  * - one job per export: the OTLP body zstd-compressed and base64-encoded, decoded again by the consumer.
  */
 export async function measureQueueHop(
-  infra: Infrastructure,
+  infra: BenchStack,
   corpus: Corpus,
 ): Promise<{ perSpanJsonCpuUsPerSpan: number; perExportBytesCpuUsPerSpan: number; sampleSpans: number }> {
   const requests: Uint8Array[] = [];
@@ -56,11 +56,11 @@ export async function measureQueueHop(
 }
 
 async function cpuPerSpan(
-  infra: Infrastructure,
+  infra: BenchStack,
   name: string,
   jobs: number,
   spans: number,
-  produce: (queue: ReturnType<Infrastructure['queues']['queue']>) => Promise<void>,
+  produce: (queue: ReturnType<BenchStack['queues']['queue']>) => Promise<void>,
   consume: (data: unknown) => unknown,
 ): Promise<number> {
   const queue = infra.queues.queue(name);

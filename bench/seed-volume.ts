@@ -2,8 +2,8 @@ import 'reflect-metadata';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { REFRESH_ALL_SESSION_FIGURES_SQL, REFRESH_COST_DAILY_SQL, REFRESH_DAY_TRACE_FIGURES_SQL } from '@spanforge/clickhouse';
-import type { Infrastructure } from '@spanforge/runtime';
-import { startBenchInfrastructure, seededDatasetArguments } from './bench-infrastructure';
+import type { BenchStack } from './bench-stack';
+import { startBenchStack, seededDatasetArguments } from './bench-stack';
 import { progress } from './report';
 
 /**
@@ -80,7 +80,7 @@ FROM (
 )`;
 }
 
-export async function seedVolume(infra: Infrastructure, spans: number): Promise<SeedResult> {
+export async function seedVolume(infra: BenchStack, spans: number): Promise<SeedResult> {
   const traces = Math.ceil(spans / SPANS_PER_TRACE);
   const { tenant, project } = await infra.tenancy.createTenant(`seed-${spans}`);
   const { secret } = await infra.tenancy.createApiKey(project.id, 'seed');
@@ -137,7 +137,7 @@ export async function seedVolume(infra: Infrastructure, spans: number): Promise<
 }
 
 /** The dataset of `spans` spans in `dataDir`: seeded on first use, then read from `seed-<spans>.json`. */
-export async function seededOnce(infra: Infrastructure, dataDir: string, spans: number): Promise<SeedResult> {
+export async function seededOnce(infra: BenchStack, dataDir: string, spans: number): Promise<SeedResult> {
   const seedFile = path.join(dataDir, `seed-${spans}.json`);
   if (existsSync(seedFile)) {
     const seed = JSON.parse(readFileSync(seedFile, 'utf8')) as SeedResult;
@@ -152,7 +152,7 @@ export async function seededOnce(infra: Infrastructure, dataDir: string, spans: 
 
 async function main(): Promise<void> {
   const { spans, dataDir } = seededDatasetArguments();
-  const infra = await startBenchInfrastructure(dataDir);
+  const infra = await startBenchStack(dataDir);
   try {
     progress(`seeding ${spans.toLocaleString('en')} spans into ${dataDir}`);
     const result = await seedVolume(infra, spans);

@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { createClickHouseClient, type ClickHouseClient } from '@spanforge/clickhouse';
 import { SpanRepository } from '@spanforge/ingest';
-import { quiet, seededDatasetArguments, startBenchInfrastructure, temporaryDataDir } from './bench-infrastructure';
+import { quiet, seededDatasetArguments, startBenchStack, temporaryDataDir } from './bench-stack';
 import { argument, progress, writeResults } from './report';
 import { seededOnce, type SeedResult } from './seed-volume';
 
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
   const { spans, dataDir } = seededDatasetArguments();
   const traces = Number(argument('--traces', '500'));
   const rounds = Number(argument('--rounds', '7'));
-  const infra = await startBenchInfrastructure(dataDir);
+  const infra = await startBenchStack(dataDir);
   let seed: SeedResult;
   try {
     seed = await seededOnce(infra, dataDir, spans);

@@ -1,9 +1,10 @@
 import 'reflect-metadata';
-import { runRole } from '@spanforge/runtime';
-import { startApiServer } from './src/api.server';
+import { roleRoot, runRole } from '@spanforge/runtime';
+import { ApiModule } from './src/api.module';
+import { createApiApplication, listenApi } from './src/api.server';
 
 /** `npm run start:api`: GraphQL and REST only, against external PostgreSQL and ClickHouse. */
-runRole('api', async (infra) => {
-  const api = await startApiServer(infra);
+runRole('api', async (context) => {
+  const api = await listenApi(context, await createApiApplication(context, roleRoot(context, [ApiModule.forRoot()])));
   return [`GraphQL    ${api.url}/graphql`, `Explorer   ${api.url}/graphiql`, `Health     ${api.url}/readyz   metrics ${api.url}/metrics`];
 });

@@ -1,5 +1,9 @@
-import { runRole } from '@spanforge/runtime';
-import { startGateway } from './src/gateway';
+import 'reflect-metadata';
+import { createRoleContext, runRole } from '@spanforge/runtime';
+import { Gateway, GatewayModule } from './src/gateway';
 
-/** `npm run start:gateway`: the OTLP receivers only. */
-runRole('gateway', startGateway);
+/** `npm run start:gateway`: the OTLP receivers only (a Nest application context: no Nest HTTP server). */
+runRole('gateway', async (context) => {
+  const app = await createRoleContext(context, [GatewayModule]);
+  return app.get(Gateway).start();
+});

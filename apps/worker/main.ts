@@ -1,5 +1,9 @@
-import { runRole } from '@spanforge/runtime';
-import { startWorkers } from './src/worker';
+import 'reflect-metadata';
+import { createRoleContext, runRole } from '@spanforge/runtime';
+import { WorkerModule, Workers } from './src/worker';
 
-/** `npm run start:worker`: queue consumers and schedulers; no HTTP server. */
-runRole('worker', startWorkers);
+/** `npm run start:worker`: queue consumers and schedulers; no HTTP server (a Nest application context). */
+runRole('worker', async (context) => {
+  const app = await createRoleContext(context, [WorkerModule]);
+  return app.get(Workers).start();
+});

@@ -4,7 +4,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'csv-parse/sync';
-import { startApiServer } from '@spanforge/api-app';
 import { COST_REPORTS_QUEUE, schedulerId } from '@spanforge/queue';
 import { verifyWebhookSignature, type CostReport } from '@spanforge/reports';
 import { SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter } from '../support';
@@ -37,7 +36,7 @@ describe('scheduled cost reports', () => {
 
   beforeAll(async () => {
     h = await startIngestHarness({ ALLOW_PRIVATE_WEBHOOKS: 'true' });
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
     project = await h.newProject('report-tenant');
     receiver = await startWebhookReceiver();
     // Recent traces (the last hour), so "the window ending now" holds them.
@@ -103,7 +102,7 @@ describe('scheduled cost reports', () => {
     expect(created.errors).toBeUndefined();
     const { schedule, signingSecret } = created.data!.createCostReportSchedule;
     // The schedule is a BullMQ job scheduler firing at 09:00 Lisbon time.
-    const scheduler = await h.infra.queues.queue(COST_REPORTS_QUEUE).getJobScheduler(schedulerId(schedule.id));
+    const scheduler = await h.services.queues.queue(COST_REPORTS_QUEUE).getJobScheduler(schedulerId(schedule.id));
     expect(scheduler).toMatchObject({ pattern: '0 9 * * *', tz: 'Europe/Lisbon' });
     const next = new Date(Number(scheduler!.next));
     expect(new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Lisbon', hour: '2-digit', minute: '2-digit' }).format(next)).toBe('09:00');
@@ -243,8 +242,8 @@ describe('scheduled cost reports', () => {
     // The worker was "down" for three days: the next firing produces the three windows, at 09:00 New York time.
     const later = new Date(Date.now() + 3 * 86_400_000 + 60_000);
     receiver.failNext(2);
-    expect(await h.infra.costReports.fire(id, later)).toBe(3);
-    expect(await h.infra.costReports.fire(id, later)).toBe(0);
+    expect(await h.services.costReports.fire(id, later)).toBe(3);
+    expect(await h.services.costReports.fire(id, later)).toBe(0);
     const reports = await q<{ costReports: Array<{ scheduleId: string; windowEnd: string; windowStart: string }> }>(
       '{ costReports(first: 50) { scheduleId windowStart windowEnd } }',
     );
@@ -278,16 +277,16 @@ describe('scheduled cost reports', () => {
     const id = created.data!.createCostReportSchedule.schedule.id;
     const later = new Date(Date.now() + 2 * 3_600_000);
     // Fault at the seam: queueing the delivery fails, as if the worker died right after the insert.
-    const queue = (h.infra.costReports as unknown as { deps: { queue: { add: (...a: unknown[]) => Promise<unknown> } } }).deps.queue;
+    const queue = (h.services.costReports as unknown as { deps: { queue: { add: (...a: unknown[]) => Promise<unknown> } } }).deps.queue;
     const add = queue.add.bind(queue);
     queue.add = async () => {
       throw new Error('worker killed');
     };
-    await expect(h.infra.costReports.fire(id, later)).rejects.toThrow('worker killed');
+    await expect(h.services.costReports.fire(id, later)).rejects.toThrow('worker killed');
     queue.add = add;
     const before = receiver.deliveries.length;
     // The catch-up firing at restart: no new report for the stored window, and the pending delivery goes out.
-    await h.infra.costReports.fire(id, later);
+    await h.services.costReports.fire(id, later);
     const reports = await q<{ costReports: Array<{ id: string; scheduleId: string }> }>('{ costReports(first: 100) { id scheduleId } }');
     const mine = reports.data!.costReports.filter((r) => r.scheduleId === id);
     expect(mine.length).toBeGreaterThan(0);

@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream';
 import type { Queue } from 'bullmq';
-import { startApiServer } from '@spanforge/api-app';
 import { INGEST_JOB_OPTIONS, INGEST_QUEUE, IngestJobName, type ExportJob, type IngestJob } from '@spanforge/queue';
 import { graphql } from '../support';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
@@ -48,7 +47,7 @@ describe('dead letters', () => {
         },
       },
     );
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
   });
   afterAll(async () => {
     process.stderr.write = stderrWrite;
@@ -91,7 +90,7 @@ describe('dead letters', () => {
     // What an operator sees: the log line, the metric, the accounting in ingestStats, the admin list.
     expect(logged.join('')).toContain(`${refused.length} span(s) of export`);
     expect(logged.join('')).toContain(`refused by ClickHouse and dead-lettered: Cannot parse input: unexpected ${MARKER}`);
-    expect(await h.infra.metrics.getSingleMetricAsString('spanforge_dead_lettered_spans_total')).toContain(
+    expect(await h.services.metrics.getSingleMetricAsString('spanforge_dead_lettered_spans_total')).toContain(
       `spanforge_dead_lettered_spans_total{reason="store_refused"} ${refused.length}`,
     );
     const stats = await graphql<{
@@ -130,7 +129,7 @@ describe('dead letters', () => {
 
   it('moves a job that fails for good from the queue to the dead letters, accounted and logged at ERROR', async () => {
     const project = await h.newProject();
-    const queue = h.infra.queues.queue<IngestJob>(INGEST_QUEUE) as Queue<IngestJob>;
+    const queue = h.services.queues.queue<IngestJob>(INGEST_QUEUE) as Queue<IngestJob>;
     const exportId = `poison-${hex(4)}`;
     const job: ExportJob = {
       v: 1,

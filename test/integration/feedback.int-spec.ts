@@ -1,4 +1,3 @@
-import { startApiServer } from '@spanforge/api-app';
 import { SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter } from '../support';
 import { expectedTrace, recordAgentTrace } from './agent-trace';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
@@ -40,7 +39,7 @@ describe('feedback', () => {
 
   beforeAll(async () => {
     h = await startIngestHarness();
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
     project = await h.newProject('feedback-tenant');
     for (const [i, session] of ['s1', 's1', 's2'].entries()) traceIds.push(await sendTrace(session, Date.UTC(2026, 10, 20, i)));
   });

@@ -11,7 +11,6 @@ import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/export
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor, type LogRecordExporter } from '@opentelemetry/sdk-logs';
 import { MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { startApiServer } from '@spanforge/api-app';
 import { graphql } from '../support';
 import { exportSpans, exportSucceeded, otlpExporter, SpanRecorder, type Transport } from '../support/otel';
 import { plainOfAnyValue } from '../support/otlp-json-spans';
@@ -74,7 +73,7 @@ describe('OTLP logs and metrics', () => {
 
   beforeAll(async () => {
     h = await startIngestHarness();
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
   });
   afterAll(() => h?.stop());
 

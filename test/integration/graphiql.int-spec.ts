@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { request as httpRequest } from 'node:http';
-import { startApiServer } from '@spanforge/api-app';
 import { SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter, testConfig } from '../support';
 import { CHROMIUM, HeadlessChromium, waitFor, type Tab } from '../support/chromium';
 import { recordAgentTrace } from './agent-trace';
@@ -40,7 +39,7 @@ describe('GraphQL explorer (GET /graphiql)', () => {
       process.stderr.write('\n!!! chromium not found: the explorer browser test is SKIPPED (apt-get install chromium to run it)\n\n');
     }
     h = await startIngestHarness();
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
     project = await h.newProject('explorer-project');
     const recorder = new SpanRecorder('explorer-agent');
     recordAgentTrace(recorder, {

@@ -2,7 +2,6 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { Queue } from 'bullmq';
 import { RpcCode } from '@spanforge/otlp';
 import { IngestJobName } from '@spanforge/queue';
-import { startApiServer } from '@spanforge/api-app';
 import { exportSpans, exportSucceeded, graphql, otlpExporter } from '../support';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 import {
@@ -108,7 +107,7 @@ describe('OTLP ingest answers (default limits)', () => {
   let api: string;
   beforeAll(async () => {
     h = await startIngestHarness();
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
   });
   afterAll(() => h?.stop());
   afterEach(() => expectReady(h));
@@ -224,7 +223,7 @@ describe('OTLP ingest answers (default limits)', () => {
       expect((await postTraces(h.http, protobufBody(recordTrace(1)), { type: PROTOBUF, key: project.apiKey })).status).toBe(200);
       await h.waitForSpans(project.projectId, 1);
 
-      await h.infra.tenancy.revokeApiKey(project.apiKeyId);
+      await h.services.tenancy.revokeApiKey(project.apiKeyId);
       const revokedAt = Date.now();
       const spans = recordTrace(2);
       let answer = await postTraces(h.http, protobufBody(spans), { type: PROTOBUF, key: project.apiKey });
@@ -234,7 +233,7 @@ describe('OTLP ingest answers (default limits)', () => {
       expectRefusal(answer, 401, PROTOBUF, RpcCode.UNAUTHENTICATED, /API key/);
       expect((await grpcExport(h.grpc, protobufBody(spans), project.apiKey)).code).toBe(GrpcStatus.UNAUTHENTICATED);
       // Nothing of the refused trace, checked with a second key of the same project.
-      const { secret } = await h.infra.tenancy.createApiKey(project.projectId, 'after revocation');
+      const { secret } = await h.services.tenancy.createApiKey(project.projectId, 'after revocation');
       await postTraces(h.http, protobufBody(recordTrace(1, 'marker')), { type: PROTOBUF, key: secret });
       await h.waitForSpans(project.projectId, 2);
       expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(2);
@@ -280,7 +279,7 @@ describe('OTLP ingest answers (default limits)', () => {
         api,
         'mutation($i: IngestLimitsInput!) { setIngestLimits(input: $i) { spansPerSecond } }',
         { i: { projectId: project.projectId, spansPerSecond: perSecond } },
-        h.infra.adminToken!,
+        h.services.adminToken!,
       );
       expect(set.errors).toBeUndefined();
       const burst = 2 * perSecond;
@@ -436,7 +435,7 @@ describe('OTLP ingest answers (default limits)', () => {
       const project = await h.newProject();
       const spans = recordTrace(3);
       expect(exportSucceeded(await exportSpans(otlpExporter('grpc', endpoints(h), project.apiKey), spans))).toBe(true);
-      await h.infra.tenancy.revokeApiKey(project.apiKeyId);
+      await h.services.tenancy.revokeApiKey(project.apiKeyId);
       expect(exportSucceeded(await exportSpans(otlpExporter('grpc', endpoints(h), project.apiKey), recordTrace(2)))).toBe(false);
       await h.waitForSpans(project.projectId, spans.length);
       expect(await count(h, COUNT_SQL, { p: project.projectId })).toBe(spans.length);

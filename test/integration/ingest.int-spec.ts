@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { startApiServer } from '@spanforge/api-app';
 import { ROOT, SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter, type Transport } from '../support';
 import { expectedCriticalPath, expectedTrace, recordAgentTrace } from './agent-trace';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
@@ -118,7 +117,7 @@ describe('ingest through the real OpenTelemetry exporters', () => {
     expect(exportSucceeded(await exportSpans(exporter, sent))).toBe(true);
     await h.waitForSpans(project.projectId, sent.length);
     // Let the duplicates land too before counting.
-    await h.infra.clickhouse.command({ query: 'SYSTEM FLUSH LOGS' }).catch(() => undefined);
+    await h.services.clickhouse.command({ query: 'SYSTEM FLUSH LOGS' }).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 800));
     const [{ n }] = await h.query<{ n: string }>('SELECT count() AS n FROM spans FINAL WHERE project_id = {p:String}', {
       p: project.projectId,
@@ -196,7 +195,7 @@ describe('ingest through the real OpenTelemetry exporters', () => {
     expect([...trace!.tools].sort()).toEqual(Array.from({ length: 7 }, (_, i) => `tool-${i}`).sort());
     expect((await traceFigures(h, project.projectId, root.spanContext().traceId))!.duration_ms).toBe(20_000);
     // The whole tree through the API, without message contents, with its critical path.
-    const api = (await startApiServer(h.infra)).url;
+    const api = h.api;
     const result = await graphql<{ trace: { spans: Array<{ spanId: string }>; criticalPath: Array<{ spanId: string }> } }>(
       api,
       'query($id: String!) { trace(traceId: $id) { spans { spanId parentSpanId type durationMs } criticalPath { spanId } } }',

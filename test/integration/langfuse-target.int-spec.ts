@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { startApiServer } from '@spanforge/api-app';
 import { PriceTable, costOf } from '@spanforge/pricing';
 import { graphql } from '../support';
 import { attributesOfJson, readableSpansOfJson } from '../support/otlp-json-spans';
@@ -20,7 +19,7 @@ describe('the Langfuse SDKs as clients', () => {
 
   beforeAll(async () => {
     h = await startIngestHarness();
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
   });
   afterAll(() => h?.stop());
 

@@ -1,4 +1,3 @@
-import { startApiServer } from '@spanforge/api-app';
 import { SpanMetricsSealer } from '@spanforge/ingest';
 import { PriceTable, costOf } from '@spanforge/pricing';
 import { graphql } from '../support';
@@ -177,7 +176,7 @@ describe('metrics', () => {
   beforeAll(async () => {
     // The worker's own sealer stays out of the way: the test seals when it means to.
     h = await startIngestHarness({ METRICS_SEAL_INTERVAL_MS: '3600000' });
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
     project = await h.newProject('metrics');
     // Paris is at +02 until 2026-10-25 03:00 local, then +01: Oct 25 lasts 25 hours.
     const crossing = trace(
@@ -219,7 +218,10 @@ describe('metrics', () => {
     async (phase) => {
       if (phase === 'sealed into the minute rollup') {
         // The worker's sealer waits METRICS_SEAL_AFTER_SECONDS; here one pass is run at once.
-        const sealed = await new SpanMetricsSealer(h.infra.clickhouse, h.infra.log, { afterSeconds: 0, intervalMs: 60_000 }).sealDue();
+        const sealed = await new SpanMetricsSealer(h.services.clickhouse, h.services.log, {
+          afterSeconds: 0,
+          intervalMs: 60_000,
+        }).sealDue();
         expect(sealed).toBeGreaterThan(0);
         const [row] = await h.query<{ n: string }>('SELECT count() AS n FROM span_metrics_minute WHERE project_id = {p:String}', {
           p: project.projectId,

@@ -1,4 +1,3 @@
-import { startApiServer } from '@spanforge/api-app';
 import { graphql } from '../support';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 import { JSON_TYPE, exportResponseOf, postTraces } from './raw-otlp';
@@ -162,7 +161,7 @@ describe("one poison span next to another tenant's export", () => {
 
   beforeAll(async () => {
     h = await startIngestHarness();
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
   });
   afterAll(() => h?.stop());
 

@@ -1,6 +1,5 @@
 import { trace, type Span } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
-import { startApiServer } from '@spanforge/api-app';
 import { MAX_SPANS_PER_READ, ScopedClickHouse, TraceService, spanCursor } from '@spanforge/query';
 import { SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter } from '../support';
 import { expectedConcurrency, expectedCriticalPath, expectedLlmCost, expectedTrace, recordAgentTrace, type LlmCall } from './agent-trace';
@@ -61,7 +60,7 @@ describe('query API', () => {
 
   beforeAll(async () => {
     h = await startIngestHarness();
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
     project = await h.newProject('query-tenant');
     other = await h.newProject('other-tenant');
     const exporter = otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, project.apiKey);
@@ -422,7 +421,7 @@ describe('query API', () => {
 
   it("prices a project's spans by the model price its admin set, and lists and removes that price", async () => {
     const priced = await h.newProject('own-prices-tenant');
-    const admin = h.infra.adminToken!;
+    const admin = h.services.adminToken!;
     const SET =
       'mutation($i: ModelPriceInput!) { setModelPrice(input: $i) { id model inputPerMTok outputPerMTok cacheReadPerMTok effectiveFrom } }';
     // A negative price and a project key are refused, and nothing is stored.
@@ -618,7 +617,7 @@ describe('query API', () => {
     expect([...order].sort()).toEqual([...spanIds].sort());
 
     // TraceService with a cap of 10 on the same ClickHouse: the first 10 in start order, and a flag.
-    const db = new ScopedClickHouse(h.infra.clickhouse, { tenantId: wide.tenantId, projectId: wide.projectId });
+    const db = new ScopedClickHouse(h.services.clickhouse, { tenantId: wide.tenantId, projectId: wide.projectId });
     const capped = new TraceService({ maxSpansPerRead: 10 });
     const read = await capped.reads(db).spans(traceId);
     expect({ truncated: read.truncated, spans: read.records.map((r) => r.span_id) }).toEqual({
@@ -1433,7 +1432,7 @@ describe('query API', () => {
     const none = await graphql(api, '{ traces { totalCount } }');
     expect(none.data).toBeNull();
     expect(code(none)).toBe('UNAUTHENTICATED');
-    const asAdmin = await q('{ traces { totalCount } }', {}, h.infra.adminToken!);
+    const asAdmin = await q('{ traces { totalCount } }', {}, h.services.adminToken!);
     expect(asAdmin.data).toBeNull();
     expect(code(asAdmin)).toBe('UNAUTHENTICATED');
     expect(asAdmin.errors![0]!.message).toMatch(/admin token manages tenants, projects and keys/);
@@ -1486,22 +1485,21 @@ describe('query API', () => {
   });
 
   it('applies the ClickHouse limits the operator configured (QUERY_MAX_ROWS) to API queries', async () => {
-    // The same services, an API whose queries may read only one row (the project has a trace figure per trace sent).
-    const tight = await startApiServer({
-      ...h.infra,
-      config: { ...h.infra.config, queryLimits: { ...h.infra.config.queryLimits, maxRowsToRead: 1 } },
-    });
+    // The operator's limits, as the API reads them for each statement, set so a query may read only one row
+    // (the project has a trace figure per trace sent); put back after.
+    const limits = h.services.config.queryLimits;
+    h.services.config.queryLimits = { ...limits, maxRowsToRead: 1 };
     try {
-      const refused = await graphql(tight.url, '{ traces { totalCount } }', {}, project.apiKey);
+      const refused = await graphql(h.api, '{ traces { totalCount } }', {}, project.apiKey);
       expect(refused.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_EXPENSIVE');
       expect(refused.errors?.[0]?.message).toMatch(/needs more than its limits allow; narrow the time range or filters/);
-      const svg = await fetch(`${tight.url}/v1/traces/${traces[0]!.spans[0]!.spanContext().traceId}/waterfall.svg`, {
+      const svg = await fetch(`${h.api}/v1/traces/${traces[0]!.spans[0]!.spanContext().traceId}/waterfall.svg`, {
         headers: { authorization: `Bearer ${project.apiKey}` },
       });
       expect(svg.status).toBe(422);
       expect(((await svg.json()) as { error: { code: string } }).error.code).toBe('QUERY_TOO_EXPENSIVE');
     } finally {
-      await tight.close();
+      h.services.config.queryLimits = limits;
     }
     // The API of the default limits answers the same query.
     expect((await q<{ traces: { totalCount: number } }>('{ traces { totalCount } }')).data!.traces.totalCount).toBeGreaterThanOrEqual(

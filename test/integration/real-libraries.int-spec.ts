@@ -3,7 +3,6 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { startApiServer } from '@spanforge/api-app';
 import { decodeJsonExport, decodeProtobufExport, type DecodedSpan } from '@spanforge/otlp';
 import { PriceTable } from '@spanforge/pricing';
 import { graphql, ROOT } from '../support';
@@ -314,7 +313,7 @@ describe('real instrumentation libraries, unchanged, against the gateway', () =>
 
   beforeAll(async () => {
     h = await startIngestHarness();
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
     fake = await startFakeOpenAI();
     proxy = await startRecordingProxy(h.http);
   });

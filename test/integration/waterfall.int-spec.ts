@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { CRITICAL_BAND, ERROR_RED, TYPE_COLOUR, startApiServer } from '@spanforge/api-app';
+import { CRITICAL_BAND, ERROR_RED, TYPE_COLOUR } from '@spanforge/api-app';
 import { SpanRecorder, exportSpans, exportSucceeded, otlpExporter } from '../support';
 import { pixelsOf, readPng } from '../support/png';
 import { expectedTrace, recordAgentTrace } from './agent-trace';
@@ -44,7 +44,7 @@ describe('trace waterfall picture', () => {
       process.stderr.write('\n!!! chromium not found: the waterfall browser test is SKIPPED (apt-get install chromium to run it)\n\n');
     }
     h = await startIngestHarness();
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
     project = await h.newProject();
     const recorder = new SpanRecorder('waterfall-agent');
     recordAgentTrace(recorder, {

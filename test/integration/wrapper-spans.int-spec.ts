@@ -1,4 +1,3 @@
-import { startApiServer } from '@spanforge/api-app';
 import { graphql } from '../support';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 import { JSON_TYPE, postTraces } from './raw-otlp';
@@ -15,7 +14,7 @@ describe("spans that repeat their children's usage", () => {
 
   beforeAll(async () => {
     h = await startIngestHarness();
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
   });
   afterAll(() => h?.stop());
 

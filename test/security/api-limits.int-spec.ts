@@ -1,4 +1,3 @@
-import { startApiServer } from '@spanforge/api-app';
 import { graphql } from '../support';
 import { startIngestHarness, type IngestHarness } from '../integration/ingest-harness';
 
@@ -17,7 +16,7 @@ describe('per-project API limits', () => {
 
   beforeAll(async () => {
     h = await startIngestHarness({ API_REQUESTS_PER_SECOND: String(RATE), API_CONCURRENT_REQUESTS: String(CONCURRENT) });
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
   });
   afterAll(() => h?.stop());
 
@@ -69,7 +68,7 @@ describe('feedback limits and batched GraphQL', () => {
 
   beforeAll(async () => {
     h = await startIngestHarness();
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
   });
   afterAll(() => h?.stop());
 
@@ -115,7 +114,7 @@ describe('feedback limits and batched GraphQL', () => {
     const project = await h.newProject('revoked-minter');
     const post = await tokenPoster(project.apiKey, 'c'.repeat(32));
     expect((await post()).status).toBe(202);
-    await h.infra.tenancy.revokeApiKey(project.apiKeyId);
+    await h.services.tenancy.revokeApiKey(project.apiKeyId);
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     const refused = await post();
     expect(refused.status).toBe(401);

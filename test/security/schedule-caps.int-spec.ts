@@ -1,4 +1,3 @@
-import { startApiServer } from '@spanforge/api-app';
 import { MAX_SCHEDULES_PER_PROJECT } from '@spanforge/cost-reports';
 import { graphql } from '../support';
 import { startIngestHarness, type IngestHarness } from '../integration/ingest-harness';
@@ -16,7 +15,7 @@ describe('cost report schedules per project', () => {
 
   beforeAll(async () => {
     h = await startIngestHarness({ ALLOW_PRIVATE_WEBHOOKS: 'true' });
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
   });
   afterAll(() => h?.stop());
 

@@ -1,5 +1,4 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { startApiServer } from '@spanforge/api-app';
 import { graphql } from '../support';
 import { startIngestHarness, type IngestHarness } from '../integration/ingest-harness';
 import { PROTOBUF, grpcExport, postTraces, protobufBody, recordTrace, traceIdOf } from '../integration/raw-otlp';
@@ -33,7 +32,7 @@ describe('scoped API keys and GraphQL limits', () => {
 
   beforeAll(async () => {
     h = await startIngestHarness();
-    api = (await startApiServer(h.infra)).url;
+    api = h.api;
     const project = await h.newProject('scoped');
     projectId = project.projectId;
     keys.all = project.apiKey;

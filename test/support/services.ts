@@ -23,7 +23,7 @@ export function workerDataDir(): string {
   return dir;
 }
 
-/** A config for an in-process Infrastructure on the shared test PostgreSQL and this worker's chDB. */
+/** A config for an in-process all-in-one (the ingest harness) on the shared test PostgreSQL and this worker's chDB. */
 export function testConfig(overrides: Record<string, string> = {}): AppConfig {
   return loadConfig({
     DATA_DIR: workerDataDir(),

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { ClickHouseClient } from '@spanforge/clickhouse';
+import { projectTableFilters, type ClickHouseClient } from '@spanforge/clickhouse';
 
 /**
  * The recording stand-in of the *.sql.spec.ts snapshot specs: a fake ClickHouseClient that records
@@ -126,7 +126,8 @@ export function typedPlaceholders(sql: string): string[] {
 
 /**
  * The tables a statement reads (FROM or JOIN a name, not a subquery) without the scope at the
- * read's own level: ScopedClickHouse checks only that the scope appears somewhere in the text.
+ * read's own level. The engine confines every read of a project table anyway (ScopedClickHouse's
+ * table filters); a statement's own scope at each level is what picks the primary key range.
  */
 export function unscopedReads(sql: string): string[] {
   const unscoped: string[] = [];
@@ -173,7 +174,11 @@ export function expectScopedSql(statement: RecordedStatement): void {
  */
 export function expectScopedQueries(statements: RecordedStatement[], count: number): void {
   expect(statements).toHaveLength(count);
-  for (const { queryId, params = [], sql = '' } of statements) {
+  // The engine-side filter of every project table (the same for every statement of a scope) is checked here and shortened in the snapshot.
+  const tableFilters = projectTableFilters(RECORDING_SCOPE);
+  for (const { queryId, params = [], sql: sent = '' } of statements) {
+    expect({ queryId, confinedByTheEngine: sent.includes(tableFilters) }).toEqual({ queryId, confinedByTheEngine: true });
+    const sql = sent.replace(tableFilters, 'additional_table_filters = {<every project table>: <the scope>}');
     const statement: ScopedQuery = { queryId, params, sql };
     expectScopedAndBound(queryId, sql, params);
     expect(sql).toContain(`log_comment = '${queryId}'`);

@@ -1,14 +1,15 @@
+import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { ApiLimits } from '@spanforge/config';
 import { ErrorCode } from '@spanforge/errors';
-import type { Infrastructure } from '@spanforge/runtime';
-import { ApiModule } from './api.module';
+import { nestLogLevels, type ProcessContext } from '@spanforge/runtime';
+import { Authenticator } from '@spanforge/tenancy';
 import { callerOf } from './auth/access.guard';
 import { ProjectLimiter, limitMessage } from './auth/project-limiter';
 import { allowBrowserFeedback } from './feedback/feedback.cors';
 import { sendFailure } from './rest-errors';
-import type { GraphqlDriver } from './graphql/graphql.drivers';
 
 export interface RunningServer {
   url: string;
@@ -51,8 +52,8 @@ const UNLIMITED_ROUTES = new Set(['/', '/healthz', '/readyz', '/metrics', '/v1/f
  * its size or nesting, an anonymous document costs one key lookup), and a project key's request
  * counts against its project's limits (ProjectLimiter) until its answer is sent.
  */
-function admitRequests(infra: Infrastructure) {
-  const limiter = new ProjectLimiter(infra.config.apiLimits);
+function admitRequests(authenticator: Authenticator, limits: ApiLimits) {
+  const limiter = new ProjectLimiter(limits);
   const graphqlError = (reply: FastifyReply, message: string, extensions: Record<string, unknown>) =>
     reply.header('content-type', 'application/json; charset=utf-8').send({ data: null, errors: [{ message, extensions }] });
   return {
@@ -60,7 +61,7 @@ function admitRequests(infra: Infrastructure) {
       const route = request.routeOptions.url;
       if (route === undefined || UNLIMITED_ROUTES.has(route)) return;
       const graphql = route === '/graphql';
-      const caller = await callerOf(request, infra);
+      const caller = await callerOf(request, authenticator);
       if (graphql && caller.kind === 'anonymous')
         return graphqlError(reply, 'a valid project API key or the admin token is required', { code: ErrorCode.UNAUTHENTICATED });
       if (caller.kind !== 'project') return;
@@ -69,7 +70,7 @@ function admitRequests(infra: Infrastructure) {
         request.releaseLimit = admission.release;
         return;
       }
-      const message = limitMessage(admission.reason, infra.config.apiLimits);
+      const message = limitMessage(admission.reason, limits);
       reply.header('retry-after', String(admission.retryAfterSeconds));
       if (graphql) return graphqlError(reply, message, { code: ErrorCode.RATE_LIMITED, retryAfterSeconds: admission.retryAfterSeconds });
       return reply.status(429).send({ error: { code: ErrorCode.RATE_LIMITED, message } });
@@ -94,26 +95,37 @@ declare module 'fastify' {
   }
 }
 
-/** Starts GraphQL + REST on API_PORT and registers its shutdown step (stop accepting first). */
-export async function startApiServer(infra: Infrastructure, options: { driver?: GraphqlDriver } = {}): Promise<RunningServer> {
+/**
+ * The api as a Nest application on Fastify, for `root`: ApiModule alone (the api role), or ApiModule
+ * with the gateway's and worker's modules (all-in-one). Creating it opens every service the modules
+ * provide (connections, migrations); routes are registered and the port taken by listenApi.
+ */
+export async function createApiApplication(context: ProcessContext, root: DynamicModule): Promise<NestFastifyApplication> {
   const adapter = new ApiFastifyAdapter({ bodyLimit: 1024 * 1024 });
-  adapter.getInstance().addHook('onRoute', writeGraphqlAnswersAsJson);
-  const admission = admitRequests(infra);
-  adapter.getInstance().addHook('onRequest', admission.onRequest);
-  adapter.getInstance().addHook('onResponse', admission.release);
-  adapter.getInstance().addHook('onRequestAbort', admission.release);
-  adapter.getInstance().addHook('preHandler', admission.refuseBatches);
-  allowBrowserFeedback(adapter.getInstance());
+  const fastify = adapter.getInstance();
+  fastify.addHook('onRoute', writeGraphqlAnswersAsJson);
+  allowBrowserFeedback(fastify);
   // Fastify refuses some requests before Nest sees them (a JSON body that does not parse): same shape as every other REST refusal.
-  adapter.getInstance().setErrorHandler((error, _request, reply) => sendFailure(reply, error, infra.log));
-  const app = await NestFactory.create<NestFastifyApplication>(ApiModule.forRoot(infra, options.driver), adapter, {
-    logger: infra.config.logLevel === 'debug' ? ['error', 'warn', 'log', 'debug'] : ['error', 'warn'],
+  fastify.setErrorHandler((error, _request, reply) => sendFailure(reply, error, context.log));
+  const app = await NestFactory.create<NestFastifyApplication>(root, adapter, {
+    logger: nestLogLevels(context.config),
     abortOnError: false,
   });
-  await app.listen(infra.config.ports.api, infra.config.host);
+  // Added before the routes are (they are registered by listen), so every route has them.
+  const admission = admitRequests(app.get(Authenticator), context.config.apiLimits);
+  fastify.addHook('onRequest', admission.onRequest);
+  fastify.addHook('onResponse', admission.release);
+  fastify.addHook('onRequestAbort', admission.release);
+  fastify.addHook('preHandler', admission.refuseBatches);
+  return app;
+}
+
+/** Registers the routes, listens on API_PORT, and adds the first shutdown step (stop accepting). */
+export async function listenApi(context: ProcessContext, app: NestFastifyApplication): Promise<RunningServer> {
+  await app.listen(context.config.ports.api, context.config.host);
   const address = app.getHttpServer().address();
-  const port = typeof address === 'object' && address ? address.port : infra.config.ports.api;
+  const port = typeof address === 'object' && address ? address.port : context.config.ports.api;
   const close = () => app.close();
-  infra.shutdown.add('stop-accepting', 'api server', close);
+  context.shutdown.add('stop-accepting', 'api server', close);
   return { url: `http://localhost:${port}`, port, close };
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Readable } from 'node:stream';
 import { DomainError, HTTP_STATUS, badInput } from '@spanforge/errors';
 import type { FeedbackInput } from '@spanforge/feedback';
-import type { Infrastructure } from '@spanforge/runtime';
+import type { GatewayServices } from './gateway.services';
 import { ApiKeyScope, projectWithScope } from '@spanforge/tenancy';
 import { BadEncodingError, BodyTooLargeError, readBody } from './ingest/body.reader';
 
@@ -27,7 +27,7 @@ interface LangfuseScore {
  * trace and span ids (Langfuse SDKs 3+ use OTel ids), the name and value as sent, `source`
  * "langfuse". Needs a key with INGEST, as feedback does; answers 200 `{ id }` as Langfuse does.
  */
-export function serveLangfuseScores(app: FastifyInstance, infra: Infrastructure): void {
+export function serveLangfuseScores(app: FastifyInstance, infra: GatewayServices): void {
   app.post(LANGFUSE_SCORES_PATH, async (request, reply) => {
     try {
       const caller = await infra.authenticator.fromHeaders(request.headers);

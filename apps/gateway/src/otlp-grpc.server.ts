@@ -10,7 +10,7 @@ import {
   type ServiceDefinition,
 } from '@grpc/grpc-js';
 import { encodeExportResponse, encodeStatus, type OtlpSignal } from '@spanforge/otlp';
-import type { Infrastructure } from '@spanforge/runtime';
+import type { GatewayServices } from './gateway.services';
 import { admitExport } from './ingest/export-admission';
 import type { GatewayMetrics } from './ingest/gateway.metrics';
 import type { IngestService } from './ingest/ingest.service';
@@ -59,7 +59,7 @@ const MAX_CONCURRENT_STREAMS = 64;
  * inflates) the message only once the metadata listener lets the call go on, so a caller without
  * a key with INGEST gets its status before the server takes in up to OTLP_MAX_BODY_BYTES.
  */
-function admitBeforeReading(infra: Infrastructure): ServerInterceptor {
+function admitBeforeReading(infra: GatewayServices): ServerInterceptor {
   return (_method, call) =>
     new ServerInterceptingCall(call, {
       start: (next) =>
@@ -82,7 +82,7 @@ function admitBeforeReading(infra: Infrastructure): ServerInterceptor {
 }
 
 /** OTLP/gRPC on OTLP_GRPC_PORT (TraceService, LogsService, MetricsService): same decisions as OTLP/HTTP, mapped to gRPC codes (OTLP specification: RESOURCE_EXHAUSTED and UNAVAILABLE carry RetryInfo). */
-export async function startOtlpGrpcServer(infra: Infrastructure, ingest: IngestService, metrics: GatewayMetrics): Promise<OtlpGrpcServer> {
+export async function startOtlpGrpcServer(infra: GatewayServices, ingest: IngestService, metrics: GatewayMetrics): Promise<OtlpGrpcServer> {
   const server = new Server({
     'grpc.max_receive_message_length': infra.config.otlpMaxBodyBytes,
     'grpc.max_send_message_length': 4 * 1024 * 1024,

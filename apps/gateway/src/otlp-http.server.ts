@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { RpcCode, encodeExportResponse, encodeStatus, type OtlpSignal, type StatusDetail } from '@spanforge/otlp';
-import type { Infrastructure } from '@spanforge/runtime';
+import type { GatewayServices } from './gateway.services';
 import { admitExport } from './ingest/export-admission';
 import { serveLangfuseScores } from './langfuse-scores';
 import { BadEncodingError, BodyTooLargeError, readBody } from './ingest/body.reader';
@@ -34,7 +34,7 @@ export const LANGFUSE_TRACES_PATH = '/api/public/otel/v1/traces';
  * every answer in the request's own content type. Key and content type are checked before the
  * body is read; the body is inflated as a stream under OTLP_MAX_BODY_BYTES.
  */
-export async function startOtlpHttpServer(infra: Infrastructure, ingest: IngestService, metrics: GatewayMetrics): Promise<OtlpHttpServer> {
+export async function startOtlpHttpServer(infra: GatewayServices, ingest: IngestService, metrics: GatewayMetrics): Promise<OtlpHttpServer> {
   const app = Fastify({ logger: false });
   // The body stays a stream: the route reads it itself, after the cheap checks.
   app.removeAllContentTypeParsers();

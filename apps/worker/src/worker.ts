@@ -1,3 +1,4 @@
+import { Inject, Injectable, Module } from '@nestjs/common';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { Counter, Gauge } from 'prom-client';
 import {
@@ -11,9 +12,20 @@ import {
   type AccountingRow,
   type SpanLogEventRow,
 } from '@spanforge/ingest';
-import { scheduledClient } from '@spanforge/clickhouse';
-import { INGEST_QUEUE, type IngestJob } from '@spanforge/queue';
-import type { Infrastructure } from '@spanforge/runtime';
+import { FairScheduler, scheduledClient, type ClickHouseClient } from '@spanforge/clickhouse';
+import { CostReportService } from '@spanforge/cost-reports';
+import { INGEST_QUEUE, type IngestJob, type QueueBackend } from '@spanforge/queue';
+import {
+  CLICKHOUSE,
+  ClickHouseModule,
+  CostReportsModule,
+  PROCESS,
+  QUEUES,
+  QueueModule,
+  TenancyModule,
+  type ProcessContext,
+} from '@spanforge/runtime';
+import { TenancyRepository } from '@spanforge/tenancy';
 import { FailedJobsSweeper } from './ingest/failed-jobs.sweeper';
 import { IngestProcessor } from './ingest/ingest.processor';
 import { ProjectPricing } from './ingest/project-pricing';
@@ -35,11 +47,38 @@ export const SPAN_BATCH = { maxItems: 10_000, maxDelayMs: 100, maxConcurrentFlus
  */
 export const INGEST_CONCURRENCY = 256;
 
-/**
- * Starts the queue consumers of this process. Shutdown: the queue backend closes the BullMQ
- * worker first (in-flight jobs finish, which needs their batch written), then the writers flush.
- */
-export async function startWorkers(infra: Infrastructure): Promise<string[]> {
+/** The worker role: the ingest and cost-report queue consumers, the failed-jobs sweeper and the metrics sealer. */
+@Injectable()
+export class Workers {
+  constructor(
+    @Inject(PROCESS) private readonly context: ProcessContext,
+    @Inject(CLICKHOUSE) private readonly clickhouse: ClickHouseClient,
+    private readonly querySlots: FairScheduler,
+    @Inject(QUEUES) private readonly queues: QueueBackend,
+    private readonly tenancy: TenancyRepository,
+    private readonly costReports: CostReportService,
+  ) {}
+
+  /**
+   * Starts the queue consumers of this process; returns the banner line. Shutdown: the queue backend
+   * closes the BullMQ worker first (in-flight jobs finish, which needs their batch written), then the writers flush.
+   */
+  start(): Promise<string[]> {
+    const { context, clickhouse, querySlots, queues, tenancy, costReports } = this;
+    return startWorkers({ ...context, clickhouse, querySlots, queues, tenancy, costReports });
+  }
+}
+
+/** What startWorkers uses: the process's pieces and the services Workers is given. */
+type WorkerServices = ProcessContext & {
+  clickhouse: ClickHouseClient;
+  querySlots: FairScheduler;
+  queues: QueueBackend;
+  tenancy: TenancyRepository;
+  costReports: CostReportService;
+};
+
+async function startWorkers(infra: WorkerServices): Promise<string[]> {
   // The worker's statements take turns with the API's projects (all-in-one: one embedded engine).
   const clickhouse = scheduledClient(infra.clickhouse, infra.querySlots, 'ingest-worker');
   const repository = new SpanRepository(clickhouse);
@@ -54,7 +93,7 @@ export async function startWorkers(infra: Infrastructure): Promise<string[]> {
     spans,
     logEvents,
     accounting,
-    pricing: new ProjectPricing(infra.tenancyRepository),
+    pricing: new ProjectPricing(infra.tenancy),
     deadLetters,
     log,
   });
@@ -112,10 +151,14 @@ export async function startWorkers(infra: Infrastructure): Promise<string[]> {
   // The minute rollup of span metrics (dashboards, span statistics), sealed once a minute is old enough.
   const sealer = new SpanMetricsSealer(clickhouse, log, infra.config.metricsSeal);
   sealer.start();
-  await startCostReportWorker(infra);
+  await startCostReportWorker(infra.costReports, infra.queues, infra.log.child('cost-reports'));
   infra.shutdown.add('flush', 'span, log event and accounting writers', async () => {
     await Promise.all([sweeper.stop(), sealer.stop()]);
     await Promise.all([spans.close(), logEvents.close(), accounting.close()]);
   });
-  return [`Workers    ${INGEST_CONCURRENCY} ingest jobs at a time from ${infra.services.queue}`];
+  return [`Workers    ${INGEST_CONCURRENCY} ingest jobs at a time from ${infra.queues.describe()}`];
 }
+
+/** The worker's services: ClickHouse, the queues, prices (tenancy) and cost reports. */
+@Module({ imports: [ClickHouseModule, QueueModule, TenancyModule, CostReportsModule], providers: [Workers], exports: [Workers] })
+export class WorkerModule {}

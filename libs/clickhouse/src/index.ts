@@ -6,3 +6,4 @@ export * from './clickhouse-errors';
 export * from './fair-scheduler';
 export * from './span-metrics.sql';
 export * from './statements';
+export * from './project-tables';

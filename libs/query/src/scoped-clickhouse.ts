@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ClickHouseClient, FairScheduler } from '@spanforge/clickhouse';
+import { projectTableFilters, stringLiteral, type ClickHouseClient, type FairScheduler } from '@spanforge/clickhouse';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from '@spanforge/config';
 import { DomainError, ErrorCode } from '@spanforge/errors';
 
@@ -20,9 +20,12 @@ const TOO_EXPENSIVE = new Set([
 ]);
 
 /**
- * The only way the query API reaches ClickHouse. It refuses SQL that does not filter on the
- * scope's tenant and project placeholders, binds those (and every other value) as parameters, tags
- * each query with its name (query_id and log_comment) and applies the per-query limits.
+ * The only way the query API reaches ClickHouse, for one project. Scoped by construction: every
+ * statement carries the engine-side filter of each project table (`additional_table_filters`,
+ * libs/clickhouse/src/project-tables.ts), so it can read no other project's rows whatever its
+ * text; the statements' own `tenant_id = {tenantId:String} AND project_id = {projectId:String}`
+ * are bound here too (they pick the primary key range). Every statement is named (query_id and
+ * log_comment) and runs under the per-query limits.
  *
  * Limits and output settings go in the statement's own SETTINGS clause, not in the client's
  * `clickhouse_settings`: embedded chDB applies those with SET on its one session, where they would
@@ -38,13 +41,10 @@ export class ScopedClickHouse {
     /** The process's turns between projects (FairScheduler); without one, statements run as they come. */
     private readonly scheduler?: FairScheduler,
   ) {
-    this.settings = settingsClause(limits);
+    this.settings = `${settingsClause(limits)}, ${projectTableFilters(scope)}`;
   }
 
   async rows<T>(name: string, sql: string, params: Record<string, unknown> = {}): Promise<T[]> {
-    if (!sql.includes('tenant_id = {tenantId:String}') || !sql.includes('project_id = {projectId:String}')) {
-      throw new Error(`query ${name} is not scoped to a tenant and project`);
-    }
     const read = async () => {
       const result = await this.client.query({
         query: `${sql}\n${this.settings}, log_comment = ${stringLiteral(name)}`,
@@ -81,9 +81,4 @@ function settingsClause(limits: QueryLimits): string {
     // Integers beyond 2^53 arrive as strings in JSON; we read counts and sums as numbers.
     'output_format_json_quote_64bit_integers = 0',
   ].join(', ')}`;
-}
-
-/** A ClickHouse string literal ('' doubles a quote, backslashes are escaped). */
-function stringLiteral(text: string): string {
-  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 }

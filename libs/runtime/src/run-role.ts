@@ -1,12 +1,13 @@
 import { ConfigError, loadConfigFromEnvironment, portVariable, type AppConfig } from '@spanforge/config';
-import { startInfrastructure, type Infrastructure, type Mode } from './infrastructure';
+import { prepareProcess, type Mode, type ProcessContext } from './process';
 import { StartRefused } from './start-refused';
 
 /**
- * Boots one process: validate config, open infrastructure, start the role's servers (which return
- * the lines to print), install the shutdown handlers. A start that fails says why and exits 1.
+ * Boots one process: validate config, prepare the process (lock, credentials, secrets), install the
+ * shutdown handlers, then `start` builds the role's Nest container and starts its servers (returning
+ * the lines to print). A start that fails says why, closes what it opened, and exits 1.
  */
-export function runRole(mode: Mode, start: (infra: Infrastructure) => Promise<string[]>): void {
+export function runRole(mode: Mode, start: (context: ProcessContext) => Promise<string[]>): void {
   const startedAt = performance.now();
   let config;
   try {
@@ -16,16 +17,17 @@ export function runRole(mode: Mode, start: (infra: Infrastructure) => Promise<st
     process.exit(1);
   }
   void (async () => {
-    let infra: Infrastructure | undefined;
+    let context: ProcessContext | undefined;
     try {
-      infra = await startInfrastructure(config, mode);
-      infra.shutdown.installSignalHandlers();
-      const lines = await start(infra);
-      printBanner(infra, lines, (performance.now() - startedAt) / 1000);
+      context = await prepareProcess(config, mode);
+      context.shutdown.installSignalHandlers();
+      const lines = await start(context);
+      printBanner(context, lines, (performance.now() - startedAt) / 1000);
     } catch (error) {
       process.stderr.write(`${startFailure(error, config.ports)}\n`);
-      if (infra?.credentials?.created) process.stderr.write(`The credentials made on this first start are in ${infra.credentials.file}\n`);
-      await infra?.shutdown.run();
+      if (context?.credentials?.created)
+        process.stderr.write(`The credentials made on this first start are in ${context.credentials.file}\n`);
+      await context?.shutdown.run();
       process.exit(1);
     }
   })();
@@ -45,22 +47,23 @@ export function startFailure(error: unknown, ports: AppConfig['ports']): string 
   return `failed to start: ${(error as Error)?.stack ?? String(error)}`;
 }
 
-function printBanner(infra: Infrastructure, lines: string[], seconds: number): void {
+function printBanner(context: ProcessContext, lines: string[], seconds: number): void {
   const out: string[] = [];
-  out.push(`spanforge ${infra.mode} ready in ${seconds.toFixed(1)} s`);
+  out.push(`spanforge ${context.mode} ready in ${seconds.toFixed(1)} s`);
   out.push(...lines.map((line) => `  ${line}`));
-  out.push(`  PostgreSQL ${infra.services.postgres}`);
-  out.push(`  ClickHouse ${infra.services.clickhouse}`);
-  out.push(`  Queue      ${infra.services.queue}`);
-  const credentials = infra.credentials;
+  const { postgres, clickhouse, queue } = context.services;
+  if (postgres) out.push(`  PostgreSQL ${postgres}`);
+  if (clickhouse) out.push(`  ClickHouse ${clickhouse}`);
+  if (queue) out.push(`  Queue      ${queue}`);
+  const credentials = context.credentials;
   if (credentials?.created && credentials.stored.development) {
-    const otlpHttp = `http://localhost:${infra.config.ports.otlpHttp}`;
+    const otlpHttp = `http://localhost:${context.config.ports.otlpHttp}`;
     out.push('');
     out.push('First start: credentials (also kept in the file below):');
     out.push(`  ${credentials.file} (mode 0600)`);
     out.push('');
     out.push('Admin token (admin mutations on /graphql):');
-    out.push(`ADMIN_TOKEN=${infra.adminToken}`);
+    out.push(`ADMIN_TOKEN=${context.secrets.adminToken}`);
     out.push('');
     out.push('Development project "development/default" — paste into your application\'s environment:');
     out.push(`OTEL_EXPORTER_OTLP_ENDPOINT=${otlpHttp}`);

@@ -1,9 +1,19 @@
-import { Args, Context, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
+import { Inject } from '@nestjs/common';
+import { Args, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { badInput, notFound } from '@spanforge/errors';
 import { DeadLetterRepository } from '@spanforge/ingest';
-import { INGEST_JOB_OPTIONS, INGEST_QUEUE, IngestJobName, type IngestJob, type ReplayDeadLettersJob } from '@spanforge/queue';
+import type { ClickHouseClient } from '@spanforge/clickhouse';
+import {
+  INGEST_JOB_OPTIONS,
+  INGEST_QUEUE,
+  IngestJobName,
+  type IngestJob,
+  type QueueBackend,
+  type ReplayDeadLettersJob,
+} from '@spanforge/queue';
+import { CLICKHOUSE, QUEUES } from '@spanforge/runtime';
+import { TenancyService } from '@spanforge/tenancy';
 import { AdminOnly } from '../auth/access.decorators';
-import type { RequestContext } from '../graphql/request-context';
 
 @ObjectType('DeadLetter', {
   description:
@@ -41,16 +51,25 @@ const MAX_DEAD_LETTERS = 10_000;
 @AdminOnly()
 @Resolver()
 export class DeadLettersResolver {
+  private readonly letters: DeadLetterRepository;
+
+  constructor(
+    @Inject(CLICKHOUSE) clickhouse: ClickHouseClient,
+    @Inject(QUEUES) private readonly queues: QueueBackend,
+    private readonly tenancy: TenancyService,
+  ) {
+    this.letters = new DeadLetterRepository(clickhouse);
+  }
+
   @Query(() => [DeadLetterModel], { description: "A project's dead letters, newest first (admin token)." })
   async deadLetters(
     @Args('projectId', { type: () => ID, description: 'The project.' }) projectId: string,
     @Args('first', { type: () => Int, defaultValue: 100, description: 'How many to list, 1 to 10,000.' }) first: number,
     @Args('includeReplayed', { defaultValue: false, description: 'Also list those already replayed.' }) includeReplayed: boolean,
-    @Context() context: RequestContext,
   ): Promise<DeadLetterModel[]> {
     if (first < 1 || first > MAX_DEAD_LETTERS) throw badInput(`first must be from 1 to ${MAX_DEAD_LETTERS}`);
-    const project = await this.project(projectId, context);
-    const letters = await new DeadLetterRepository(context.infra.clickhouse).list(project, { first, includeReplayed });
+    const project = await this.project(projectId);
+    const letters = await this.letters.list(project, { first, includeReplayed });
     return letters.map((letter) => ({
       ...letter,
       deadLetteredAt: new Date(letter.deadLetteredAt),
@@ -69,20 +88,19 @@ export class DeadLettersResolver {
       description: 'The dead letters to replay, 1 to 10,000; absent: all not yet replayed.',
     })
     ids: string[] | undefined,
-    @Context() context: RequestContext,
   ): Promise<DeadLetterReplayModel> {
     if (ids && (ids.length === 0 || ids.length > MAX_DEAD_LETTERS))
       throw badInput(`ids must name from 1 to ${MAX_DEAD_LETTERS} dead letters, or be left out for all`);
-    const project = await this.project(projectId, context);
-    const pending = await new DeadLetterRepository(context.infra.clickhouse).pending(project, ids ?? undefined, MAX_DEAD_LETTERS);
+    const project = await this.project(projectId);
+    const pending = await this.letters.pending(project, ids ?? undefined, MAX_DEAD_LETTERS);
     if (pending.length === 0) return { pending: 0 };
     const job: ReplayDeadLettersJob = { v: 1, ...project, ids: pending.map((letter) => letter.id) };
-    await context.infra.queues.queue<IngestJob>(INGEST_QUEUE).add(IngestJobName.ReplayDeadLetters, job, INGEST_JOB_OPTIONS);
+    await this.queues.queue<IngestJob>(INGEST_QUEUE).add(IngestJobName.ReplayDeadLetters, job, INGEST_JOB_OPTIONS);
     return { pending: pending.length };
   }
 
-  private async project(projectId: string, context: RequestContext): Promise<{ tenantId: string; projectId: string }> {
-    const project = await context.infra.tenancy.findProject(projectId);
+  private async project(projectId: string): Promise<{ tenantId: string; projectId: string }> {
+    const project = await this.tenancy.findProject(projectId);
     if (!project) throw notFound(`no project ${projectId}`);
     return { tenantId: project.tenantId, projectId: project.id };
   }

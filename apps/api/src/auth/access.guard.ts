@@ -1,13 +1,11 @@
-import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { GqlExecutionContext } from '@nestjs/graphql';
 import type { FastifyRequest } from 'fastify';
 import type { GraphQLResolveInfo } from 'graphql';
 import { DomainError, ErrorCode } from '@spanforge/errors';
-import type { Infrastructure } from '@spanforge/runtime';
-import { projectWithScope, requireAdminCaller, type Caller } from '@spanforge/tenancy';
+import { Authenticator, projectWithScope, requireAdminCaller, type Caller } from '@spanforge/tenancy';
 import type { RequestContext } from '../graphql/request-context';
-import { INFRASTRUCTURE } from '../infrastructure.token';
 import { ACCESS_RULE, type AccessRule } from './access.decorators';
 
 /**
@@ -19,7 +17,7 @@ import { ACCESS_RULE, type AccessRule } from './access.decorators';
 export class AccessGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    @Inject(INFRASTRUCTURE) private readonly infra: Infrastructure,
+    private readonly authenticator: Authenticator,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -31,7 +29,7 @@ export class AccessGuard implements CanActivate {
     const holder = graphql
       ? GqlExecutionContext.create(context).getContext<RequestContext>()
       : context.switchToHttp().getRequest<FastifyRequest>();
-    const caller = graphql ? (holder as RequestContext).caller : await callerOf(holder as FastifyRequest, this.infra);
+    const caller = graphql ? (holder as RequestContext).caller : await callerOf(holder as FastifyRequest, this.authenticator);
     if (rule.kind === 'admin') requireAdminCaller(caller);
     else if (rule.kind === 'anyCaller') {
       if (caller.kind === 'anonymous')
@@ -48,8 +46,8 @@ function isRootField(info: GraphQLResolveInfo | undefined): boolean {
 }
 
 /** The request's caller, authenticated once per request (GraphQL does it before parsing, see api.server.ts). */
-export function callerOf(request: FastifyRequest, infra: Pick<Infrastructure, 'authenticator'>): Promise<Caller> {
-  request.caller ??= infra.authenticator.fromHeaders(request.headers);
+export function callerOf(request: FastifyRequest, authenticator: Authenticator): Promise<Caller> {
+  request.caller ??= authenticator.fromHeaders(request.headers);
   return request.caller;
 }
 

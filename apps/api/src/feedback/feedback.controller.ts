@@ -1,13 +1,11 @@
-import { Body, Controller, Inject, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, ErrorCode, RateLimitedError } from '@spanforge/errors';
-import { isFeedbackToken, type FeedbackInput } from '@spanforge/feedback';
-import type { Infrastructure } from '@spanforge/runtime';
-import { ApiKeyScope, credentialFrom, projectWithScope } from '@spanforge/tenancy';
+import { FeedbackService, isFeedbackToken, type FeedbackInput } from '@spanforge/feedback';
+import { ApiKeyScope, ApiKeyVerifier, Authenticator, credentialFrom, projectWithScope } from '@spanforge/tenancy';
 import { FeedbackAccess } from '../auth/access.decorators';
 import { callerOf } from '../auth/access.guard';
 import { ProjectLimiter } from '../auth/project-limiter';
-import { INFRASTRUCTURE } from '../infrastructure.token';
 
 /**
  * `POST /v1/feedback` with a project key that has INGEST, or with a feedback token made by
@@ -32,7 +30,11 @@ export class FeedbackController {
     concurrentRequests: Number.MAX_SAFE_INTEGER,
   });
 
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+  constructor(
+    private readonly feedback: FeedbackService,
+    private readonly keys: ApiKeyVerifier,
+    private readonly authenticator: Authenticator,
+  ) {}
 
   @FeedbackAccess()
   @Post()
@@ -42,23 +44,23 @@ export class FeedbackController {
     let scope;
     let token;
     if (isFeedbackToken(bearer)) {
-      token = this.infra.feedback.verifyToken(bearer);
+      token = this.feedback.verifyToken(bearer);
       if (!token) throw new DomainError(ErrorCode.UNAUTHENTICATED, 'the feedback token is invalid or has expired');
-      if (token.apiKeyId && !(await this.infra.keys.isActive(token.apiKeyId))) {
+      if (token.apiKeyId && !(await this.keys.isActive(token.apiKeyId))) {
         throw new DomainError(ErrorCode.UNAUTHENTICATED, 'the API key that made this feedback token was revoked or has expired');
       }
       scope = { tenantId: token.tenantId, projectId: token.projectId };
     } else {
-      const caller = await callerOf(request, this.infra);
+      const caller = await callerOf(request, this.authenticator);
       if (caller.kind !== 'project')
         throw new DomainError(ErrorCode.UNAUTHENTICATED, 'a valid project API key or feedback token is required');
       scope = projectWithScope(caller, ApiKeyScope.INGEST);
     }
-    const record = await this.infra.feedback.check(scope, body ?? ({} as FeedbackInput), token);
+    const record = await this.feedback.check(scope, body ?? ({} as FeedbackInput), token);
     // Counted once a post is one that would be stored: a refused one costs nothing to keep refusing.
     admit(this.perProject, scope.projectId, `this project is over ${FEEDBACK_PER_PROJECT_PER_SECOND} feedback posts a second`);
     if (token) admit(this.perToken, bearer!, `this feedback token is over ${FEEDBACK_PER_TOKEN_PER_SECOND} post a second`);
-    await this.infra.feedback.store(scope, record);
+    await this.feedback.store(scope, record);
     await reply.status(202).send({ id: record.id });
   }
 }

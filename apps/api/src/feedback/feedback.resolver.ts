@@ -1,12 +1,14 @@
-import { Args, Context, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { FeedbackService } from '@spanforge/feedback';
+import { Args, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { ApiKeyScope, type ProjectScope } from '@spanforge/tenancy';
 import { CurrentProject, RequireScope } from '../auth/access.decorators';
-import type { RequestContext } from '../graphql/request-context';
 import { Feedback, FeedbackInput, FeedbackToken, ScoreConfig, ScoreConfigInput, ScoreDataType } from './feedback.model';
 
 /** `submitFeedback` (INGEST), score configs (MANAGE to define, READ to list) and browser-safe feedback tokens (MANAGE). */
 @Resolver()
 export class FeedbackResolver {
+  constructor(private readonly feedback: FeedbackService) {}
+
   @RequireScope(ApiKeyScope.INGEST)
   @Mutation(() => Feedback, {
     description: 'Stores a score for a trace or one of its spans (scope INGEST); the same id again keeps one score.',
@@ -14,9 +16,8 @@ export class FeedbackResolver {
   async submitFeedback(
     @CurrentProject() scope: ProjectScope,
     @Args('input', { description: 'The score.' }) input: FeedbackInput,
-    @Context() context: RequestContext,
   ): Promise<Feedback> {
-    const record = await context.infra.feedback.submit(scope, input);
+    const record = await this.feedback.submit(scope, input);
     return {
       id: record.id,
       traceId: record.traceId,
@@ -35,9 +36,8 @@ export class FeedbackResolver {
   async createScoreConfig(
     @CurrentProject() scope: ProjectScope,
     @Args('input', { description: 'The config; one per score name.' }) input: ScoreConfigInput,
-    @Context() context: RequestContext,
   ): Promise<ScoreConfig> {
-    const config = await context.infra.feedback.createScoreConfig(scope, input);
+    const config = await this.feedback.createScoreConfig(scope, input);
     return { ...config, dataType: config.dataType as ScoreDataType };
   }
 
@@ -48,9 +48,8 @@ export class FeedbackResolver {
   async updateScoreConfig(
     @CurrentProject() scope: ProjectScope,
     @Args('input', { description: 'The new config of an existing name, with the same dataType.' }) input: ScoreConfigInput,
-    @Context() context: RequestContext,
   ): Promise<ScoreConfig> {
-    const config = await context.infra.feedback.updateScoreConfig(scope, input);
+    const config = await this.feedback.updateScoreConfig(scope, input);
     return { ...config, dataType: config.dataType as ScoreDataType };
   }
 
@@ -61,16 +60,15 @@ export class FeedbackResolver {
   async archiveScoreConfig(
     @CurrentProject() scope: ProjectScope,
     @Args('name', { description: 'The score name whose config to archive.' }) name: string,
-    @Context() context: RequestContext,
   ): Promise<ScoreConfig> {
-    const config = await context.infra.feedback.archiveScoreConfig(scope, name);
+    const config = await this.feedback.archiveScoreConfig(scope, name);
     return { ...config, dataType: config.dataType as ScoreDataType };
   }
 
   @RequireScope(ApiKeyScope.READ)
   @Query(() => [ScoreConfig], { description: "The project's live score configs, by name." })
-  async scoreConfigs(@CurrentProject() scope: ProjectScope, @Context() context: RequestContext): Promise<ScoreConfig[]> {
-    return (await context.infra.feedback.scoreConfigs(scope)).map((c) => ({ ...c, dataType: c.dataType as ScoreDataType }));
+  async scoreConfigs(@CurrentProject() scope: ProjectScope): Promise<ScoreConfig[]> {
+    return (await this.feedback.scoreConfigs(scope)).map((c) => ({ ...c, dataType: c.dataType as ScoreDataType }));
   }
 
   @RequireScope(ApiKeyScope.MANAGE)
@@ -82,9 +80,8 @@ export class FeedbackResolver {
     @Args('traceId', { description: 'The trace the token may score, 32 hex characters.' }) traceId: string,
     @Args('name', { description: 'The score name the token may send, 1 to 100 characters.' }) name: string,
     @Args('ttlSeconds', { type: () => Int, description: 'How long the token works, in seconds: 1 to 86,400 (a day).' }) ttlSeconds: number,
-    @Context() context: RequestContext,
   ): Promise<FeedbackToken> {
-    const { token, expiresAt } = context.infra.feedback.createToken(scope, traceId, name, ttlSeconds);
+    const { token, expiresAt } = this.feedback.createToken(scope, traceId, name, ttlSeconds);
     return { token, expiresAt: new Date(expiresAt * 1000).toISOString(), ttlSeconds };
   }
 }

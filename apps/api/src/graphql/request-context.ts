@@ -1,27 +1,53 @@
-import type { Infrastructure } from '@spanforge/runtime';
-import { ScopedClickHouse, type QueryScope } from '@spanforge/query';
+import { Inject, Injectable } from '@nestjs/common';
+import type { AppConfig } from '@spanforge/config';
+import { FairScheduler, type ClickHouseClient } from '@spanforge/clickhouse';
+import { ScopedClickHouse, TraceService, type QueryScope, type TraceReads } from '@spanforge/query';
+import { CLICKHOUSE, CONFIG } from '@spanforge/runtime';
 import { ApiKeyScope, projectWithScope, type Caller, type ProjectScope } from '@spanforge/tenancy';
 
-/** What a GraphQL request may do: its caller, authenticated before the document is parsed (api.server.ts). */
+/**
+ * One GraphQL request's state: its caller, authenticated before the document is parsed
+ * (api.server.ts), the project AccessGuard admitted it to, and what ProjectReads made for it. It
+ * lives on the request's context object, so it ends with the request; the services that read
+ * through it are singletons (Nest request-scoped providers would rebuild every resolver per request).
+ */
 export interface RequestContext {
   caller: Caller;
-  infra: Infrastructure;
   /** The project AccessGuard admitted the caller to, for the request's root fields that need one. */
   project?: ProjectScope;
   /** The request's scoped ClickHouse, made once (every resolver of the request shares it). */
   db?: ScopedClickHouse;
-}
-
-/** The API's way to ClickHouse for one project: every query scoped to it, under the operator's query limits, taking turns with other projects. */
-export function scopedClickHouse(infra: Pick<Infrastructure, 'clickhouse' | 'config' | 'querySlots'>, scope: QueryScope): ScopedClickHouse {
-  return new ScopedClickHouse(infra.clickhouse, scope, infra.config.queryLimits, infra.querySlots);
+  /** The request's trace reads: each trace's spans read and analysed once, whichever fields ask. */
+  traces?: TraceReads;
 }
 
 /**
- * The request's project's data, as the only way resolvers reach ClickHouse: every query it runs is
- * scoped to the project AccessGuard admitted (READ), or, failing that, refused.
+ * The only way the API reaches a project's data in ClickHouse: every statement scoped to one
+ * project, under the operator's query limits (QUERY_MAX_*), taking turns with other projects.
  */
-export function projectClickHouse(context: RequestContext): ScopedClickHouse {
-  context.db ??= scopedClickHouse(context.infra, context.project ?? projectWithScope(context.caller, ApiKeyScope.READ));
-  return context.db;
+@Injectable()
+export class ProjectReads {
+  constructor(
+    @Inject(CLICKHOUSE) private readonly clickhouse: ClickHouseClient,
+    @Inject(CONFIG) private readonly config: AppConfig,
+    private readonly querySlots: FairScheduler,
+    readonly traceService: TraceService,
+  ) {}
+
+  /** A project's data for a REST route (AccessGuard made the scope). */
+  forScope(scope: QueryScope): ScopedClickHouse {
+    return new ScopedClickHouse(this.clickhouse, scope, this.config.queryLimits, this.querySlots);
+  }
+
+  /** The request's project's data: the project AccessGuard admitted (READ), or, failing that, refused. */
+  of(context: RequestContext): ScopedClickHouse {
+    context.db ??= this.forScope(context.project ?? projectWithScope(context.caller, ApiKeyScope.READ));
+    return context.db;
+  }
+
+  /** The request's trace reads (made on first use), counted against the request's span-read budget. */
+  traces(context: RequestContext): TraceReads {
+    context.traces ??= this.traceService.reads(this.of(context));
+    return context.traces;
+  }
 }

@@ -11,7 +11,6 @@ import {
   isSpecifiedScalarType,
   type GraphQLSchema,
 } from 'graphql';
-import type { Infrastructure } from '@spanforge/runtime';
 import { ApiModule } from '../api.module';
 import { BUILD_SCHEMA_OPTIONS } from './graphql.drivers';
 
@@ -20,10 +19,9 @@ import { BUILD_SCHEMA_OPTIONS } from './graphql.drivers';
  * there is covered without touching this test) with the drivers' own options.
  */
 async function apiSchema(): Promise<GraphQLSchema> {
-  // forRoot only keeps the infrastructure for later (and names the GraphQL logger); nothing here runs a resolver.
-  const infra = { log: { child: () => ({}) } } as unknown as Infrastructure;
-  const resolvers = (ApiModule.forRoot(infra).providers ?? []).filter((p): p is NonNullable<typeof p> & (new () => unknown) => {
-    return typeof p === 'function';
+  // The resolver classes ApiModule provides (the other providers are services); nothing here runs one.
+  const resolvers = (ApiModule.forRoot().providers ?? []).filter((p): p is NonNullable<typeof p> & (new () => unknown) => {
+    return typeof p === 'function' && p.name.endsWith('Resolver');
   });
   const app = await NestFactory.createApplicationContext(GraphQLSchemaBuilderModule, { logger: false });
   await app.init();

@@ -1,14 +1,19 @@
 import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import type { Infrastructure } from '@spanforge/runtime';
+import { Registry } from 'prom-client';
+import type { AppConfig } from '@spanforge/config';
+import { CONFIG, ReadinessProbe } from '@spanforge/runtime';
 import { Public } from '../auth/access.decorators';
-import { INFRASTRUCTURE } from '../infrastructure.token';
 
 /** `/healthz` (alive), `/readyz` (every dependency reachable), `/metrics`, and the index page: open to anyone. */
 @Public()
 @Controller()
 export class HealthController {
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+  constructor(
+    @Inject(CONFIG) private readonly config: AppConfig,
+    private readonly readiness: ReadinessProbe,
+    private readonly registry: Registry,
+  ) {}
 
   /** What a person opening the API's address in a browser is looking for: where things are. */
   @Get()
@@ -21,7 +26,7 @@ export class HealthController {
       waterfall: 'GET /v1/traces/:traceId/waterfall.svg',
       reports: 'GET /v1/reports/:id.csv, /v1/reports/:id.html',
       health: ['/healthz', '/readyz', '/metrics'],
-      otlp: `OTLP traces go to the gateway: http://<host>:${this.infra.config.ports.otlpHttp}/v1/traces (HTTP), port ${this.infra.config.ports.otlpGrpc} (gRPC)`,
+      otlp: `OTLP traces go to the gateway: http://<host>:${this.config.ports.otlpHttp}/v1/traces (HTTP), port ${this.config.ports.otlpGrpc} (gRPC)`,
     };
   }
 
@@ -32,13 +37,13 @@ export class HealthController {
 
   @Get('readyz')
   async readyz(@Res() reply: FastifyReply): Promise<void> {
-    const report = await this.infra.readiness.run();
+    const report = await this.readiness.run();
     await reply.status(report.ready ? 200 : 503).send(report);
   }
 
   @Get('metrics')
   @Header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
   metrics(): Promise<string> {
-    return this.infra.metrics.metrics();
+    return this.registry.metrics();
   }
 }

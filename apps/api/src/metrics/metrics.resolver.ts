@@ -2,13 +2,15 @@ import { Args, Context, Query, Resolver } from '@nestjs/graphql';
 import { MetricsRepository, type MetricsQuery } from '@spanforge/query';
 import { ApiKeyScope } from '@spanforge/tenancy';
 import { RequireScope } from '../auth/access.decorators';
-import { projectClickHouse, type RequestContext } from '../graphql/request-context';
+import { ProjectReads, type RequestContext } from '../graphql/request-context';
 import { MetricsQueryInput, MetricsResult, type Granularity } from './metrics.model';
 
 /** Time series for dashboards (libs/query metrics.repository.ts). */
 @RequireScope(ApiKeyScope.READ)
 @Resolver()
 export class MetricsResolver {
+  constructor(private readonly reads: ProjectReads) {}
+
   @Query(() => MetricsResult, {
     description:
       'Measures over spans, traces or feedback scores in time buckets of a time zone, split into the top series by the first measure. Every bucket has a point.',
@@ -18,7 +20,7 @@ export class MetricsResolver {
     @Args('query', { type: () => MetricsQueryInput, description: 'What to measure, over which rows, split how, in which buckets.' })
     query: MetricsQueryInput,
   ): Promise<MetricsResult> {
-    const repository = new MetricsRepository(await projectClickHouse(context));
+    const repository = new MetricsRepository(this.reads.of(context));
     const answer = await repository.metrics(query as MetricsQuery);
     return {
       granularity: answer.granularity as Granularity | null,

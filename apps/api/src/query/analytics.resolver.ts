@@ -2,24 +2,26 @@ import { Args, Context, Int, Query, Resolver } from '@nestjs/graphql';
 import { AnalyticsRepository, decodeCursor, encodeCursor, isoOf, pageSize, sessionScores, usd } from '@spanforge/query';
 import { ApiKeyScope } from '@spanforge/tenancy';
 import { RequireScope } from '../auth/access.decorators';
-import { projectClickHouse, type RequestContext } from '../graphql/request-context';
+import { ProjectReads, type RequestContext } from '../graphql/request-context';
 import { CostDimension, CostRow, IterationLatency, SessionConnection, SessionFilterInput, TraceFilterInput } from './query.model';
-
-async function repository(context: RequestContext): Promise<AnalyticsRepository> {
-  return new AnalyticsRepository(await projectClickHouse(context));
-}
 
 /** The project aggregates (latency by iterations, sessions, cost breakdown; docs/api.md), served from the rollups. */
 @RequireScope(ApiKeyScope.READ)
 @Resolver()
 export class AnalyticsResolver {
+  constructor(private readonly reads: ProjectReads) {}
+
+  private repository(context: RequestContext): AnalyticsRepository {
+    return new AnalyticsRepository(this.reads.of(context));
+  }
+
   @Query(() => [IterationLatency], { description: 'Trace latency percentiles (exact, inclusive) per agent iteration count, fewest first.' })
   async latencyByIterations(
     @Context() context: RequestContext,
     @Args('filter', { type: () => TraceFilterInput, nullable: true, description: 'The traces covered; absent: all.' })
     filter?: TraceFilterInput,
   ): Promise<IterationLatency[]> {
-    const rows = await (await repository(context)).latencyByIterations(filter);
+    const rows = await this.repository(context).latencyByIterations(filter);
     return rows.map((r) => ({
       iterations: Number(r.iterations),
       traceCount: Number(r.trace_count),
@@ -41,7 +43,7 @@ export class AnalyticsResolver {
   ): Promise<SessionConnection> {
     const size = pageSize(first);
     const cursor = decodeCursor(after, ['number', 'string']) as [number, string] | undefined;
-    const { rows, total } = await (await repository(context)).sessions(filter, size, cursor);
+    const { rows, total } = await this.repository(context).sessions(filter, size, cursor);
     const page = rows.slice(0, size);
     const last = page[page.length - 1];
     return {
@@ -70,7 +72,7 @@ export class AnalyticsResolver {
     @Args('filter', { type: () => TraceFilterInput, nullable: true, description: 'The traces covered; absent: all.' })
     filter?: TraceFilterInput,
   ): Promise<CostRow[]> {
-    const rows = await (await repository(context)).costBreakdown(groupBy, filter);
+    const rows = await this.repository(context).costBreakdown(groupBy, filter);
     return rows.map((r) => ({
       keys: r.keys,
       costUsd: usd(r.cost_usd),

@@ -2,12 +2,8 @@ import { Args, Context, Query, Resolver } from '@nestjs/graphql';
 import { StatsRepository, isoOf, usd } from '@spanforge/query';
 import { ApiKeyScope } from '@spanforge/tenancy';
 import { RequireScope } from '../auth/access.decorators';
-import { projectClickHouse, type RequestContext } from '../graphql/request-context';
+import { ProjectReads, type RequestContext } from '../graphql/request-context';
 import { IngestMinute, ModelStats, SpanType, SpanTypeStats, TimeRangeInput, TraceFilterInput } from './query.model';
-
-async function repository(context: RequestContext): Promise<StatsRepository> {
-  return new StatsRepository(await projectClickHouse(context));
-}
 
 const nullable = (value: number | null | undefined) => (value === null || value === undefined ? null : Number(value));
 
@@ -22,6 +18,12 @@ const SPAN_FILTER_ARG = {
 @RequireScope(ApiKeyScope.READ)
 @Resolver()
 export class StatsResolver {
+  constructor(private readonly reads: ProjectReads) {}
+
+  private repository(context: RequestContext): StatsRepository {
+    return new StatsRepository(this.reads.of(context));
+  }
+
   @Query(() => [SpanTypeStats], {
     description:
       'Per span type: count, error rate, latency percentiles; of the spans that start in the range, of the traces the filter matches.',
@@ -31,7 +33,7 @@ export class StatsResolver {
     @Args('filter', SPAN_FILTER_ARG)
     filter?: TraceFilterInput,
   ): Promise<SpanTypeStats[]> {
-    const rows = await (await repository(context)).spanTypeStats(filter);
+    const rows = await this.repository(context).spanTypeStats(filter);
     return rows.map((r) => ({
       type: r.span_type as SpanType,
       spanCount: Number(r.span_count),
@@ -51,7 +53,7 @@ export class StatsResolver {
     @Args('filter', SPAN_FILTER_ARG)
     filter?: TraceFilterInput,
   ): Promise<ModelStats[]> {
-    const rows = await (await repository(context)).modelStats(filter);
+    const rows = await this.repository(context).modelStats(filter);
     return rows.map((r) => ({
       model: r.model,
       provider: r.provider || null,
@@ -75,7 +77,7 @@ export class StatsResolver {
     @Args('filter', { type: () => TimeRangeInput, nullable: true, description: 'The minutes covered; absent: all.' })
     filter?: TimeRangeInput,
   ): Promise<IngestMinute[]> {
-    const rows = await (await repository(context)).ingestMinutes(filter);
+    const rows = await this.repository(context).ingestMinutes(filter);
     const minutes = new Map<string, IngestMinute>();
     for (const row of rows) {
       let minute = minutes.get(row.minute);

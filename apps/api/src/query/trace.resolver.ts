@@ -2,6 +2,7 @@ import { Args, Context, Float, Info, Int, Parent, Query, ResolveField, Resolver 
 import type { GraphQLResolveInfo } from 'graphql';
 import {
   FeedbackReadRepository,
+  MAX_SPANS_PER_READ,
   decodeCursor,
   encodeCursor,
   isoOf,
@@ -15,9 +16,8 @@ import {
 import { DomainError, ErrorCode } from '@spanforge/errors';
 import { ApiKeyScope } from '@spanforge/tenancy';
 import { RequireScope } from '../auth/access.decorators';
-import { projectClickHouse, type RequestContext } from '../graphql/request-context';
+import { ProjectReads, type RequestContext } from '../graphql/request-context';
 import { CriticalPathStep, FeedbackScore, Finding, Span, SpanDetail, Trace, TraceConnection, TraceFilterInput } from './query.model';
-import { TRACES, traceReads } from './trace-reads';
 import { toSpan, toTrace, typedAttributes, type TraceSource } from './trace.mapper';
 import { selectedFields, selectedWithoutArguments } from './selection';
 
@@ -39,13 +39,15 @@ const factsOf = (trace: TraceSource): TraceFacts => ({
 @RequireScope(ApiKeyScope.READ)
 @Resolver(() => Trace)
 export class TraceResolver {
+  constructor(private readonly reads: ProjectReads) {}
+
   @Query(() => Trace, { nullable: true, description: 'One trace of the project; null when it has no such trace.' })
   async trace(
     @Args('traceId', { description: 'The trace id, 32 hex characters (either case).' }) traceId: string,
     @Context() context: RequestContext,
     @Info() info: GraphQLResolveInfo,
   ): Promise<TraceSource | null> {
-    const reads = traceReads(context);
+    const reads = this.reads.traces(context);
     const id = parseTraceId(traceId);
     // The spans (when a field will need the capped read) are read while the figures are.
     const asked = selectedFields(info);
@@ -78,7 +80,7 @@ export class TraceResolver {
     after?: string,
     @Info() info?: GraphQLResolveInfo,
   ): Promise<TraceConnection> {
-    const reads = traceReads(context);
+    const reads = this.reads.traces(context);
     const size = pageSize(first);
     const perNode = info ? selectedFields(info, ['nodes']) : new Set<string>();
     const heavy = PER_TRACE_READS.filter((f) => perNode.has(f));
@@ -109,7 +111,7 @@ export class TraceResolver {
     @Args('spanId', { description: 'The span id, 16 hex characters.' }) spanId: string,
     @Context() context: RequestContext,
   ): Promise<SpanDetail | null> {
-    const reads = traceReads(context);
+    const reads = this.reads.traces(context);
     const row = await reads.spanContent(parseTraceId(traceId), parseSpanId(spanId));
     if (!row) return null;
     return {
@@ -125,7 +127,7 @@ export class TraceResolver {
   }
 
   @ResolveField(() => [Span], {
-    description: `The trace's spans. Without arguments: its first ${TRACES.maxSpansPerRead.toLocaleString('en-US')} in start order, a parent before the children that start with it (spansTruncated says whether there are more). With \`first\` (1 to ${TRACES.maxSpansPerRead.toLocaleString('en-US')}) or \`after\` (a span's \`cursor\`): a page in (start time, span id) order.`,
+    description: `The trace's spans. Without arguments: its first ${MAX_SPANS_PER_READ.toLocaleString('en-US')} in start order, a parent before the children that start with it (spansTruncated says whether there are more). With \`first\` (1 to ${MAX_SPANS_PER_READ.toLocaleString('en-US')}) or \`after\` (a span's \`cursor\`): a page in (start time, span id) order.`,
   })
   async spans(
     @Parent() trace: TraceSource,
@@ -134,13 +136,13 @@ export class TraceResolver {
     @Args('first', {
       type: () => Int,
       nullable: true,
-      description: `Page size, 1 to ${TRACES.maxSpansPerRead.toLocaleString('en-US')}; absent with after given: ${TRACES.maxSpansPerRead.toLocaleString('en-US')}.`,
+      description: `Page size, 1 to ${MAX_SPANS_PER_READ.toLocaleString('en-US')}; absent with after given: ${MAX_SPANS_PER_READ.toLocaleString('en-US')}.`,
     })
     first?: number | null,
     @Args('after', { type: () => String, nullable: true, description: 'The cursor of the last span of the previous page (Span.cursor).' })
     after?: string | null,
   ): Promise<Span[]> {
-    const reads = traceReads(context);
+    const reads = this.reads.traces(context);
     const withAttributes = selectedFields(info).has('attributes');
     if ((first === undefined || first === null) && (after === undefined || after === null)) {
       const read = await reads.spans(trace.traceId, withAttributes);
@@ -155,10 +157,10 @@ export class TraceResolver {
   }
 
   @ResolveField(() => Boolean, {
-    description: `Whether the trace has more spans than \`spans\` without arguments returns (${TRACES.maxSpansPerRead.toLocaleString('en-US')}), and the analysis fields see: page through them with \`spans(first, after)\`.`,
+    description: `Whether the trace has more spans than \`spans\` without arguments returns (${MAX_SPANS_PER_READ.toLocaleString('en-US')}), and the analysis fields see: page through them with \`spans(first, after)\`.`,
   })
   async spansTruncated(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<boolean> {
-    return traceReads(context).truncated(trace.traceId);
+    return this.reads.traces(context).truncated(trace.traceId);
   }
 
   @ResolveField(() => [CriticalPathStep], {
@@ -166,7 +168,7 @@ export class TraceResolver {
       "The spans, root first, that determine the trace's wall time: from a span's end, back through the child that ended last before it, then through the earlier children that ended before that child started. Parallel siblings that end earlier are off the path.",
   })
   async criticalPath(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<CriticalPathStep[]> {
-    return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).criticalPath.map((s) => ({
+    return (await this.reads.traces(context).analysis(factsOf(trace), trace.loopsAsked)).criticalPath.map((s) => ({
       spanId: s.spanId,
       name: s.name,
       durationMs: s.durationMs,
@@ -178,7 +180,7 @@ export class TraceResolver {
     description: "The root's duration not covered by any of its children (time in the root's own code or unseen waits).",
   })
   async unaccountedMs(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
-    const analysis = await traceReads(context).analysis(factsOf(trace), trace.loopsAsked);
+    const analysis = await this.reads.traces(context).analysis(factsOf(trace), trace.loopsAsked);
     // The critical path starts at the root.
     const root = trace.rootSpanId || analysis.criticalPath[0]?.spanId || '';
     return analysis.unaccountedMs.get(root) ?? 0;
@@ -189,7 +191,7 @@ export class TraceResolver {
       'Sum of all span durations ÷ wall time. Nested spans count inside their parents too, so a sequential chain of three nested spans reads 3; `concurrency` reads 1 for any sequential trace.',
   })
   async parallelism(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
-    return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).parallelism.overall;
+    return (await this.reads.traces(context).analysis(factsOf(trace), trace.loopsAsked)).parallelism.overall;
   }
 
   @ResolveField(() => Float, {
@@ -197,24 +199,24 @@ export class TraceResolver {
       "How many spans were doing their own work at once, on average: each span's own time (its duration not covered by its children) summed, ÷ wall time. 1 is strictly sequential; 2 means two things ran side by side throughout.",
   })
   async concurrency(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
-    return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).parallelism.concurrency;
+    return (await this.reads.traces(context).analysis(factsOf(trace), trace.loopsAsked)).parallelism.concurrency;
   }
 
   @ResolveField(() => Int, { description: 'Failed LLM calls that a sibling call retried successfully.' })
   async retries(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<number> {
-    return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).retries.failedAttempts;
+    return (await this.reads.traces(context).analysis(factsOf(trace), trace.loopsAsked)).retries.failedAttempts;
   }
 
   @ResolveField(() => Boolean, {
     description: 'The same tool called ≥ 3 times with near-identical arguments, or iterations far over the project median.',
   })
   async loopSuspected(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<boolean> {
-    return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).loop.suspected;
+    return (await this.reads.traces(context).analysis(factsOf(trace), trace.loopsAsked)).loop.suspected;
   }
 
   @ResolveField(() => [FeedbackScore], { description: 'Scores sent for this trace (or its spans), oldest first.' })
   async feedback(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<FeedbackScore[]> {
-    const rows = await new FeedbackReadRepository(await projectClickHouse(context)).traceFeedback(trace.traceId);
+    const rows = await new FeedbackReadRepository(this.reads.of(context)).traceFeedback(trace.traceId);
     return rows.map((r) => ({
       name: r.name,
       value: r.data_type === 'NUMERIC' ? Number(r.value_number) : r.data_type === 'BOOLEAN' ? Number(r.value_number) === 1 : r.value_text,
@@ -227,7 +229,7 @@ export class TraceResolver {
       'What stands out in the trace (CRITICAL_PATH_DOMINATED_BY, UNACCOUNTED_TIME, RETRY, LOOP, N_PLUS_ONE, LOW_PARALLELISM). SPANS_TRUNCATED, first, when the trace has more spans than one read returns: the analysis fields then cover its first spans in start order only.',
   })
   async findings(@Parent() trace: TraceSource, @Context() context: RequestContext): Promise<Finding[]> {
-    return (await traceReads(context).analysis(factsOf(trace), trace.loopsAsked)).findings.map((f) => ({
+    return (await this.reads.traces(context).analysis(factsOf(trace), trace.loopsAsked)).findings.map((f) => ({
       kind: f.kind,
       message: f.message,
       spanIds: f.spanIds,

@@ -1,9 +1,8 @@
-import { Args, Context, ID, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
-import type { ReportRow, ScheduleRow } from '@spanforge/cost-reports';
+import { Args, ID, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { CostReportService, type ReportRow, type ScheduleRow } from '@spanforge/cost-reports';
 import { badInput } from '@spanforge/errors';
 import { ApiKeyScope, type ProjectScope } from '@spanforge/tenancy';
 import { CurrentProject, RequireScope } from '../auth/access.decorators';
-import type { RequestContext } from '../graphql/request-context';
 import type { CostDimension } from '../query/query.model';
 import { CostReportSchedule, CostReportScheduleInput, CostReportSummary, CreatedCostReportSchedule } from './cost-report.model';
 
@@ -40,6 +39,8 @@ function toReport(row: ReportRow): CostReportSummary {
 /** Scheduled cost reports, per project: schedules are configuration (MANAGE; they hold the webhook), reports are data (READ). */
 @Resolver()
 export class CostReportResolver {
+  constructor(private readonly reports: CostReportService) {}
+
   @RequireScope(ApiKeyScope.MANAGE)
   @Mutation(() => CreatedCostReportSchedule, {
     description: 'Creates a cost report schedule (at most 20 per project, none firing more often than every 15 minutes).',
@@ -47,9 +48,8 @@ export class CostReportResolver {
   async createCostReportSchedule(
     @CurrentProject() scope: ProjectScope,
     @Args('input', { description: 'The schedule.' }) input: CostReportScheduleInput,
-    @Context() context: RequestContext,
   ): Promise<CreatedCostReportSchedule> {
-    const { schedule, signingSecret } = await context.infra.costReports.createSchedule(scope, input);
+    const { schedule, signingSecret } = await this.reports.createSchedule(scope, input);
     return { schedule: toSchedule(schedule), signingSecret };
   }
 
@@ -59,9 +59,8 @@ export class CostReportResolver {
     @CurrentProject() scope: ProjectScope,
     @Args('id', { type: () => ID, description: 'The schedule id.' }) id: string,
     @Args('input', { description: 'The new definition.' }) input: CostReportScheduleInput,
-    @Context() context: RequestContext,
   ): Promise<CostReportSchedule> {
-    return toSchedule(await context.infra.costReports.updateSchedule(scope, id, input));
+    return toSchedule(await this.reports.updateSchedule(scope, id, input));
   }
 
   @RequireScope(ApiKeyScope.MANAGE)
@@ -69,9 +68,8 @@ export class CostReportResolver {
   async deleteCostReportSchedule(
     @CurrentProject() scope: ProjectScope,
     @Args('id', { type: () => ID, description: 'The schedule id.' }) id: string,
-    @Context() context: RequestContext,
   ): Promise<boolean> {
-    return context.infra.costReports.deleteSchedule(scope, id);
+    return this.reports.deleteSchedule(scope, id);
   }
 
   @RequireScope(ApiKeyScope.MANAGE)
@@ -79,27 +77,25 @@ export class CostReportResolver {
   async runCostReportNow(
     @CurrentProject() scope: ProjectScope,
     @Args('scheduleId', { type: () => ID, description: 'The schedule whose report to produce.' }) scheduleId: string,
-    @Context() context: RequestContext,
   ): Promise<CostReportSummary> {
-    return toReport(await context.infra.costReports.runNow(scope, scheduleId));
+    return toReport(await this.reports.runNow(scope, scheduleId));
   }
 
   @RequireScope(ApiKeyScope.MANAGE)
   @Query(() => [CostReportSchedule], { description: "The project's cost report schedules (scope MANAGE: they hold webhook URLs)." })
-  async costReportSchedules(@CurrentProject() scope: ProjectScope, @Context() context: RequestContext): Promise<CostReportSchedule[]> {
-    return (await context.infra.costReports.schedules(scope)).map(toSchedule);
+  async costReportSchedules(@CurrentProject() scope: ProjectScope): Promise<CostReportSchedule[]> {
+    return (await this.reports.schedules(scope)).map(toSchedule);
   }
 
   @RequireScope(ApiKeyScope.READ)
   @Query(() => [CostReportSummary], { description: "The project's reports, newest window first." })
   async costReports(
     @CurrentProject() scope: ProjectScope,
-    @Context() context: RequestContext,
     @Args('first', { type: () => Int, nullable: true, description: 'How many, 1 to 200; absent: 20.' }) first?: number,
   ): Promise<CostReportSummary[]> {
     const limit = first ?? 20;
     if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw badInput('first must be between 1 and 200');
-    return (await context.infra.costReports.reports(scope, limit)).map(toReport);
+    return (await this.reports.reports(scope, limit)).map(toReport);
   }
 
   @RequireScope(ApiKeyScope.READ)
@@ -107,9 +103,8 @@ export class CostReportResolver {
   async costReport(
     @CurrentProject() scope: ProjectScope,
     @Args('id', { type: () => ID, description: 'The report id.' }) id: string,
-    @Context() context: RequestContext,
   ): Promise<CostReportSummary | null> {
-    const row = await context.infra.costReports.report(scope, id);
+    const row = await this.reports.report(scope, id);
     return row ? toReport(row) : null;
   }
 }

@@ -1,13 +1,10 @@
-import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
+import { Controller, Get, Param, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { displayedSpanType, parseTraceId, spansShowGenAi } from '@spanforge/query';
-import type { Infrastructure } from '@spanforge/runtime';
 import { ApiKeyScope, type ProjectScope } from '@spanforge/tenancy';
 import { CurrentProject, RequireScope } from '../auth/access.decorators';
 import { notFound } from '@spanforge/errors';
-import { scopedClickHouse } from '../graphql/request-context';
-import { INFRASTRUCTURE } from '../infrastructure.token';
-import { TRACES } from '../query/trace-reads';
+import { ProjectReads } from '../graphql/request-context';
 import { renderWaterfall, type WaterfallSpan } from './waterfall.svg';
 
 /** Response header: `true` when the trace has more spans than the picture shows (its first ones in start order). */
@@ -16,13 +13,13 @@ export const SPANS_TRUNCATED_HEADER = 'x-spanforge-spans-truncated';
 /** `GET /v1/traces/:traceId/waterfall.svg` with the project key: the trace as a picture. */
 @Controller('v1/traces')
 export class WaterfallController {
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+  constructor(private readonly data: ProjectReads) {}
 
   @RequireScope(ApiKeyScope.READ)
   @Get(':traceId/waterfall.svg')
   async waterfall(@Param('traceId') traceId: string, @CurrentProject() scope: ProjectScope, @Res() reply: FastifyReply): Promise<void> {
     const id = parseTraceId(traceId);
-    const reads = TRACES.reads(scopedClickHouse(this.infra, scope));
+    const reads = this.data.traceService.reads(this.data.forScope(scope));
     // The spans are read (capped, as `trace { spans }` reads them) while the trace is looked up.
     const [bounds, read] = await Promise.all([reads.bounds(id), reads.spans(id)]);
     if (!bounds) throw notFound('no such trace in this project');
@@ -42,7 +39,7 @@ export class WaterfallController {
       status: r.status_code,
     }));
     // A trace larger than one read is drawn from its first spans, and the picture's title says so.
-    const title = read.truncated ? `${id} (first ${TRACES.maxSpansPerRead.toLocaleString('en-US')} spans only)` : id;
+    const title = read.truncated ? `${id} (first ${this.data.traceService.maxSpansPerRead.toLocaleString('en-US')} spans only)` : id;
     const svg = renderWaterfall({ traceId: title, spans, criticalPath: criticalPath.map((s) => s.spanId) });
     await reply
       .status(200)

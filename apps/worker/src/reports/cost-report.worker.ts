@@ -1,7 +1,13 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { WebhookDeliveryError, type CostReportService } from '@spanforge/cost-reports';
-import { COST_REPORTS_QUEUE, CostReportJobName, FIRE_JOB_OPTIONS, type DeliverJob, type FireJob } from '@spanforge/queue';
-import type { Infrastructure } from '@spanforge/runtime';
+import {
+  COST_REPORTS_QUEUE,
+  CostReportJobName,
+  FIRE_JOB_OPTIONS,
+  type DeliverJob,
+  type FireJob,
+  type QueueBackend,
+} from '@spanforge/queue';
 
 /** What the processor needs of a logger. */
 export interface CostReportWorkerLog {
@@ -38,13 +44,12 @@ export function costReportProcessor(service: Pick<CostReportService, 'fire' | 'd
  * Consumes the cost-report queue. At start it re-registers every schedule's job scheduler and runs
  * one catch-up firing per schedule, which produces the windows missed while no worker ran.
  */
-export async function startCostReportWorker(infra: Infrastructure): Promise<void> {
-  const service = infra.costReports;
-  infra.queues.worker<FireJob | DeliverJob>(COST_REPORTS_QUEUE, costReportProcessor(service, infra.log.child('cost-reports')), {
+export async function startCostReportWorker(service: CostReportService, queues: QueueBackend, log: CostReportWorkerLog): Promise<void> {
+  queues.worker<FireJob | DeliverJob>(COST_REPORTS_QUEUE, costReportProcessor(service, log), {
     concurrency: 4,
   });
-  const queue = infra.queues.queue<FireJob>(COST_REPORTS_QUEUE);
-  for (const schedule of await infra.costReports.activeSchedules()) {
+  const queue = queues.queue<FireJob>(COST_REPORTS_QUEUE);
+  for (const schedule of await service.activeSchedules()) {
     await service.register(schedule);
     await queue.add(
       CostReportJobName.Fire,

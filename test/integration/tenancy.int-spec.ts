@@ -1,19 +1,17 @@
-import { startInfrastructure, type Infrastructure } from '@spanforge/runtime';
-import { graphql } from '@spanforge/testing';
-import { testConfig } from '@spanforge/testing';
-import { startApiServer } from '../api.server';
+import { graphql } from '../support';
+import { startIngestHarness, type IngestHarness } from './ingest-harness';
 
 const ADMIN = 'test-admin-token-0123456789';
 
 describe('admin API (GraphQL: tenants, projects, keys)', () => {
-  let infra: Infrastructure;
+  let h: IngestHarness;
   let url: string;
 
   beforeAll(async () => {
-    infra = await startInfrastructure(testConfig({ ADMIN_TOKEN: ADMIN }), 'all-in-one');
-    url = (await startApiServer(infra)).url;
+    h = await startIngestHarness({ ADMIN_TOKEN: ADMIN });
+    url = h.api;
   });
-  afterAll(() => infra.shutdown.run());
+  afterAll(() => h?.stop());
 
   const CREATE_TENANT = 'mutation($name: String!) { createTenant(input: { name: $name }) { id name projects { id name } } }';
 
@@ -65,11 +63,11 @@ describe('admin API (GraphQL: tenants, projects, keys)', () => {
   });
 
   it("lists tenants with their projects, and a project's keys with their prefixes, to the admin only", async () => {
-    const { tenant, project } = await infra.tenancy.createTenant('Listed');
-    const extra = await infra.tenancy.createProject(tenant.id, 'support-bot');
-    const first = await infra.tenancy.createApiKey(project.id, 'ci');
-    const second = await infra.tenancy.createApiKey(project.id, 'prod');
-    await infra.tenancy.revokeApiKey(first.apiKey.id);
+    const { tenant, project } = await h.services.tenancy.createTenant('Listed');
+    const extra = await h.services.tenancy.createProject(tenant.id, 'support-bot');
+    const first = await h.services.tenancy.createApiKey(project.id, 'ci');
+    const second = await h.services.tenancy.createApiKey(project.id, 'prod');
+    await h.services.tenancy.revokeApiKey(first.apiKey.id);
     const listed = await graphql<{ tenants: Array<{ id: string; name: string; projects: Array<{ id: string; name: string }> }> }>(
       url,
       '{ tenants { id name projects { id name } } }',
@@ -128,19 +126,19 @@ describe('admin API (GraphQL: tenants, projects, keys)', () => {
   });
 
   it('refuses a project API key as an admin token: FORBIDDEN, the key is known but has not the right', async () => {
-    const { project } = await infra.tenancy.createTenant('key-holder');
-    const { secret } = await infra.tenancy.createApiKey(project.id);
+    const { project } = await h.services.tenancy.createTenant('key-holder');
+    const { secret } = await h.services.tenancy.createApiKey(project.id);
     const result = await graphql(url, CREATE_TENANT, { name: 'Escalation' }, secret);
     expect(result.data).toBeNull();
     expect(result.errors![0]!.extensions!.code).toBe('FORBIDDEN');
     expect(result.errors![0]!.message).toMatch(/admin token required/);
-    const { rows } = await infra.pg.query<{ n: string }>("SELECT count(*) AS n FROM tenants WHERE name = 'Escalation'");
+    const { rows } = await h.services.pg.query<{ n: string }>("SELECT count(*) AS n FROM tenants WHERE name = 'Escalation'");
     expect(Number(rows[0]!.n)).toBe(0);
   });
 
   it("sets and reads a project's ingest limits, to the admin only: a field given changes, an absent one stays, null is the default", async () => {
-    const { project } = await infra.tenancy.createTenant('Throttled');
-    const { secret } = await infra.tenancy.createApiKey(project.id);
+    const { project } = await h.services.tenancy.createTenant('Throttled');
+    const { secret } = await h.services.tenancy.createApiKey(project.id);
     const SET = 'mutation($i: IngestLimitsInput!) { setIngestLimits(input: $i) { projectId spansPerSecond bytesPerSecond } }';
     const GET = 'query($p: ID!) { ingestLimits(projectId: $p) { projectId spansPerSecond bytesPerSecond } }';
     const read = async () => (await graphql<{ ingestLimits: unknown }>(url, GET, { p: project.id }, ADMIN)).data!.ingestLimits;
@@ -150,7 +148,7 @@ describe('admin API (GraphQL: tenants, projects, keys)', () => {
     expect(set.data).toEqual({ setIngestLimits: { projectId: project.id, spansPerSecond: 200, bytesPerSecond: 5 * 2 ** 30 } });
     expect(await read()).toEqual({ projectId: project.id, spansPerSecond: 200, bytesPerSecond: 5 * 2 ** 30 });
     // What the gateway reads.
-    expect(await infra.tenancy.ingestLimits(project.id)).toEqual({ spansPerSecond: 200, bytesPerSecond: 5 * 2 ** 30 });
+    expect(await h.services.tenancy.ingestLimits(project.id)).toEqual({ spansPerSecond: 200, bytesPerSecond: 5 * 2 ** 30 });
     // Not for a project key, and nothing changed by trying.
     expect((await graphql(url, SET, { i: { projectId: project.id, spansPerSecond: 1 } }, secret)).errors![0]!.extensions!.code).toBe(
       'FORBIDDEN',
@@ -210,7 +208,7 @@ describe('admin API (GraphQL: tenants, projects, keys)', () => {
     expect(index.status).toBe(200);
     expect(await index.json()).toMatchObject({
       graphql: expect.stringContaining('POST /graphql'),
-      otlp: expect.stringContaining(`:${infra.config.ports.otlpHttp}/v1/traces`),
+      otlp: expect.stringContaining(`:${h.services.config.ports.otlpHttp}/v1/traces`),
     });
   });
 });

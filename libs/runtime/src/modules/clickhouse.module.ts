@@ -1,0 +1,50 @@
+import path from 'node:path';
+import { Module } from '@nestjs/common';
+import { projectRoot } from '@spanforge/config';
+import {
+  FairScheduler,
+  clickHouseTarget,
+  createClickHouseClient,
+  describeTarget,
+  migrateClickHouse,
+  type ClickHouseClient,
+} from '@spanforge/clickhouse';
+import type { ProcessContext } from '../process';
+import { CLICKHOUSE, PROCESS } from './tokens';
+
+/** The ClickHouse client (embedded chDB or a server over HTTP), migrated before use. */
+async function openClickHouse(context: ProcessContext): Promise<ClickHouseClient> {
+  const { config, log, shutdown, readiness } = context;
+  const target = clickHouseTarget(config);
+  const clickhouse = createClickHouseClient(target);
+  shutdown.add('close-clients', 'ClickHouse client', () => clickhouse.close());
+  const migrations = await migrateClickHouse(clickhouse, path.join(projectRoot(), 'infra', 'clickhouse'));
+  if (migrations.applied.length) log.info(`ClickHouse migrations applied: ${migrations.applied.join(', ')}`);
+  context.services.clickhouse = describeTarget(target);
+  // A gateway only queues (its ClickHouse use is the Langfuse scores endpoint): it takes exports
+  // while ClickHouse is away, and the worker stores them when it is back, so a balancer must not pull it for that.
+  if (context.mode !== 'gateway') {
+    readiness.add('clickhouse', async () => {
+      const result = await clickhouse.ping();
+      if (!result.success) throw result.error;
+    });
+  }
+  return clickhouse;
+}
+
+/**
+ * Turns between projects for statements (and the worker's statements take turns with them): the
+ * embedded engine runs one statement at a time, a server CLICKHOUSE_QUERY_SLOTS at once.
+ */
+function querySlots(context: ProcessContext): FairScheduler {
+  return new FairScheduler(clickHouseTarget(context.config).kind === 'embedded' ? 1 : context.config.clickhouseQuerySlots);
+}
+
+@Module({
+  providers: [
+    { provide: CLICKHOUSE, inject: [PROCESS], useFactory: openClickHouse },
+    { provide: FairScheduler, inject: [PROCESS], useFactory: querySlots },
+  ],
+  exports: [CLICKHOUSE, FairScheduler],
+})
+export class ClickHouseModule {}
