@@ -43,19 +43,31 @@ describe('loadConfig', () => {
 
   it('reads the per-query ClickHouse limits of the API', () => {
     expect(loadConfig({}, '/srv/app').queryLimits).toEqual(DEFAULT_QUERY_LIMITS);
-    expect(DEFAULT_QUERY_LIMITS).toEqual({ maxExecutionSeconds: 10, maxMemoryBytes: 2 * 1024 ** 3, maxRowsToRead: 2_000_000_000 });
+    expect(DEFAULT_QUERY_LIMITS).toEqual({
+      maxExecutionSeconds: 10,
+      maxMemoryBytes: 2 * 1024 ** 3,
+      maxRowsToRead: 2_000_000_000,
+      maxResultBytes: 256 * 1024 ** 2,
+    });
     expect(
-      loadConfig({ QUERY_TIMEOUT_SECONDS: '30', QUERY_MAX_MEMORY_MB: '512', QUERY_MAX_ROWS: '50000000' }, '/srv/app').queryLimits,
+      loadConfig(
+        { QUERY_TIMEOUT_SECONDS: '30', QUERY_MAX_MEMORY_MB: '512', QUERY_MAX_ROWS: '50000000', QUERY_MAX_RESULT_MB: '8' },
+        '/srv/app',
+      ).queryLimits,
     ).toEqual({
       maxExecutionSeconds: 30,
       maxMemoryBytes: 512 * 1024 ** 2,
       maxRowsToRead: 50_000_000,
+      maxResultBytes: 8 * 1024 ** 2,
     });
-    expect(problemsOf({ QUERY_TIMEOUT_SECONDS: '0', QUERY_MAX_MEMORY_MB: 'lots', QUERY_MAX_ROWS: '-5' })).toEqual([
-      'QUERY_TIMEOUT_SECONDS="0" must be an integer from 1 to 3600',
-      'QUERY_MAX_MEMORY_MB="lots" must be an integer from 16 to 1048576',
-      'QUERY_MAX_ROWS="-5" must be an integer from 1 to 1000000000000',
-    ]);
+    expect(problemsOf({ QUERY_TIMEOUT_SECONDS: '0', QUERY_MAX_MEMORY_MB: 'lots', QUERY_MAX_ROWS: '-5', QUERY_MAX_RESULT_MB: '0' })).toEqual(
+      [
+        'QUERY_TIMEOUT_SECONDS="0" must be an integer from 1 to 3600',
+        'QUERY_MAX_MEMORY_MB="lots" must be an integer from 16 to 1048576',
+        'QUERY_MAX_ROWS="-5" must be an integer from 1 to 1000000000000',
+        'QUERY_MAX_RESULT_MB="0" must be an integer from 1 to 16384',
+      ],
+    );
   });
 
   it('lists every bad variable in one error', () => {

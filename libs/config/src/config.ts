@@ -37,11 +37,13 @@ export interface ApiLimits {
   concurrentRequests: number;
 }
 
-/** Per-query ClickHouse limits (max_execution_time, max_memory_usage, max_rows_to_read). */
+/** Per-query ClickHouse limits (max_execution_time, max_memory_usage, max_rows_to_read) and the most an answer may hold. */
 export interface QueryLimits {
   maxExecutionSeconds: number;
   maxMemoryBytes: number;
   maxRowsToRead: number;
+  /** The largest answer (JSON text) the API takes from one statement; a larger one is refused before it is parsed. */
+  maxResultBytes: number;
 }
 
 /** The limits of a query when nobody set others: API queries without QUERY_* set, cost reports. */
@@ -49,6 +51,7 @@ export const DEFAULT_QUERY_LIMITS: Readonly<QueryLimits> = Object.freeze({
   maxExecutionSeconds: 10,
   maxMemoryBytes: 2 * 1024 ** 3,
   maxRowsToRead: 2_000_000_000,
+  maxResultBytes: 256 * 1024 ** 2,
 });
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
@@ -185,6 +188,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
       maxExecutionSeconds: r.integer('QUERY_TIMEOUT_SECONDS', DEFAULT_QUERY_LIMITS.maxExecutionSeconds, 1, 3_600),
       maxMemoryBytes: r.integer('QUERY_MAX_MEMORY_MB', DEFAULT_QUERY_LIMITS.maxMemoryBytes / MiB, 16, 1_048_576) * MiB,
       maxRowsToRead: r.integer('QUERY_MAX_ROWS', DEFAULT_QUERY_LIMITS.maxRowsToRead, 1, 1_000_000_000_000),
+      maxResultBytes: r.integer('QUERY_MAX_RESULT_MB', DEFAULT_QUERY_LIMITS.maxResultBytes / MiB, 1, 16_384) * MiB,
     },
     apiLimits: {
       requestsPerSecond: r.integer('API_REQUESTS_PER_SECOND', 100, 1, 1_000_000),

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { createClickHouseClient, type ClickHouseClient } from '@spanforge/clickhouse';
+import { DEFAULT_QUERY_LIMITS } from '@spanforge/config';
 import { ErrorCode } from '@spanforge/errors';
 import { workerDataDir } from '@spanforge/testing';
 import { ScopedClickHouse } from './scoped-clickhouse';
@@ -37,14 +38,42 @@ describe('ScopedClickHouse limits (embedded chDB)', () => {
   afterAll(() => client.close());
 
   it('refuses a query that reads more rows than its limit as QUERY_TOO_EXPENSIVE', async () => {
-    const tight = new ScopedClickHouse(client, scope, { maxExecutionSeconds: 10, maxMemoryBytes: 2 ** 30, maxRowsToRead: 100 });
+    const tight = new ScopedClickHouse(client, scope, {
+      ...DEFAULT_QUERY_LIMITS,
+      maxExecutionSeconds: 10,
+      maxMemoryBytes: 2 ** 30,
+      maxRowsToRead: 100,
+    });
     await expect(tight.rows('test.thousand_rows', THOUSAND_ROWS)).rejects.toMatchObject({ code: ErrorCode.QUERY_TOO_EXPENSIVE });
-    const roomy = new ScopedClickHouse(client, scope, { maxExecutionSeconds: 10, maxMemoryBytes: 2 ** 30, maxRowsToRead: 1000 });
+    const roomy = new ScopedClickHouse(client, scope, {
+      ...DEFAULT_QUERY_LIMITS,
+      maxExecutionSeconds: 10,
+      maxMemoryBytes: 2 ** 30,
+      maxRowsToRead: 1000,
+    });
     expect(await roomy.rows<{ n: number }>('test.thousand_rows', THOUSAND_ROWS)).toEqual([{ n: 1000 }]);
   });
 
+  it('refuses an answer larger than QUERY_MAX_RESULT_MB as QUERY_TOO_EXPENSIVE, and parses one within it', async () => {
+    const rows = `SELECT number AS n, {tenantId:String} AS tenant_id FROM numbers(100)`;
+    // Each row is {"n":<number>,"tenant_id":"tenant-a"} and a newline.
+    const answerBytes = Array.from({ length: 100 }, (_, n) => `${JSON.stringify({ n, tenant_id: scope.tenantId })}\n`).join('').length;
+    const under = new ScopedClickHouse(client, scope, { ...DEFAULT_QUERY_LIMITS, maxResultBytes: answerBytes });
+    expect((await under.rows<{ n: number }>('test.hundred_rows', rows)).map((r) => r.n)).toEqual(Array.from({ length: 100 }, (_, n) => n));
+    const over = new ScopedClickHouse(client, scope, { ...DEFAULT_QUERY_LIMITS, maxResultBytes: answerBytes - 1 });
+    await expect(over.rows('test.hundred_rows', rows)).rejects.toMatchObject({
+      code: ErrorCode.QUERY_TOO_EXPENSIVE,
+      message: expect.stringMatching(/query test.hundred_rows answers more than/),
+    });
+  });
+
   it('leaves no limit in force for the statements that follow (chDB has one session per process)', async () => {
-    const tight = new ScopedClickHouse(client, scope, { maxExecutionSeconds: 3, maxMemoryBytes: 2 ** 30, maxRowsToRead: 100 });
+    const tight = new ScopedClickHouse(client, scope, {
+      ...DEFAULT_QUERY_LIMITS,
+      maxExecutionSeconds: 3,
+      maxMemoryBytes: 2 ** 30,
+      maxRowsToRead: 100,
+    });
     await expect(tight.rows('test.thousand_rows', THOUSAND_ROWS)).rejects.toMatchObject({ code: ErrorCode.QUERY_TOO_EXPENSIVE });
     // A statement outside the query layer (the worker's upkeep, say) reads past that query's limit.
     const result = await client.query({ query: 'SELECT count() AS n FROM numbers(1000)', format: 'JSONEachRow' });

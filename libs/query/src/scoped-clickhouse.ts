@@ -33,6 +33,7 @@ const TOO_EXPENSIVE = new Set([
  */
 export class ScopedClickHouse {
   private readonly settings: string;
+  private readonly maxResultBytes: number;
 
   constructor(
     private readonly client: ClickHouseClient,
@@ -42,6 +43,7 @@ export class ScopedClickHouse {
     private readonly scheduler?: FairScheduler,
   ) {
     this.settings = `${settingsClause(limits)}, ${projectTableFilters(scope)}`;
+    this.maxResultBytes = limits.maxResultBytes;
   }
 
   async rows<T>(name: string, sql: string, params: Record<string, unknown> = {}): Promise<T[]> {
@@ -52,7 +54,14 @@ export class ScopedClickHouse {
         format: 'JSONEachRow',
         query_id: `${name}:${randomUUID()}`,
       });
-      return await result.json<T>();
+      // The answer is refused before it is parsed when it is over the limit (its objects would take several times the text).
+      const text = await result.text();
+      if (text.length > this.maxResultBytes)
+        throw new DomainError(
+          ErrorCode.QUERY_TOO_EXPENSIVE,
+          `query ${name} answers more than ${Math.round(this.maxResultBytes / 2 ** 20)} MB; narrow the time range or filters, or ask for fewer fields or rows`,
+        );
+      return parseEachRow<T>(text);
     };
     try {
       return await (this.scheduler ? this.scheduler.run(this.scope.projectId, read) : read());
@@ -81,4 +90,17 @@ function settingsClause(limits: QueryLimits): string {
     // Integers beyond 2^53 arrive as strings in JSON; we read counts and sums as numbers.
     'output_format_json_quote_64bit_integers = 0',
   ].join(', ')}`;
+}
+
+/** JSONEachRow text: one JSON object a line. */
+function parseEachRow<T>(text: string): T[] {
+  const rows: T[] = [];
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    if (end > start) rows.push(JSON.parse(text.slice(start, end)) as T);
+    start = end + 1;
+  }
+  return rows;
 }

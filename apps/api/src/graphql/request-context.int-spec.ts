@@ -10,7 +10,7 @@ function api(): { reads: ProjectReads; statements: () => number } {
   const clickhouse = {
     query: async () => {
       statements++;
-      return { json: async () => [] };
+      return { text: async () => '' };
     },
   } as unknown as ClickHouseClient;
   const config = { queryLimits: DEFAULT_QUERY_LIMITS } as AppConfig;
