@@ -4,7 +4,7 @@ import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 
 /** Libraries tagged scope:pure: parsing and arithmetic only (node:crypto and node:path are fine, I/O is not). */
-const PURE_LIBS = ['errors', 'otlp', 'semconv', 'pricing', 'analysis', 'reports'];
+const PURE_LIBS = ['errors', 'otlp', 'semconv', 'pricing', 'analysis', 'reports', 'policy'];
 const IO_MODULES = ['fs', 'net', 'http', 'https', 'http2', 'child_process', 'dgram', 'tls', 'worker_threads', 'cluster'].flatMap((m) => [
   m,
   `node:${m}`,
