@@ -19,6 +19,7 @@ import { CostReportController } from './reports/cost-report.controller';
 import { CostReportResolver } from './reports/cost-report.resolver';
 import { TraceResolver } from './query/trace.resolver';
 import { MetricsResolver } from './metrics/metrics.resolver';
+import { DataPolicyResolver } from './policy/data-policy.resolver';
 
 /**
  * The api role: GraphQL and REST over the services it reads (tenancy, ClickHouse, feedback, cost
@@ -46,6 +47,7 @@ export class ApiModule {
         MetricsResolver,
         FeedbackResolver,
         CostReportResolver,
+        DataPolicyResolver,
       ],
     };
   }

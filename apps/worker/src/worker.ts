@@ -25,9 +25,10 @@ import {
   TenancyModule,
   type ProcessContext,
 } from '@spanforge/runtime';
-import { TenancyRepository } from '@spanforge/tenancy';
+import { DataPolicyRepository, TenancyRepository } from '@spanforge/tenancy';
 import { FailedJobsSweeper } from './ingest/failed-jobs.sweeper';
 import { IngestProcessor } from './ingest/ingest.processor';
+import { ProjectPolicies } from './ingest/project-policies';
 import { ProjectPricing } from './ingest/project-pricing';
 import { startCostReportWorker } from './reports/cost-report.worker';
 
@@ -56,6 +57,7 @@ export class Workers {
     private readonly querySlots: FairScheduler,
     @Inject(QUEUES) private readonly queues: QueueBackend,
     private readonly tenancy: TenancyRepository,
+    private readonly policies: DataPolicyRepository,
     private readonly costReports: CostReportService,
   ) {}
 
@@ -64,8 +66,8 @@ export class Workers {
    * closes the BullMQ worker first (in-flight jobs finish, which needs their batch written), then the writers flush.
    */
   start(): Promise<string[]> {
-    const { context, clickhouse, querySlots, queues, tenancy, costReports } = this;
-    return startWorkers({ ...context, clickhouse, querySlots, queues, tenancy, costReports });
+    const { context, clickhouse, querySlots, queues, tenancy, policies, costReports } = this;
+    return startWorkers({ ...context, clickhouse, querySlots, queues, tenancy, policies, costReports });
   }
 }
 
@@ -75,6 +77,7 @@ type WorkerServices = ProcessContext & {
   querySlots: FairScheduler;
   queues: QueueBackend;
   tenancy: TenancyRepository;
+  policies: DataPolicyRepository;
   costReports: CostReportService;
 };
 
@@ -89,11 +92,18 @@ async function startWorkers(infra: WorkerServices): Promise<string[]> {
   const accounting = new BatchingQueue<AccountingRow>((rows) => repository.insertAccounting(rows), { maxItems: 5_000, maxDelayMs: 1_000 });
   const logEventStore = new SpanLogEventRepository(clickhouse);
   const logEvents = new BatchingQueue<SpanLogEventRow>((rows) => logEventStore.insert(rows), { maxItems: 5_000, maxDelayMs: 100 });
+  const redactions = new Counter({
+    name: 'spanforge_policy_redactions_total',
+    help: "Values the projects' data policies redacted in stored spans (detectors and patterns)",
+    registers: [infra.metrics],
+  });
   const processor = new IngestProcessor({
     spans,
     logEvents,
     accounting,
     pricing: new ProjectPricing(infra.tenancy),
+    policies: new ProjectPolicies(infra.policies),
+    redacted: (values) => redactions.inc(values),
     deadLetters,
     log,
   });

@@ -1,3 +1,4 @@
+import type { CompiledPolicy } from '@spanforge/policy';
 import { OtlpDecodeError, decodeJsonExport, decodeProtobufExport, type DecodeResult } from '@spanforge/otlp';
 import { PriceTable, priceSpan, type PriceOverride } from '@spanforge/pricing';
 import { unpackExportBody, type ExportJob } from '@spanforge/queue';
@@ -41,6 +42,8 @@ export interface RowChunk {
   accounting: AccountingRow[];
   /** Columns conformRow had to change, with the rows it changed (a bug to look at; the rows are stored). */
   conversions: Map<string, number>;
+  /** Values the project's data policy redacted in these rows. */
+  redactions: number;
 }
 
 /** The export cannot be decoded: retrying will not help (the job is poison). */
@@ -79,7 +82,12 @@ function priceOf(span: NormalizedSpan, startTimeUnixNano: bigint, table: PriceTa
   );
 }
 
-export function exportRows(job: ExportJob, overrides: PriceOverride[]): RowChunk {
+/**
+ * An export's span rows, normalised, priced, and with the project's data policy applied (when it
+ * has one that changes anything) before they are serialised: nothing of what the policy removes
+ * reaches storage, the dead letters included.
+ */
+export function exportRows(job: ExportJob, overrides: PriceOverride[], policy?: CompiledPolicy): RowChunk {
   let result: DecodeResult;
   try {
     const body = unpackExportBody(job);
@@ -102,6 +110,8 @@ export function exportRows(job: ExportJob, overrides: PriceOverride[]): RowChunk
     starts.push(span.startTimeUnixNano);
   }
   shareSessions(rows);
+  let redactions = 0;
+  if (policy && !policy.isNoop) for (const row of rows) redactions += row.redactions = policy.applyToSpan(row);
   const parts = new Map<number, ChunkPart>();
   const traces = new Set<string>();
   const plainRoots: string[] = [];
@@ -128,6 +138,7 @@ export function exportRows(job: ExportJob, overrides: PriceOverride[]): RowChunk
     plainRoots,
     accounting: accountingRows(job, result, dropped),
     conversions,
+    redactions,
   };
 }
 

@@ -1,3 +1,4 @@
+import type { CompiledPolicy } from '@spanforge/policy';
 import { createHash } from 'node:crypto';
 import { insertLines, type ClickHouseClient } from '@spanforge/clickhouse';
 import { OtlpDecodeError, decodeJsonLogs, decodeProtobufLogs, isStorableTime, type LogsDecodeResult } from '@spanforge/otlp';
@@ -28,7 +29,7 @@ const NS_PER_MS = 1_000_000n;
  * The GenAI events of a logs export as rows, each given to the span it was emitted in. A record
  * without a time (or with one the store cannot hold) takes the moment the gateway received it.
  */
-export function logEventRows(job: ExportJob): { rows: SpanLogEventRow[]; received: number; dropped: number } {
+export function logEventRows(job: ExportJob, policy?: CompiledPolicy): { rows: SpanLogEventRow[]; received: number; dropped: number } {
   let result: LogsDecodeResult;
   try {
     const body = unpackExportBody(job);
@@ -42,6 +43,9 @@ export function logEventRows(job: ExportJob): { rows: SpanLogEventRow[]; receive
     const content = genAiEventContent(record.eventName, record.body, record.attributes);
     const time = record.timeUnixNano !== 0n && isStorableTime(record.timeUnixNano) ? record.timeUnixNano : received;
     const attributes = stringMap(content.attributes);
+    const event = { name: record.eventName, attributes, input: content.input, output: content.output };
+    // The policy before the content hash: a re-sent record, redacted the same way, collapses with its copy.
+    if (policy && !policy.isNoop) policy.applyToLogEvent(event);
     return {
       tenant_id: job.tenantId,
       project_id: job.projectId,
@@ -49,11 +53,11 @@ export function logEventRows(job: ExportJob): { rows: SpanLogEventRow[]; receive
       span_id: record.spanId,
       time: nanosToDateTime64(time),
       name: record.eventName,
-      record_hash: contentHash(record.eventName, attributes, content.input, content.output),
+      record_hash: contentHash(record.eventName, event.attributes, event.input, event.output),
       seq,
-      attributes,
-      input: content.input,
-      output: content.output,
+      attributes: event.attributes,
+      input: event.input,
+      output: event.output,
     };
   });
   return { rows, received: result.received, dropped: result.dropped };

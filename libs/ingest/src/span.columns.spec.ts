@@ -61,6 +61,7 @@ function row(overrides: Partial<SpanRow> = {}): SpanRow {
     dropped_events_count: 0,
     dropped_links_count: 0,
     truncated: 0,
+    redactions: 0,
     ...overrides,
   };
 }

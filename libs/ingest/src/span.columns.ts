@@ -98,6 +98,7 @@ export const SPAN_COLUMN_DOMAINS: { readonly [Column in keyof SpanRow]: ColumnDo
   dropped_events_count: uint32,
   dropped_links_count: uint32,
   truncated: flag,
+  redactions: uint32,
 };
 
 /**

@@ -60,6 +60,8 @@ export interface SpanRow {
   dropped_events_count: number;
   dropped_links_count: number;
   truncated: number;
+  /** Values the project's data policy redacted in this span (detectors and patterns). */
+  redactions: number;
 }
 
 export interface SpanPrice {
@@ -191,5 +193,6 @@ export function toSpanRow(tenantId: string, projectId: string, span: DecodedSpan
     dropped_events_count: span.droppedEventsCount,
     dropped_links_count: span.droppedLinksCount,
     truncated: span.truncated ? 1 : 0,
+    redactions: 0,
   };
 }

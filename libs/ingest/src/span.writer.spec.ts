@@ -90,6 +90,7 @@ function chunk(line: string, traces: string[], plainRoots: string[] = []): RowCh
     plainRoots,
     accounting: [],
     conversions: new Map(),
+    redactions: 0,
   };
 }
 
@@ -317,6 +318,7 @@ describe('SpanWriter when ClickHouse refuses rows', () => {
       plainRoots: [],
       accounting: [],
       conversions: new Map(),
+      redactions: 0,
     };
   }
 

@@ -343,6 +343,7 @@ export class SpanWriter {
       plainRoots: [],
       accounting: [],
       conversions: new Map(),
+      redactions: 0,
     };
   }
 

@@ -4,3 +4,4 @@ export * from './tenancy.model';
 export * from './tenancy.repository';
 export * from './tenancy.service';
 export * from './authenticator';
+export * from './data-policy.repository';

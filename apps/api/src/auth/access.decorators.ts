@@ -7,6 +7,7 @@ import type { RequestContext } from '../graphql/request-context';
 /** Who may call a resolver or a route; read by AccessGuard, which refuses any that declares none. */
 export type AccessRule =
   | { kind: 'scope'; scope: ApiKeyScope }
+  | { kind: 'adminOrScope'; scope: ApiKeyScope }
   | { kind: 'anyKey' }
   | { kind: 'admin' }
   | { kind: 'anyCaller' }
@@ -17,6 +18,11 @@ export const ACCESS_RULE = 'spanforge:access';
 
 /** A project API key with this scope; the handler reads the project with @CurrentProject(). */
 export const RequireScope = (scope: ApiKeyScope) => SetMetadata(ACCESS_RULE, { kind: 'scope', scope } satisfies AccessRule);
+/**
+ * The admin token (for any project), or a project API key with this scope (for its own project):
+ * the handler takes the project as an argument and checks it with `projectArgument`.
+ */
+export const AdminOrScope = (scope: ApiKeyScope) => SetMetadata(ACCESS_RULE, { kind: 'adminOrScope', scope } satisfies AccessRule);
 /** A project API key of any scope (e.g. to ask which project it is). */
 export const AnyProjectKey = () => SetMetadata(ACCESS_RULE, { kind: 'anyKey' } satisfies AccessRule);
 /** The admin token only. */

@@ -35,7 +35,10 @@ export class AccessGuard implements CanActivate {
       if (caller.kind === 'anonymous')
         throw new DomainError(ErrorCode.UNAUTHENTICATED, 'a valid project API key or the admin token is required');
     } else if (rule.kind === 'anyKey') holder.project = projectWithScope(caller, undefined);
-    else holder.project = projectWithScope(caller, rule.scope);
+    else if (rule.kind === 'adminOrScope') {
+      // The admin may name any project; a key only its own (the handler checks the argument).
+      if (caller.kind !== 'admin') holder.project = projectWithScope(caller, rule.scope);
+    } else holder.project = projectWithScope(caller, rule.scope);
     return true;
   }
 }

@@ -13,6 +13,7 @@ import {
   type SpanWriter,
   type WriterLog,
 } from '@spanforge/ingest';
+import type { ProjectPolicies } from './project-policies';
 import type { ProjectPricing } from './project-pricing';
 
 export interface IngestProcessorDeps {
@@ -21,6 +22,10 @@ export interface IngestProcessorDeps {
   logEvents: BatchingQueue<SpanLogEventRow>;
   accounting: BatchingQueue<AccountingRow>;
   pricing: ProjectPricing;
+  /** Each project's data policy, applied to every span and GenAI event before it is written. */
+  policies: ProjectPolicies;
+  /** Counts the values a policy redacted. */
+  redacted: (values: number) => void;
   deadLetters: DeadLetterRepository;
   log: WriterLog;
 }
@@ -53,11 +58,14 @@ export class IngestProcessor {
 
   private async storeExport(data: ExportJob): Promise<number> {
     if (data.signal === 'logs') return this.storeLogEvents(data);
-    const overrides = await this.deps.pricing.overridesFor(data.projectId);
+    const [overrides, policy] = await Promise.all([
+      this.deps.pricing.overridesFor(data.projectId),
+      this.deps.policies.policyFor(data.projectId),
+    ]);
     let chunk;
     try {
       // On this thread: moving it to worker threads measured no faster on 2 cores (BENCHMARKS.md).
-      chunk = exportRows(data, overrides);
+      chunk = exportRows(data, overrides, policy);
     } catch (error) {
       if (error instanceof PoisonExportError) throw new UnrecoverableError(error.message);
       throw error;
@@ -67,15 +75,17 @@ export class IngestProcessor {
         `project ${data.projectId}: export ${data.exportId}: ${rows} row(s) had ${column} outside its column's domain and were stored with it converted (a normaliser bug)`,
       );
     }
+    if (chunk.redactions > 0) this.deps.redacted(chunk.redactions);
     await Promise.all([this.deps.spans.write(chunk), this.deps.accounting.add(chunk.accounting)]);
     return chunk.rows;
   }
 
   /** A logs export: its GenAI events, each kept for the span it was emitted in; the other records were counted by the gateway. */
   private async storeLogEvents(data: ExportJob): Promise<number> {
+    const policy = await this.deps.policies.policyFor(data.projectId);
     let events;
     try {
-      events = logEventRows(data);
+      events = logEventRows(data, policy);
     } catch (error) {
       if (error instanceof PoisonExportError) throw new UnrecoverableError(error.message);
       throw error;
@@ -122,6 +132,7 @@ export class IngestProcessor {
         plainRoots: [],
         accounting: [],
         conversions: new Map(),
+        redactions: 0,
       });
       stored += rows.length;
     }

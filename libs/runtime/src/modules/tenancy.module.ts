@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { ApiKeyVerifier, Authenticator, TenancyRepository, TenancyService } from '@spanforge/tenancy';
+import { ApiKeyVerifier, Authenticator, DataPolicyRepository, TenancyRepository, TenancyService } from '@spanforge/tenancy';
 import type { ProcessContext } from '../process';
 import { Postgres, PostgresModule } from './postgres.module';
 import { PROCESS } from './tokens';
 
-/** Tenants, projects, keys and prices (PostgreSQL), and the one way a credential becomes a caller. */
+/** Tenants, projects, keys, prices and data policies (PostgreSQL), and the one way a credential becomes a caller. */
 @Module({
   imports: [PostgresModule],
   providers: [
@@ -34,12 +34,13 @@ import { PROCESS } from './tokens';
       useFactory: (context: ProcessContext, repository: TenancyRepository, keys: ApiKeyVerifier) =>
         new TenancyService(repository, context.secrets.keyPepper, keys),
     },
+    { provide: DataPolicyRepository, inject: [Postgres], useFactory: (postgres: Postgres) => new DataPolicyRepository(postgres.pool) },
     {
       provide: Authenticator,
       inject: [PROCESS, ApiKeyVerifier],
       useFactory: (context: ProcessContext, keys: ApiKeyVerifier) => new Authenticator(keys, context.secrets.adminToken),
     },
   ],
-  exports: [TenancyRepository, ApiKeyVerifier, TenancyService, Authenticator],
+  exports: [TenancyRepository, ApiKeyVerifier, TenancyService, Authenticator, DataPolicyRepository],
 })
 export class TenancyModule {}

@@ -1,0 +1,74 @@
+import { Args, Context, ID, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { DomainError, ErrorCode, badInput, notFound } from '@spanforge/errors';
+import type { DataPolicyInput } from '@spanforge/policy';
+import { ApiKeyScope, DataPolicyRepository, TenancyService, type StoredDataPolicy } from '@spanforge/tenancy';
+import { AdminOrScope } from '../auth/access.decorators';
+import type { RequestContext } from '../graphql/request-context';
+import { DataPolicyModel, SetDataPolicyInput, type CaptureModeEnum, type DetectorEnum } from './data-policy.model';
+
+function toModel(stored: StoredDataPolicy): DataPolicyModel {
+  const { policy } = stored;
+  return {
+    projectId: stored.projectId,
+    retentionDays: policy.retentionDays,
+    capture: {
+      inputs: policy.capture.inputs as CaptureModeEnum,
+      outputs: policy.capture.outputs as CaptureModeEnum,
+      maxContentBytes: policy.capture.maxContentBytes,
+    },
+    redaction: {
+      detectors: [...policy.redaction.detectors] as DetectorEnum[],
+      patterns: [...policy.redaction.patterns],
+      dropAttributes: [...policy.redaction.dropAttributes],
+    },
+    updatedAt: stored.updatedAt,
+  };
+}
+
+/** `dataPolicy` and `setDataPolicy`: the admin token for any project, a MANAGE key for its own (docs/data-policy.md). */
+@AdminOrScope(ApiKeyScope.MANAGE)
+@Resolver()
+export class DataPolicyResolver {
+  constructor(
+    private readonly policies: DataPolicyRepository,
+    private readonly tenancy: TenancyService,
+  ) {}
+
+  @Query(() => DataPolicyModel, { description: "A project's data policy (admin token, or a MANAGE key of the project)." })
+  async dataPolicy(
+    @Args('projectId', { type: () => ID, description: 'The project.' }) projectId: string,
+    @Context() context: RequestContext,
+  ): Promise<DataPolicyModel> {
+    await this.admitted(context, projectId);
+    return toModel(await this.policies.find(projectId));
+  }
+
+  @Mutation(() => DataPolicyModel, {
+    description:
+      "Changes a project's data policy; the worker applies it to spans stored from then on, within 30 s (admin token, or a MANAGE key of the project).",
+  })
+  async setDataPolicy(
+    @Args('input', { type: () => SetDataPolicyInput, description: 'The change.' }) input: SetDataPolicyInput,
+    @Context() context: RequestContext,
+  ): Promise<DataPolicyModel> {
+    await this.admitted(context, input.projectId);
+    // Expiry is the next step of the data lifecycle; until it runs, a retention the service would not keep is refused rather than stored.
+    if (input.retentionDays !== undefined && input.retentionDays !== null)
+      throw badInput('retentionDays is not enforced yet: data is kept until erased; leave it out or null');
+    const change: DataPolicyInput = {
+      ...(input.capture !== undefined ? { capture: input.capture } : {}),
+      ...(input.redaction !== undefined ? { redaction: input.redaction } : {}),
+    };
+    return toModel(await this.policies.update(input.projectId, change));
+  }
+
+  /** A key may name only its own project; the admin any project that exists. */
+  private async admitted(context: RequestContext, projectId: string): Promise<void> {
+    if (context.project) {
+      if (context.project.projectId !== projectId)
+        throw new DomainError(ErrorCode.FORBIDDEN, "this API key belongs to another project: it can manage only its own project's policy");
+      return;
+    }
+    if (!(await this.tenancy.findProject(projectId))) throw notFound(`no project ${projectId}`);
+  }
+}
