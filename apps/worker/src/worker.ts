@@ -161,7 +161,7 @@ async function startWorkers(infra: WorkerServices): Promise<string[]> {
   // The minute rollup of span metrics (dashboards, span statistics), sealed once a minute is old enough.
   const sealer = new SpanMetricsSealer(clickhouse, log, infra.config.metricsSeal);
   sealer.start();
-  await startCostReportWorker(infra.costReports, infra.queues, infra.log.child('cost-reports'));
+  await startCostReportWorker(infra.costReports, infra.queues, infra.log.child('cost-reports'), infra.metrics);
   infra.shutdown.add('flush', 'span, log event and accounting writers', async () => {
     await Promise.all([sweeper.stop(), sealer.stop()]);
     await Promise.all([spans.close(), logEvents.close(), accounting.close()]);

@@ -4,7 +4,15 @@ import type { ClickHouseClient, FairScheduler } from '@spanforge/clickhouse';
 import type { QueryLimits } from '@spanforge/config';
 import { badInput, notFound } from '@spanforge/errors';
 import { COST_DIMENSIONS, type CostDimension } from '@spanforge/query';
-import { CostReportJobName, DELIVERY_JOB_OPTIONS, deliveryJobId, schedulerId, type DeliverJob, type FireJob } from '@spanforge/queue';
+import {
+  CostReportJobName,
+  DELIVERY_JOB_OPTIONS,
+  deliveryJobId,
+  schedulerId,
+  type CostReportJob,
+  type DeliverJob,
+  type FireJob,
+} from '@spanforge/queue';
 import {
   canonicalTimezone,
   dueWindows,
@@ -114,7 +122,7 @@ export class CostReportService {
     const schedule = isUuid(scheduleId) ? await this.deps.repository.schedule(scheduleId) : undefined;
     if (!schedule || schedule.project_id !== scope.projectId) throw notFound(`no cost report schedule ${scheduleId} in this project`);
     const row = await this.produce(schedule, { start: new Date(now.getTime() - Number(schedule.window_ms)), end: now });
-    await this.enqueueDelivery(row.id);
+    await this.enqueueDelivery(row.id, row.project_id);
     return row;
   }
 
@@ -132,8 +140,20 @@ export class CostReportService {
       now,
     );
     for (const window of windows) await this.produce(schedule, window);
-    for (const id of await this.deps.repository.pendingDeliveries(scheduleId)) await this.enqueueDelivery(id);
+    for (const id of await this.deps.repository.pendingDeliveries(scheduleId)) await this.enqueueDelivery(id, schedule.project_id);
     return windows.length;
+  }
+
+  /**
+   * The project a report job works for (the worker's turns between projects): named in the job, or
+   * looked up for jobs queued before jobs named it. Undefined when the schedule or report is gone,
+   * in which case the job has nothing to do.
+   */
+  async projectOf(name: string, job: CostReportJob): Promise<string | undefined> {
+    if (job.projectId) return job.projectId;
+    if (name === CostReportJobName.Fire) return this.deps.repository.projectOfSchedule((job as FireJob).scheduleId);
+    if (name === CostReportJobName.Deliver) return this.deps.repository.projectOfReport((job as DeliverJob).reportId);
+    return undefined;
   }
 
   /** One delivery attempt; throws while it should be retried, records the outcome either way. */
@@ -163,7 +183,7 @@ export class CostReportService {
     await this.deps.queue.upsertJobScheduler(
       schedulerId(schedule.id),
       { pattern: schedule.cron, tz: schedule.timezone },
-      { name: CostReportJobName.Fire, data: { scheduleId: schedule.id } },
+      { name: CostReportJobName.Fire, data: { scheduleId: schedule.id, projectId: schedule.project_id } },
     );
   }
 
@@ -194,8 +214,12 @@ export class CostReportService {
     return row;
   }
 
-  private async enqueueDelivery(reportId: string): Promise<void> {
-    await this.deps.queue.add(CostReportJobName.Deliver, { reportId }, { ...DELIVERY_JOB_OPTIONS, jobId: deliveryJobId(reportId) });
+  private async enqueueDelivery(reportId: string, projectId: string): Promise<void> {
+    await this.deps.queue.add(
+      CostReportJobName.Deliver,
+      { reportId, projectId },
+      { ...DELIVERY_JOB_OPTIONS, jobId: deliveryJobId(reportId) },
+    );
   }
 
   private async check(input: ScheduleInput) {

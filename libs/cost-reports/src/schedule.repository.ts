@@ -35,6 +35,9 @@ const SCHEDULE_COLUMNS =
 const REPORT_COLUMNS =
   'id, tenant_id, project_id, schedule_id, window_start, window_end, report, created_at, delivery_status, delivery_attempts, last_delivery_error, delivered_at';
 
+/** Ids are UUIDs; anything else names nothing (and PostgreSQL would refuse it as a uuid). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** All SQL of cost report schedules and reports (PostgreSQL). */
 export class CostReportRepository {
   constructor(private readonly pool: Pool) {}
@@ -94,6 +97,19 @@ export class CostReportRepository {
       [projectId],
     );
     return rows;
+  }
+
+  /** A schedule's project, deleted schedules included (their jobs still need a turn to find that out). */
+  async projectOfSchedule(id: string): Promise<string | undefined> {
+    if (!UUID.test(id)) return undefined;
+    const { rows } = await this.pool.query<{ project_id: string }>('SELECT project_id FROM cost_report_schedules WHERE id = $1', [id]);
+    return rows[0]?.project_id;
+  }
+
+  async projectOfReport(id: string): Promise<string | undefined> {
+    if (!UUID.test(id)) return undefined;
+    const { rows } = await this.pool.query<{ project_id: string }>('SELECT project_id FROM cost_reports WHERE id = $1', [id]);
+    return rows[0]?.project_id;
   }
 
   async activeSchedules(): Promise<ScheduleRow[]> {

@@ -12,11 +12,17 @@ export const CostReportJobName = {
 
 export interface FireJob {
   scheduleId: string;
+  /** The schedule's project, for the worker's turns between projects; absent in jobs queued before it was added. */
+  projectId?: string;
 }
 
 export interface DeliverJob {
   reportId: string;
+  /** The report's project, for the worker's turns between projects; absent in jobs queued before it was added. */
+  projectId?: string;
 }
+
+export type CostReportJob = FireJob | DeliverJob;
 
 export const schedulerId = (scheduleId: string) => `schedule-${scheduleId}`;
 /** One delivery job per report: BullMQ ignores an add whose job id exists (ids may not contain ":"). */

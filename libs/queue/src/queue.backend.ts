@@ -1,4 +1,4 @@
-import { Queue, Worker, createPostgresBackend, withBackend, type QueueOptions, type WorkerOptions } from 'bullmq';
+import { Queue, Worker, createPostgresBackend, withBackend, type Job, type QueueOptions, type WorkerOptions } from 'bullmq';
 import IORedis from 'ioredis';
 import { Pool } from 'pg';
 import { ThrottledWarning, reasonOf, stderrLog, type ErrorLog } from '@spanforge/postgres';
@@ -15,13 +15,19 @@ export interface QueueBackendOptions {
 }
 
 /**
+ * A BullMQ Worker's processor: the job and the lock token its worker holds, which a processor needs
+ * to move its own job (`job.moveToDelayed(at, token)` then `throw new DelayedError()`).
+ */
+export type WorkerProcessor<T> = (job: Job<T>, token?: string) => Promise<unknown>;
+
+/**
  * The one place that decides where the queues live. Producers and consumers ask it for
  * `Queue`/`Worker` objects and never learn which backend they got.
  */
 export interface QueueBackend {
   readonly kind: QueueBackendKind;
   queue<T>(name: string, options?: Omit<QueueOptions, 'connection'>): Queue<T>;
-  worker<T>(name: string, processor: JobProcessor<T>, options?: Omit<WorkerOptions, 'connection'>): Worker<T>;
+  worker<T>(name: string, processor: WorkerProcessor<T>, options?: Omit<WorkerOptions, 'connection'>): Worker<T>;
   /** A consumer that takes the next job whenever a slot is free (see JobConsumer): for jobs that stay in flight a while. */
   consumer<T>(name: string, processor: JobProcessor<T>, options: JobConsumerOptions): JobConsumer<T>;
   /** Throws when the backend is unreachable (readiness). */
@@ -48,7 +54,11 @@ abstract class TrackingBackend implements QueueBackend {
   protected readonly jobConsumers: Array<JobConsumer<unknown>> = [];
   abstract queue<T>(name: string, options?: Omit<QueueOptions, 'connection'>): Queue<T>;
   /** A BullMQ Worker on this backend; `null` as processor for one whose jobs are fetched by hand. */
-  protected abstract makeWorker<T>(name: string, processor: JobProcessor<T> | null, options: Omit<WorkerOptions, 'connection'>): Worker<T>;
+  protected abstract makeWorker<T>(
+    name: string,
+    processor: WorkerProcessor<T> | null,
+    options: Omit<WorkerOptions, 'connection'>,
+  ): Worker<T>;
   abstract ping(): Promise<void>;
   abstract describe(): string;
   protected abstract closeConnections(): Promise<void>;
@@ -75,7 +85,7 @@ abstract class TrackingBackend implements QueueBackend {
     return queue;
   }
 
-  worker<T>(name: string, processor: JobProcessor<T>, options: Omit<WorkerOptions, 'connection'> = {}): Worker<T> {
+  worker<T>(name: string, processor: WorkerProcessor<T>, options: Omit<WorkerOptions, 'connection'> = {}): Worker<T> {
     const worker = this.makeWorker(name, processor, options);
     this.reportErrors(worker as unknown as ErrorEmitter, `worker of queue "${name}" (${this.kind})`);
     this.workers.push(worker as unknown as Worker);
@@ -124,7 +134,7 @@ class RedisQueueBackend extends TrackingBackend {
     return this.trackQueue(name, new Queue<T>(name, { ...options, connection: this.producer }));
   }
 
-  protected makeWorker<T>(name: string, processor: JobProcessor<T> | null, options: Omit<WorkerOptions, 'connection'>): Worker<T> {
+  protected makeWorker<T>(name: string, processor: WorkerProcessor<T> | null, options: Omit<WorkerOptions, 'connection'>): Worker<T> {
     // Workers block on Redis and must retry forever (BullMQ requires maxRetriesPerRequest: null).
     const connection = new IORedis(this.url, { maxRetriesPerRequest: null });
     this.reportErrors(connection, `Redis connection of the worker of queue "${name}" (${redisHost(this.url)})`);
@@ -199,7 +209,7 @@ class PostgresQueueBackend extends TrackingBackend {
     return this.trackQueue(name, new PostgresClasses.Queue<T>(name, { ...options, connection: this.connection() }) as unknown as Queue<T>);
   }
 
-  protected makeWorker<T>(name: string, processor: JobProcessor<T> | null, options: Omit<WorkerOptions, 'connection'>): Worker<T> {
+  protected makeWorker<T>(name: string, processor: WorkerProcessor<T> | null, options: Omit<WorkerOptions, 'connection'>): Worker<T> {
     return new PostgresClasses.Worker<T>(name, processor, { ...options, connection: this.connection() }) as unknown as Worker<T>;
   }
 
