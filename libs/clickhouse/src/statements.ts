@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { ClickHouseClient } from '@clickhouse/client';
+import { projectTableFilters } from './project-tables';
 
 /**
  * A statement's name as ClickHouse shows it: in its query id (`<name>:<uuid>`, what our metrics and
@@ -9,6 +10,25 @@ import type { ClickHouseClient } from '@clickhouse/client';
  */
 export function namedStatement(name: string): { query_id: string; clickhouse_settings: { log_comment: string } } {
   return { query_id: `${name}:${randomUUID()}`, clickhouse_settings: { log_comment: name } };
+}
+
+/** One project of one tenant: whose data a project statement may read. */
+export interface ProjectStatementScope {
+  tenantId: string;
+  projectId: string;
+}
+
+/**
+ * A statement that reads one project's data (the worker's upkeep, feedback, dead letters) with the
+ * project's table filters added to its SETTINGS clause (or given one): the engine confines it to
+ * that project (projectTableFilters), so whatever its text it reads no other project's rows.
+ */
+export function withProjectFilters(sql: string, scope: ProjectStatementScope): string {
+  const statement = sql.trimEnd();
+  // A SETTINGS clause that ends the statement: name = value pairs, nothing nested after it.
+  return /\bSETTINGS\s+\w+\s*=\s*[\w.']+(\s*,\s*\w+\s*=\s*[\w.']+)*$/.test(statement)
+    ? `${statement}, ${projectTableFilters(scope)}`
+    : `${statement}\nSETTINGS ${projectTableFilters(scope)}`;
 }
 
 /**

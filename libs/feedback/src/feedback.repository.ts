@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { REFRESH_SESSION_FIGURES_SQL, namedStatement, type ClickHouseClient } from '@spanforge/clickhouse';
+import { REFRESH_SESSION_FIGURES_SQL, namedStatement, withProjectFilters, type ClickHouseClient } from '@spanforge/clickhouse';
 import type { FeedbackRecord, FeedbackScope, ScoreConfig, ScoreType } from './feedback.model';
 
 interface ScoreConfigRow {
@@ -76,9 +76,12 @@ export class FeedbackRepository {
    */
   async storedScoreIds(scope: FeedbackScope, ids: string[]): Promise<StoredScoreId[]> {
     const result = await this.clickhouse.query({
-      query: `SELECT id, trace_id, name, toUnixTimestamp64Milli(min(received_at)) AS first_received_ms FROM feedback
+      query: withProjectFilters(
+        `SELECT id, trace_id, name, toUnixTimestamp64Milli(min(received_at)) AS first_received_ms FROM feedback
               WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND id IN {ids:Array(String)}
               GROUP BY id, trace_id, name`,
+        scope,
+      ),
       query_params: { ...scope, ids },
       format: 'JSONEachRow',
       ...namedStatement('feedback.stored_score_ids'),
@@ -94,7 +97,7 @@ export class FeedbackRepository {
   /** Recomputes the figures (feedback included) of the sessions these traces belong to, where stored and with one. */
   async refreshSessions(scope: FeedbackScope, traceIds: string[]): Promise<void> {
     await this.clickhouse.command({
-      query: REFRESH_SESSION_FIGURES_SQL,
+      query: withProjectFilters(REFRESH_SESSION_FIGURES_SQL, scope),
       query_params: { ...scope, traceIds },
       ...namedStatement('feedback.refresh_sessions'),
     });
@@ -103,8 +106,11 @@ export class FeedbackRepository {
   /** Which of these traces are stored yet (feedback for unknown traces is kept, and counted). */
   async storedTraces(scope: FeedbackScope, traceIds: string[]): Promise<Set<string>> {
     const result = await this.clickhouse.query({
-      query: `SELECT DISTINCT trace_id FROM trace_index
+      query: withProjectFilters(
+        `SELECT DISTINCT trace_id FROM trace_index
               WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}`,
+        scope,
+      ),
       query_params: { ...scope, traceIds },
       format: 'JSONEachRow',
       ...namedStatement('feedback.stored_traces'),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { namedStatement, type ClickHouseClient } from '@spanforge/clickhouse';
+import { namedStatement, withProjectFilters, type ClickHouseClient } from '@spanforge/clickhouse';
 import type { ProjectRef } from './span.repository';
 
 export type DeadLetterKind = 'span_row' | 'export_job' | 'accounting_job';
@@ -70,13 +70,16 @@ export class DeadLetterRepository {
   /** A project's dead letters, newest first, without their payloads. */
   async list(project: ProjectRef, options: { first: number; includeReplayed: boolean }): Promise<Array<Omit<DeadLetter, 'payload'>>> {
     const result = await this.client.query({
-      query: `SELECT tenant_id, project_id, id, kind, reason, error, export_id, spans, '' AS payload,
+      query: withProjectFilters(
+        `SELECT tenant_id, project_id, id, kind, reason, error, export_id, spans, '' AS payload,
                      toString(dead_lettered_at) AS dead_lettered_at, if(isNull(replayed_at), NULL, toString(replayed_at)) AS replayed_at
               FROM dead_letters FINAL
               WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
                 AND ({includeReplayed:UInt8} = 1 OR isNull(replayed_at))
               ORDER BY dead_lettered_at DESC, id
               LIMIT {first:UInt32}`,
+        project,
+      ),
       query_params: { ...project, first: options.first, includeReplayed: options.includeReplayed ? 1 : 0 },
       format: 'JSONEachRow',
       ...namedStatement('ingest.list_dead_letters'),
@@ -87,13 +90,16 @@ export class DeadLetterRepository {
   /** The given dead letters of a project that are not replayed yet, with their payloads; all of them when `ids` is undefined. */
   async pending(project: ProjectRef, ids: string[] | undefined, limit: number): Promise<DeadLetter[]> {
     const result = await this.client.query({
-      query: `SELECT tenant_id, project_id, id, kind, reason, error, export_id, spans, payload,
+      query: withProjectFilters(
+        `SELECT tenant_id, project_id, id, kind, reason, error, export_id, spans, payload,
                      toString(dead_lettered_at) AS dead_lettered_at, NULL AS replayed_at
               FROM dead_letters FINAL
               WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND isNull(replayed_at)
                 AND ({all:UInt8} = 1 OR id IN {ids:Array(String)})
               ORDER BY dead_lettered_at, id
               LIMIT {limit:UInt32}`,
+        project,
+      ),
       query_params: { ...project, ids: ids ?? [], all: ids === undefined ? 1 : 0, limit },
       format: 'JSONEachRow',
       ...namedStatement('ingest.pending_dead_letters'),

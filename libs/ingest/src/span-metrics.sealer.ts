@@ -1,6 +1,7 @@
 import {
   HOUR_OF_MINUTE,
   namedStatement,
+  withProjectFilters,
   MINUTE_TO_HOUR_FIGURES,
   SEAL_SAFETY_SECONDS,
   SPAN_FACT_AGGREGATES,
@@ -173,7 +174,7 @@ export class SpanMetricsSealer {
     const minutes = [...minutesMs].sort((a, b) => a - b);
     for (let at = 0; at < minutes.length; at += this.minutesPerStatement) {
       await this.client.command({
-        query: SEAL_SQL,
+        query: withProjectFilters(SEAL_SQL, project),
         query_params: { ...project, minutesMs: minutes.slice(at, at + this.minutesPerStatement) },
         ...namedStatement('ingest.span_metrics_seal'),
       });
@@ -186,7 +187,7 @@ export class SpanMetricsSealer {
     const perStatement = Math.max(1, Math.floor(this.minutesPerStatement / 60));
     for (let at = 0; at < hours.length; at += perStatement) {
       await this.client.command({
-        query: SEAL_HOURS_SQL,
+        query: withProjectFilters(SEAL_HOURS_SQL, project),
         query_params: { ...project, hoursMs: hours.slice(at, at + perStatement) },
         ...namedStatement('ingest.span_metrics_seal_hours'),
       });

@@ -7,6 +7,7 @@ import {
   VACATE_TRACE_COST_DAYS_SQL,
   insertLines,
   namedStatement,
+  withProjectFilters,
   type ClickHouseClient,
 } from '@spanforge/clickhouse';
 import { GEN_AI_TRACE_TYPES, ROOT_UPGRADABLE_TYPES } from '@spanforge/semconv';
@@ -65,7 +66,8 @@ export class SpanRepository {
   async storedTraces(project: ProjectRef, traceIds: string[], plainRoots: string[]): Promise<Map<string, StoredTrace>> {
     if (traceIds.length === 0) return new Map();
     const result = await this.client.query({
-      query: `SELECT i.trace_id AS trace_id, i.session_id AS session_id, i.has_sessionless AS has_sessionless, r.root_to_run AS root_to_run
+      query: withProjectFilters(
+        `SELECT i.trace_id AS trace_id, i.session_id AS session_id, i.has_sessionless AS has_sessionless, r.root_to_run AS root_to_run
               FROM (SELECT trace_id, max(session_id) AS session_id, max(has_sessionless) AS has_sessionless
                     FROM trace_index
                     WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
@@ -77,6 +79,8 @@ export class SpanRepository {
                          WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
                            AND day BETWEEN ${TRACES_DAYS_SQL} AND trace_id IN {traceIds:Array(String)}
                          GROUP BY trace_id) AS r ON r.trace_id = i.trace_id`,
+        project,
+      ),
       query_params: { ...project, traceIds, plainRoots, upgradable: ROOT_UPGRADABLE_TYPES, genAiTypes: GEN_AI_TRACE_TYPES },
       format: 'JSONEachRow',
       ...namedStatement('ingest.stored_traces'),
@@ -100,7 +104,7 @@ export class SpanRepository {
     if (traceIds.length === 0) return [];
     before ??= await this.startDays(project, traceIds);
     await this.client.command({
-      query: REFRESH_TRACE_FIGURES_SQL,
+      query: withProjectFilters(REFRESH_TRACE_FIGURES_SQL, project),
       query_params: { ...project, traceIds },
       ...namedStatement('ingest.refresh_trace_figures'),
     });
@@ -108,7 +112,7 @@ export class SpanRepository {
     const vacated = [...before].filter(([traceId, day]) => after.has(traceId) && after.get(traceId) !== day);
     if (vacated.length > 0) {
       await this.client.command({
-        query: VACATE_TRACE_COST_DAYS_SQL,
+        query: withProjectFilters(VACATE_TRACE_COST_DAYS_SQL, project),
         query_params: { ...project, vacatedTraces: vacated.map(([traceId]) => traceId), vacatedDays: vacated.map(([, day]) => day) },
         ...namedStatement('ingest.vacate_trace_cost_days'),
       });
@@ -120,7 +124,7 @@ export class SpanRepository {
   async refreshSessionFigures(project: ProjectRef, traceIds: string[]): Promise<void> {
     if (traceIds.length === 0) return;
     await this.client.command({
-      query: REFRESH_SESSION_FIGURES_SQL,
+      query: withProjectFilters(REFRESH_SESSION_FIGURES_SQL, project),
       query_params: { ...project, traceIds },
       ...namedStatement('ingest.refresh_session_figures'),
     });
@@ -130,7 +134,7 @@ export class SpanRepository {
   async refreshCostDaily(project: ProjectRef, days: string[]): Promise<void> {
     if (days.length === 0) return;
     await this.client.command({
-      query: REFRESH_COST_DAILY_SQL,
+      query: withProjectFilters(REFRESH_COST_DAILY_SQL, project),
       query_params: { ...project, days },
       ...namedStatement('ingest.refresh_cost_daily'),
     });
@@ -139,7 +143,7 @@ export class SpanRepository {
   /** The day each of these traces is filed under for costs (its start day), by trace id. */
   async startDays(project: ProjectRef, traceIds: string[]): Promise<Map<string, string>> {
     const result = await this.client.query({
-      query: TRACES_START_DAYS_SQL,
+      query: withProjectFilters(TRACES_START_DAYS_SQL, project),
       query_params: { ...project, traceIds },
       format: 'JSONEachRow',
       ...namedStatement('ingest.trace_start_days'),
@@ -177,12 +181,15 @@ export class SpanRepository {
     ].filter(Boolean);
     const result = await this.client.query({
       // The filter sits in a subquery: in the outer SELECT the REPLACE aliases would shadow the columns.
-      query: `SELECT * REPLACE (${replaced.join(', ')})
+      query: withProjectFilters(
+        `SELECT * REPLACE (${replaced.join(', ')})
               FROM (
                 SELECT * FROM spans FINAL
                 WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
                   AND toDate(start_time) BETWEEN ${TRACES_DAYS_SQL}
                   AND trace_id IN {traceIds:Array(String)} AND (${wanted.join(' OR ')}))`,
+        project,
+      ),
       query_params: {
         ...project,
         traceIds: [...new Set([...sessions.keys(), ...rootsToRun])],
