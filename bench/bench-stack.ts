@@ -8,7 +8,7 @@ import { loadConfig } from '@spanforge/config';
 import { Gateway, GatewayModule } from '@spanforge/gateway-app';
 import type { QueueBackend } from '@spanforge/queue';
 import { CLICKHOUSE, QUEUES, prepareProcess, roleRoot, type Logger, type ShutdownSequence } from '@spanforge/runtime';
-import { TenancyService } from '@spanforge/tenancy';
+import { DataPolicyRepository, TenancyService } from '@spanforge/tenancy';
 import { WorkerModule, Workers } from '@spanforge/worker-app';
 import { argument } from './report';
 
@@ -16,6 +16,7 @@ import { argument } from './report';
 export interface BenchStack {
   clickhouse: ClickHouseClient;
   tenancy: TenancyService;
+  policies: DataPolicyRepository;
   queues: QueueBackend;
   metrics: Registry;
   log: Logger;
@@ -55,6 +56,7 @@ export async function startBenchStack(
     return {
       clickhouse: app.get(CLICKHOUSE),
       tenancy: app.get(TenancyService),
+      policies: app.get(DataPolicyRepository),
       queues: app.get(QUEUES),
       metrics: context.metrics,
       log: context.log,

@@ -1,3 +1,4 @@
+import { DETECTORS, type DataPolicyInput } from '@spanforge/policy';
 import 'reflect-metadata';
 import { execFile } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -72,6 +73,19 @@ async function main(): Promise<void> {
     progress(
       `ratio end to end / floor: ${(e2e.spansPerSec / floor).toFixed(3)} stored, ${(e2e.settledSpansPerSec / floor).toFixed(3)} settled`,
     );
+    // The data policy's cost: the same corpus to projects without and with a policy, alternating
+    // (without, with, with, without) so that merges left by one run tax both sides alike.
+    const policyRuns: Record<'plain' | 'policy', number[]> = { plain: [], policy: [] };
+    for (const side of ['plain', 'policy', 'policy', 'plain'] as const) {
+      await quiet(infra.clickhouse);
+      const run = await measureEndToEnd(infra, corpus, endpoint, side === 'policy' ? BENCH_POLICY : undefined);
+      if (run.stored !== corpus.spanCount) throw new Error(`${side} run stored ${run.stored} of ${corpus.spanCount} spans`);
+      policyRuns[side].push(run.spansPerSec);
+      progress(`end to end ${side === 'policy' ? 'with' : 'without'} a data policy: ${Math.round(run.spansPerSec)} spans/s stored`);
+    }
+    const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+    const policyRatio = mean(policyRuns.policy) / mean(policyRuns.plain);
+    progress(`data policy (every detector, two patterns): ${policyRatio.toFixed(3)} of the throughput without one`);
 
     const results = {
       ingest: {
@@ -88,6 +102,11 @@ async function main(): Promise<void> {
         batch: SPAN_BATCH,
         cpuSeconds: { floor: floorCpu, endToEnd: e2eCpu },
         queueHop,
+        policy: {
+          plainSpansPerSec: policyRuns.plain.map(Math.round),
+          policySpansPerSec: policyRuns.policy.map(Math.round),
+          ratio: Number(policyRatio.toFixed(3)),
+        },
         validation: {
           ...validation,
           // What the checks add to one span's cost end to end (the pipeline spends 1e6 / e2eSpansPerSec µs a span).
@@ -182,8 +201,17 @@ interface EndToEnd {
   stored: number;
 }
 
-async function measureEndToEnd(infra: BenchStack, corpus: Corpus, endpoint: string): Promise<EndToEnd> {
-  const project = await newProject(infra, 'bench-e2e');
+/**
+ * A data policy with every detector and two patterns (an order id and a customer id; the corpus
+ * has neither): what a project that turns redaction on asks of each span it stores.
+ */
+const BENCH_POLICY: DataPolicyInput = {
+  redaction: { detectors: [...DETECTORS], patterns: ['ORD-[0-9]{6}', 'CUST-[0-9A-F]{8}'] },
+};
+
+async function measureEndToEnd(infra: BenchStack, corpus: Corpus, endpoint: string, policy?: DataPolicyInput): Promise<EndToEnd> {
+  const project = await newProject(infra, policy ? 'bench-e2e-policy' : 'bench-e2e');
+  if (policy) await infra.policies.update(project.projectId, policy);
   // The client runs in its own process (bench/load-client.ts), as clients do.
   const file = path.join(os.tmpdir(), `spanforge-bench-requests-${process.pid}.bin`);
   writeFileSync(file, Buffer.concat(corpus.requests.flatMap((r) => [lengthPrefix(r), Buffer.from(r)])));
