@@ -20,6 +20,7 @@ import { CostReportResolver } from './reports/cost-report.resolver';
 import { TraceResolver } from './query/trace.resolver';
 import { MetricsResolver } from './metrics/metrics.resolver';
 import { DataPolicyResolver } from './policy/data-policy.resolver';
+import { UsageResolver } from './usage/usage.resolver';
 
 /**
  * The api role: GraphQL and REST over the services it reads (tenancy, ClickHouse, feedback, cost
@@ -48,6 +49,7 @@ export class ApiModule {
         FeedbackResolver,
         CostReportResolver,
         DataPolicyResolver,
+        UsageResolver,
       ],
     };
   }

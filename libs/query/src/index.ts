@@ -9,3 +9,4 @@ export * from './feedback.repository';
 export * from './report.repository';
 export * from './metrics.repository';
 export * from './metrics-buckets';
+export * from './usage.repository';

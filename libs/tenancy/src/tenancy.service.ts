@@ -174,6 +174,10 @@ export class TenancyService {
     return this.repository.findProject(id);
   }
 
+  findTenant(id: string): Promise<Tenant | undefined> {
+    return this.repository.findTenant(id);
+  }
+
   projectsOf(tenantId: string): Promise<Project[]> {
     return this.repository.projectsOf(tenantId);
   }

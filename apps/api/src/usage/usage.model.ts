@@ -1,0 +1,37 @@
+import { Field, ID, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { SafeIntScalar } from '../graphql/safe-int.scalar';
+
+/** Not the metrics query's Granularity: usage is billed per UTC day and calendar month, with no time zone. */
+export enum UsageGranularity {
+  HOUR = 'HOUR',
+  DAY = 'DAY',
+  MONTH = 'MONTH',
+}
+registerEnumType(UsageGranularity, {
+  name: 'UsageGranularity',
+  description: 'Bucket size of usage, in UTC.',
+  valuesMap: {
+    HOUR: { description: 'One UTC hour.' },
+    DAY: { description: 'One UTC day, midnight to midnight.' },
+    MONTH: { description: 'One calendar month, from the first at 00:00 UTC.' },
+  },
+});
+
+@ObjectType('UsageRow', {
+  description: "One project's ingest in one bucket, from the ingest accounting: each export counts in the minute the gateway took it.",
+})
+export class UsageRowModel {
+  @Field({ description: 'Start of the bucket (UTC).' }) time!: Date;
+  @Field(() => ID, { description: 'The project.' }) projectId!: string;
+  @Field(() => SafeIntScalar, { description: 'Spans stored.' }) spansAccepted!: number;
+  @Field(() => SafeIntScalar, {
+    description: 'Invalid spans of exports answered 200 (the partial_success rejections: invalid ids, end before start, …).',
+  })
+  spansRejected!: number;
+  @Field(() => SafeIntScalar, {
+    description:
+      'Spans of exports refused whole: over the rate or the queue share (429), the queue full or away (503). An export refused before its body was decoded adds none.',
+  })
+  spansRefused!: number;
+  @Field(() => SafeIntScalar, { description: 'Bytes of the exports answered 200, after decompression.' }) bytesAccepted!: number;
+}
