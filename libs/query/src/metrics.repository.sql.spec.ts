@@ -11,7 +11,6 @@ const RANGE = { from: '2026-11-01T00:00:00Z', to: '2026-11-08T00:00:00Z' };
 
 describe('MetricsRepository SQL', () => {
   const answers: Record<string, unknown[]> = {
-    'query.metrics_series': [{ keys: ['a'] }],
     'query.span_hours_with_data': [
       { hour_ms: Date.parse('2026-11-02T00:00:00Z'), current: 1 },
       { hour_ms: Date.parse('2026-11-02T01:00:00Z'), current: 0 },
@@ -46,7 +45,7 @@ describe('MetricsRepository SQL', () => {
           ...RANGE,
         }),
       ),
-      2,
+      1,
     );
   });
 
@@ -55,7 +54,7 @@ describe('MetricsRepository SQL', () => {
       await record(() =>
         repository.metrics({ view: 'SPANS', measures: ['COUNT', 'DURATION_P99_MS'], groupBy: ['SPAN_TYPE'], granularity: 'DAY', ...RANGE }),
       ),
-      3,
+      2,
     );
   });
 
@@ -80,7 +79,7 @@ describe('MetricsRepository SQL', () => {
           ...RANGE,
         }),
       ),
-      2,
+      1,
     );
   });
 });

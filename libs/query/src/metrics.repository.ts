@@ -224,34 +224,47 @@ export class MetricsRepository {
     const values = p.measures.map((m, i) => `${p.view.measures[m]} AS m${i}`).join(', ');
     const params = { ...source.params, tz: p.zone, limit: p.limit };
 
-    // The series: the top `limit` by the first measure over the whole range (one series, [], without dimensions).
-    const top =
-      p.dimensions.length === 0
-        ? [{ keys: [] as string[] }]
-        : await this.db.rows<{ keys: string[] }>(
-            'query.metrics_series',
-            `SELECT ${keys} AS keys, ${p.view.measures[p.measures[0]!]} AS rank
-       FROM (${source.sql})
-       GROUP BY keys ORDER BY rank DESC NULLS LAST, keys LIMIT {limit:UInt32}`,
-            params,
-          );
-    if (top.length === 0) return { granularity: p.granularity, series: [] };
-    const chosen = top.map((row) => row.keys);
-    const bucket = p.granularity ? bucketSql(p.granularity) : '0';
-    const rows = await this.db.rows<Record<string, unknown> & { keys: string[]; bucket: number }>(
+    // Without a time axis every row is in one bucket (materialize: a constant key would leave GROUPING SETS' keys).
+    const bucket = p.granularity ? bucketSql(p.granularity) : 'materialize(0)';
+    if (p.dimensions.length === 0) {
+      const rows = await this.db.rows<PointRow>(
+        'query.metrics_points',
+        `SELECT [] AS keys, ${bucket} AS bucket, ${values} FROM (${source.sql}) GROUP BY bucket ORDER BY bucket`,
+        params,
+      );
+      return { granularity: p.granularity, series: assemble(p, [[]], rows) };
+    }
+    // One pass over the source: each series' buckets and (GROUPING SETS) its whole range, whose first
+    // measure ranks the series; the buckets of the top `limit` series come back, with their place.
+    const rows = await this.db.rows<PointRow & { place: number }>(
       'query.metrics_points',
-      `SELECT ${keys} AS keys, ${bucket} AS bucket, ${values}
-       FROM (${source.sql})
-       WHERE ${p.dimensions.length ? `has({series:Array(Array(String))}, ${keys})` : '1'}
-       GROUP BY keys, bucket ORDER BY keys, bucket`,
-      { ...params, series: chosen },
+      `SELECT keys, bucket, place, ${p.measures.map((_, i) => `m${i}`).join(', ')}
+       FROM (
+         SELECT *, dense_rank() OVER (ORDER BY series_rank DESC NULLS LAST, keys) AS place
+         FROM (
+           SELECT *, max(if(whole = 1, m0, NULL)) OVER (PARTITION BY keys) AS series_rank
+           FROM (
+             SELECT ${keys} AS keys, ${bucket} AS bucket, grouping(bucket) AS whole, ${values}
+             FROM (${source.sql})
+             GROUP BY GROUPING SETS ((keys, bucket), (keys))
+           )
+         )
+       )
+       WHERE whole = 0 AND place <= {limit:UInt32}
+       ORDER BY place, bucket`,
+      params,
     );
+    const chosen: string[][] = [];
+    for (const row of rows) if (chosen.length < Number(row.place)) chosen.push(row.keys);
     return { granularity: p.granularity, series: assemble(p, chosen, rows) };
   }
 }
 
+/** A point of a series as the statement answers it: its series, its bucket start (seconds) and measures m0, m1… */
+type PointRow = Record<string, unknown> & { keys: string[]; bucket: number };
+
 /** Every series gets every bucket, in the order chosen; missing buckets are 0 or null by measure. */
-function assemble(p: Plan, chosen: string[][], rows: Array<Record<string, unknown> & { keys: string[]; bucket: number }>): MetricsSeries[] {
+function assemble(p: Plan, chosen: string[][], rows: PointRow[]): MetricsSeries[] {
   const empty = p.measures.map((m) => (ADDITIVE.has(m) ? 0 : null));
   const bySeries = new Map<string, Map<number, Array<number | null>>>();
   for (const row of rows) {
