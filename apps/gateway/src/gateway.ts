@@ -1,8 +1,19 @@
 import { Inject, Injectable, Module } from '@nestjs/common';
 import type { Queue } from 'bullmq';
+import type { ClickHouseClient } from '@spanforge/clickhouse';
 import { FeedbackService } from '@spanforge/feedback';
+import { TenantUsageRepository } from '@spanforge/ingest';
 import { INGEST_JOB_OPTIONS, INGEST_QUEUE, IngestJobName, type IngestJob, type QueueBackend } from '@spanforge/queue';
-import { FeedbackModule, PROCESS, QUEUES, QueueModule, TenancyModule, type ProcessContext } from '@spanforge/runtime';
+import {
+  CLICKHOUSE,
+  ClickHouseModule,
+  FeedbackModule,
+  PROCESS,
+  QUEUES,
+  QueueModule,
+  TenancyModule,
+  type ProcessContext,
+} from '@spanforge/runtime';
 import { Authenticator, TenancyRepository } from '@spanforge/tenancy';
 import { BacklogMonitor } from './ingest/backlog.monitor';
 import { BacklogShares } from './ingest/backlog-shares';
@@ -11,6 +22,7 @@ import { IngestService } from './ingest/ingest.service';
 import { ProjectLimitsCache } from './ingest/project-limits.cache';
 import { IngestRateLimiter } from './ingest/rate-limiter';
 import { RefusalCounter } from './ingest/refusal.counter';
+import { TenantQuotas } from './ingest/tenant-quotas';
 import { startOtlpGrpcServer } from './otlp-grpc.server';
 import { startOtlpHttpServer } from './otlp-http.server';
 
@@ -23,6 +35,7 @@ export class Gateway {
   constructor(
     @Inject(PROCESS) private readonly context: ProcessContext,
     @Inject(QUEUES) private readonly queues: QueueBackend,
+    @Inject(CLICKHOUSE) private readonly clickhouse: ClickHouseClient,
     private readonly tenancy: TenancyRepository,
     private readonly authenticator: Authenticator,
     private readonly feedback: FeedbackService,
@@ -41,6 +54,13 @@ export class Gateway {
       () => backlog.depth,
       () => backlog.active,
     );
+    const usage = new TenantUsageRepository(this.clickhouse);
+    const quotas = new TenantQuotas(
+      { quotas: () => this.tenancy.tenantQuotas(), acceptedSpans: (ids, fromMs, toMs) => usage.acceptedSpans(ids, fromMs, toMs) },
+      log,
+      (result) => metrics.quotaReads.inc({ result }),
+    );
+    quotas.start();
     const ingest = new IngestService({
       queue,
       limiter: new IngestRateLimiter(),
@@ -48,6 +68,7 @@ export class Gateway {
       backlog,
       shares: new BacklogShares(),
       refusals,
+      quotas,
       metrics,
       log,
     });
@@ -72,12 +93,16 @@ export class Gateway {
     context.shutdown.add('stop-accepting', 'gateway accounting', async () => {
       clearInterval(timer);
       backlog.stop();
+      quotas.stop();
       await flushRefusals().catch((error: Error) => log.warn(`last accounting flush lost: ${error.message}`));
     });
     return [`OTLP/HTTP  ${http.url}/v1/traces`, `OTLP/gRPC  ${grpc.address}`];
   }
 }
 
-/** The gateway's services: keys (tenancy), the queue, and feedback for the Langfuse scores endpoint. */
-@Module({ imports: [TenancyModule, QueueModule, FeedbackModule], providers: [Gateway], exports: [Gateway] })
+/**
+ * The gateway's services: keys and tenant quotas (tenancy), the queue, ClickHouse (the tenants'
+ * accepted spans, for quotas; never on the request path) and feedback for the Langfuse scores endpoint.
+ */
+@Module({ imports: [TenancyModule, QueueModule, ClickHouseModule, FeedbackModule], providers: [Gateway], exports: [Gateway] })
 export class GatewayModule {}

@@ -7,3 +7,4 @@ export * from './span.row';
 export * from './span.writer';
 export * from './span-log-events';
 export * from './span-metrics.sealer';
+export * from './tenant-usage.repository';

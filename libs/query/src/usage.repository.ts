@@ -53,7 +53,7 @@ export function usageRange(from: string | Date, to: string | Date, granularity: 
  * - accepted: spans stored (the worker's `accepted` rows);
  * - rejected: invalid spans of exports that were answered 200 (`rejected`, by any reason);
  * - refused: spans of exports the gateway refused whole (`rate_limited`: rate, queue share;
- *   `refused`: queue full or away; an export refused before its body was decoded counts
+ *   `refused`: queue full or away, tenant quota; an export refused before its body was decoded counts
  *   its bytes, not its spans, so it adds nothing here);
  * - bytes accepted: the size (after decompression) of the exports answered 200 (`received` rows).
  *

@@ -2,6 +2,8 @@ export interface Tenant {
   id: string;
   name: string;
   createdAt: Date;
+  /** Spans a calendar month (UTC) the gateways accept for all its projects together; null: no quota. */
+  monthlySpans: number | null;
 }
 
 export interface Project {

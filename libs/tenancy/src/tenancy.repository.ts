@@ -60,6 +60,23 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Ids come from users; anything that is not a UUID cannot exist, so it is not sent to SQL. */
 export const isUuid = (id: string) => UUID.test(id);
 
+/** A tenants row as read (bigint arrives as text). */
+interface TenantRow {
+  id: string;
+  name: string;
+  created_at: Date;
+  monthly_spans: string | null;
+}
+
+const TENANT_COLUMNS = 'id, name, created_at, monthly_spans';
+
+const toTenant = (r: TenantRow): Tenant => ({
+  id: r.id,
+  name: r.name,
+  createdAt: r.created_at,
+  monthlySpans: r.monthly_spans === null ? null : Number(r.monthly_spans),
+});
+
 interface ProjectRow {
   id: string;
   tenant_id: string;
@@ -110,13 +127,10 @@ export class TenancyRepository {
 
   async createTenantWithProject(tenantName: string, projectName: string): Promise<{ tenant: Tenant; project: Project }> {
     return this.transaction(async (client) => {
-      const tenant = await client.query<{ id: string; name: string; created_at: Date }>(
-        'INSERT INTO tenants (name) VALUES ($1) RETURNING id, name, created_at',
-        [tenantName],
-      );
-      const t = tenant.rows[0]!;
+      const tenant = await client.query<TenantRow>(`INSERT INTO tenants (name) VALUES ($1) RETURNING ${TENANT_COLUMNS}`, [tenantName]);
+      const t = toTenant(tenant.rows[0]!);
       const project = await this.insertProject(client, t.id, projectName);
-      return { tenant: { id: t.id, name: t.name, createdAt: t.created_at }, project };
+      return { tenant: t, project };
     });
   }
 
@@ -137,11 +151,26 @@ export class TenancyRepository {
 
   async findTenant(id: string): Promise<Tenant | undefined> {
     if (!isUuid(id)) return undefined;
-    const { rows } = await this.pool.query<{ id: string; name: string; created_at: Date }>(
-      'SELECT id, name, created_at FROM tenants WHERE id = $1',
-      [id],
+    const { rows } = await this.pool.query<TenantRow>(`SELECT ${TENANT_COLUMNS} FROM tenants WHERE id = $1`, [id]);
+    return rows[0] && toTenant(rows[0]);
+  }
+
+  /** Sets or (null) removes a tenant's monthly span quota; undefined when there is no such tenant. */
+  async setTenantQuota(id: string, monthlySpans: number | null): Promise<Tenant | undefined> {
+    if (!isUuid(id)) return undefined;
+    const { rows } = await this.pool.query<TenantRow>(`UPDATE tenants SET monthly_spans = $2 WHERE id = $1 RETURNING ${TENANT_COLUMNS}`, [
+      id,
+      monthlySpans,
+    ]);
+    return rows[0] && toTenant(rows[0]);
+  }
+
+  /** Every tenant that has a monthly span quota, with it: what the gateways enforce. */
+  async tenantQuotas(): Promise<Map<string, number>> {
+    const { rows } = await this.pool.query<{ id: string; monthly_spans: string }>(
+      'SELECT id, monthly_spans FROM tenants WHERE monthly_spans IS NOT NULL',
     );
-    return rows[0] && { id: rows[0].id, name: rows[0].name, createdAt: rows[0].created_at };
+    return new Map(rows.map((r) => [r.id, Number(r.monthly_spans)]));
   }
 
   async findProject(id: string): Promise<Project | undefined> {
@@ -161,7 +190,7 @@ export class TenancyRepository {
   /** Every tenant with its projects, oldest first (two reads, whatever the number of tenants). */
   async tenantsWithProjects(): Promise<Array<Tenant & { projects: Project[] }>> {
     const [tenants, projects] = await Promise.all([
-      this.pool.query<{ id: string; name: string; created_at: Date }>('SELECT id, name, created_at FROM tenants ORDER BY created_at, name'),
+      this.pool.query<TenantRow>(`SELECT ${TENANT_COLUMNS} FROM tenants ORDER BY created_at, name`),
       this.pool.query<ProjectRow>('SELECT id, tenant_id, name, created_at FROM projects ORDER BY created_at, name'),
     ]);
     const byTenant = new Map<string, Project[]>();
@@ -170,7 +199,7 @@ export class TenancyRepository {
       list.push(toProject(r));
       byTenant.set(r.tenant_id, list);
     }
-    return tenants.rows.map((t) => ({ id: t.id, name: t.name, createdAt: t.created_at, projects: byTenant.get(t.id) ?? [] }));
+    return tenants.rows.map((t) => ({ ...toTenant(t), projects: byTenant.get(t.id) ?? [] }));
   }
 
   /** A project's keys, newest first, revoked ones included (never their salt or hash). */

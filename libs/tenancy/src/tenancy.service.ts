@@ -174,6 +174,18 @@ export class TenancyService {
     return this.repository.findProject(id);
   }
 
+  /**
+   * Sets a tenant's monthly span quota (a whole number from 0), or removes it (null). Every
+   * gateway applies it within about 10 s.
+   */
+  async setTenantQuota(tenantId: string, monthlySpans: number | null): Promise<Tenant> {
+    if (monthlySpans !== null && !(Number.isSafeInteger(monthlySpans) && monthlySpans >= 0))
+      throw badInput('monthlySpans must be a whole number from 0, or null for no quota');
+    const tenant = await this.repository.setTenantQuota(tenantId, monthlySpans);
+    if (!tenant) throw notFound(`no tenant with id ${tenantId}`);
+    return tenant;
+  }
+
   findTenant(id: string): Promise<Tenant | undefined> {
     return this.repository.findTenant(id);
   }

@@ -25,6 +25,12 @@ export class TenantModel {
   @Field(() => ID, { description: 'The tenant id (a UUID).' }) id!: string;
   @Field({ description: 'The tenant name.' }) name!: string;
   @Field({ description: 'When the tenant was created.' }) createdAt!: Date;
+  @Field(() => SafeIntScalar, {
+    nullable: true,
+    description:
+      'Spans its projects together may have accepted in a calendar month (UTC); past it, exports get 429 until the month ends. null: no quota.',
+  })
+  monthlySpans!: number | null;
   @Field(() => [ProjectModel], { description: 'Its projects, oldest first.' }) projects!: ProjectModel[];
 }
 
@@ -129,4 +135,14 @@ export class IngestLimitsInput {
     description: 'Bytes of OTLP body per second, at least 1. null: back to the default; absent: unchanged.',
   })
   bytesPerSecond?: number | null;
+}
+
+@InputType({ description: "A tenant's monthly span quota." })
+export class SetTenantQuotaInput {
+  @Field(() => ID, { description: 'The tenant.' }) tenantId!: string;
+  @Field(() => SafeIntScalar, {
+    nullable: true,
+    description: 'Spans a calendar month (UTC) for all its projects together, from 0; null or absent: no quota.',
+  })
+  monthlySpans?: number | null;
 }

@@ -14,6 +14,7 @@ import {
   ModelPriceInput,
   ModelPriceModel,
   ProjectModel,
+  SetTenantQuotaInput,
   TenantModel,
 } from './tenancy.model';
 
@@ -42,6 +43,15 @@ export class TenancyResolver {
   async createTenant(@Args('input', { description: 'The new tenant.' }) input: CreateTenantInput): Promise<TenantModel> {
     const { tenant, project } = await this.tenancy.createTenant(input.name);
     return { ...tenant, projects: [project] };
+  }
+
+  @Mutation(() => TenantModel, {
+    description:
+      "Sets a tenant's monthly span quota, or removes it (null). Every gateway applies it within about 10 s: past it, every project of the tenant gets 429 until the month (UTC) ends (admin token).",
+  })
+  async setTenantQuota(@Args('input', { description: 'The quota.' }) input: SetTenantQuotaInput): Promise<TenantModel> {
+    const tenant = await this.tenancy.setTenantQuota(input.tenantId, input.monthlySpans ?? null);
+    return { ...tenant, projects: await this.tenancy.projectsOf(tenant.id) };
   }
 
   @Mutation(() => ProjectModel, { description: 'Creates a project in a tenant (admin token).' })

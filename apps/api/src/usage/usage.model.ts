@@ -13,7 +13,7 @@ registerEnumType(UsageGranularity, {
   valuesMap: {
     HOUR: { description: 'One UTC hour.' },
     DAY: { description: 'One UTC day, midnight to midnight.' },
-    MONTH: { description: 'One calendar month, from the first at 00:00 UTC.' },
+    MONTH: { description: 'One calendar month, from the first at 00:00 UTC: the month a tenant quota counts.' },
   },
 });
 
@@ -23,14 +23,14 @@ registerEnumType(UsageGranularity, {
 export class UsageRowModel {
   @Field({ description: 'Start of the bucket (UTC).' }) time!: Date;
   @Field(() => ID, { description: 'The project.' }) projectId!: string;
-  @Field(() => SafeIntScalar, { description: 'Spans stored.' }) spansAccepted!: number;
+  @Field(() => SafeIntScalar, { description: 'Spans stored: what a tenant quota counts.' }) spansAccepted!: number;
   @Field(() => SafeIntScalar, {
     description: 'Invalid spans of exports answered 200 (the partial_success rejections: invalid ids, end before start, …).',
   })
   spansRejected!: number;
   @Field(() => SafeIntScalar, {
     description:
-      'Spans of exports refused whole: over the rate or the queue share (429), the queue full or away (503). An export refused before its body was decoded adds none.',
+      'Spans of exports refused whole: over the rate or the queue share (429), over the tenant quota (429), the queue full or away (503). An export refused before its body was decoded adds none.',
   })
   spansRefused!: number;
   @Field(() => SafeIntScalar, { description: 'Bytes of the exports answered 200, after decompression.' }) bytesAccepted!: number;

@@ -22,6 +22,7 @@ import type { GatewayMetrics } from './gateway.metrics';
 import type { ProjectLimitsCache } from './project-limits.cache';
 import type { IngestLimits, IngestRateLimiter } from './rate-limiter';
 import type { RefusalCounter } from './refusal.counter';
+import type { TenantQuotas } from './tenant-quotas';
 
 export type OtlpFormat = 'protobuf' | 'json';
 
@@ -45,15 +46,18 @@ export interface IngestServiceDeps {
   /** Each project's share of the queue, for fairness when it is deep. */
   shares: BacklogShares;
   refusals: RefusalCounter;
+  /** Tenants' monthly span quotas: checked after decoding, fed with what is queued. */
+  quotas: Pick<TenantQuotas, 'check' | 'record'>;
   metrics: GatewayMetrics;
   log: Pick<ErrorLog, 'warn'>;
 }
 
 /**
  * The gateway's decision for one export: refuse a project already over its rate, decode and
- * validate (so the answer can count rejected spans), apply the project's rate limits and its share
- * of the queue (backlog-shares.ts), then hand the body to the queue. `accepted` is returned
- * only after the queue has the job: a 200 means durably queued.
+ * validate (so the answer can count rejected spans), apply the tenant's monthly quota
+ * (tenant-quotas.ts), the project's rate limits and its share of the queue (backlog-shares.ts),
+ * then hand the body to the queue. `accepted` is returned only after the queue has the job: a
+ * 200 means durably queued.
  */
 export class IngestService {
   /** While the queue is away every export fails the same way: its reason is logged, at most every 10 s. */
@@ -78,6 +82,11 @@ export class IngestService {
     if ('refusal' in decoded) return decoded.refusal;
     const { result, limits } = decoded;
 
+    const overQuota = this.overQuota(scope, result.received, body.length, limits);
+    if (overQuota) {
+      metrics.spans.inc({ outcome: 'quota' }, result.received);
+      return overQuota;
+    }
     const wait = this.deps.limiter.take(scope.projectId, result.received, body.length, limits);
     if (wait > 0) {
       refusals.count(scope.tenantId, scope.projectId, 'rate_limited', '', result.received, body.length);
@@ -97,6 +106,7 @@ export class IngestService {
 
     const queued = await this.enqueue(scope, format, body, { receivedSpans: result.received, acceptedSpans: result.spans.length });
     if (queued) return queued;
+    this.deps.quotas.record(scope.tenantId, result.spans.length);
     metrics.spans.inc({ outcome: 'accepted' }, result.spans.length);
     return { outcome: 'accepted', rejected: result.rejected, message };
   }
@@ -111,6 +121,12 @@ export class IngestService {
     const decoded = await this.decode(scope, body, () => (format === 'protobuf' ? decodeProtobufLogs(body) : decodeJsonLogs(body)));
     if ('refusal' in decoded) return decoded.refusal;
     const { result, limits } = decoded;
+    // GenAI events belong to spans, which a tenant over its quota no longer stores.
+    const overQuota = this.overQuota(scope, 0, body.length, limits);
+    if (overQuota) {
+      metrics.logRecords.inc({ outcome: 'quota' }, result.received);
+      return overQuota;
+    }
     // A kept event weighs like a span against the project's rate; dropped records cost only bytes.
     const wait = this.deps.limiter.take(scope.projectId, result.events.length, body.length, limits);
     if (wait > 0) {
@@ -172,6 +188,24 @@ export class IngestService {
       refusals.count(scope.tenantId, scope.projectId, 'refused', 'invalid_body', 0, body.length);
       return { refusal: { outcome: 'invalid', message: error.message } };
     }
+  }
+
+  /**
+   * The refusal of an export whose tenant is over its monthly quota, accounted as `refused` /
+   * `quota`; undefined when it may go on. The refused export still takes from the project's rate
+   * buckets, so a tenant that keeps sending past its quota costs no more decoding than its rate
+   * allows (beyond it, exports are refused before decoding, as rate-limited).
+   */
+  private overQuota(scope: ProjectScope, spans: number, bytes: number, limits: IngestLimits): IngestDecision | undefined {
+    const verdict = this.deps.quotas.check(scope.tenantId);
+    if (verdict.retryAfterSeconds === 0) return undefined;
+    this.deps.limiter.take(scope.projectId, spans, bytes, limits);
+    this.deps.refusals.count(scope.tenantId, scope.projectId, 'refused', 'quota', spans, bytes);
+    return {
+      outcome: 'rate_limited',
+      retryAfterSeconds: verdict.retryAfterSeconds,
+      message: `tenant over its monthly quota of ${verdict.limit} accepted spans (calendar month, UTC): exports are refused until the quota is raised or the month ends`,
+    };
   }
 
   /**
