@@ -33,7 +33,7 @@ interface UsageRow {
 
 type Figures = Omit<UsageRow, 'time' | 'projectId'>;
 
-const USAGE = `query($from: DateTime!, $to: DateTime!, $g: UsageGranularity, $t: ID) {
+const USAGE = `query($from: DateTime!, $to: DateTime!, $g: Granularity, $t: ID) {
   usage(from: $from, to: $to, granularity: $g, tenantId: $t) { time projectId spansAccepted spansRejected spansRefused bytesAccepted }
 }`;
 
@@ -97,7 +97,7 @@ describe('usage', () => {
     expect((await postTraces(h.http, protobufBody(recordTrace(4)), { type: PROTOBUF, key: other.apiKey })).status).toBe(200);
 
     const day = startOfUtcDay(sentAt);
-    const range = { from: new Date(sentAt - 24 * HOUR_MS).toISOString(), to: new Date(Date.now() + HOUR_MS).toISOString() };
+    const range = { from: new Date(sentAt - 24 * HOUR_MS).toISOString(), to: new Date(Date.now() + HOUR_MS).toISOString(), g: 'DAY' };
     const ofA = row(day, a.projectId, {
       spansAccepted: 5,
       spansRejected: 1,
@@ -106,18 +106,17 @@ describe('usage', () => {
     });
     const ofC = row(day, c.projectId, { spansAccepted: 3, spansRejected: 0, spansRefused: 3, bytesAccepted: taken.length });
 
-    // A READ key: its own project, by day (the default).
+    // A READ key: its own project, by day.
     expect(await usageOnceEqual(h, a.apiKey, range, [ofA])).toEqual([ofA]);
     // The admin: every project of the tenant, the other tenant's left out.
     const admin = h.services.adminToken!;
     const tenantWide = await usageOnceEqual(h, admin, { ...range, t: a.tenantId }, byProject([ofA, ofC]));
     expect(tenantWide).toEqual(byProject([ofA, ofC]));
-    // By month: the same figures under the first of the month.
-    const month = startOfUtcMonth(sentAt);
-    expect((await askUsage(h, admin, { ...range, g: 'MONTH', t: a.tenantId })).data!.usage).toEqual(
+    // Without a granularity: the same figures in one bucket for the whole range, at its start.
+    expect((await askUsage(h, admin, { ...range, g: null, t: a.tenantId })).data!.usage).toEqual(
       byProject([
-        { ...ofA, time: month },
-        { ...ofC, time: month },
+        { ...ofA, time: range.from },
+        { ...ofC, time: range.from },
       ]),
     );
     // A range that ends before the exports: nothing.
@@ -234,9 +233,10 @@ describe('tenant quota', () => {
     expect(await quotaRefusals(h, a2.projectId, 2)).toEqual({ spans: 2, requests: 1, bytes: refusedA2.length });
     expect(await h.waitForSpans(a1.projectId, 9)).toBe(9);
 
-    // usage shows it: by month, for the tenant.
+    // usage shows it: this calendar month (UTC), for the tenant.
     const month = startOfUtcMonth(sentAt);
-    const range = { from: new Date(sentAt - HOUR_MS).toISOString(), to: new Date(Date.now() + HOUR_MS).toISOString(), g: 'MONTH' };
+    const nextMonth = new Date(Date.UTC(new Date(sentAt).getUTCFullYear(), new Date(sentAt).getUTCMonth() + 1, 1)).toISOString();
+    const range = { from: month, to: nextMonth };
     const expected = byProject([
       row(month, a1.projectId, {
         spansAccepted: 9,

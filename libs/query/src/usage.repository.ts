@@ -1,20 +1,32 @@
 import { badInput } from '@spanforge/errors';
 import type { ScopedClickHouse } from './scoped-clickhouse';
+import { autoGranularity } from './metrics-buckets';
 import { parseInstant } from './query.values';
 
-/** Bucket size of usage: UTC hours, days or calendar months. */
-export type UsageGranularity = 'HOUR' | 'DAY' | 'MONTH';
+/**
+ * Bucket size of usage, in UTC (the `metrics` query's granularities; AUTO picks one of them), or
+ * WHOLE: one bucket for the whole range (a calendar month's usage: the month's first instant to the
+ * next month's).
+ */
+export type UsageGranularity = 'MINUTE' | 'HOUR' | 'DAY' | 'WEEK' | 'WHOLE';
 
-/** The most buckets a usage read may span: 83 days of hours, 5 years of days, any months the accounting keeps. */
+/** The most buckets a usage read may span: 83 days of hours, 5 years of days. */
 export const USAGE_MAX_BUCKETS = 2_000;
 
-const BUCKET_MS: Record<Exclude<UsageGranularity, 'MONTH'>, number> = { HOUR: 3_600_000, DAY: 86_400_000 };
+const BUCKET_MS: Record<Exclude<UsageGranularity, 'WHOLE'>, number> = {
+  MINUTE: 60_000,
+  HOUR: 3_600_000,
+  DAY: 86_400_000,
+  WEEK: 7 * 86_400_000,
+};
 
 /** The start of a bucket, as a UTC DateTime of the accounting minute. */
 const BUCKET_SQL: Record<UsageGranularity, string> = {
+  MINUTE: 'minute',
   HOUR: 'toStartOfHour(minute)',
   DAY: 'toStartOfDay(minute)',
-  MONTH: "toDateTime(toStartOfMonth(minute), 'UTC')",
+  WEEK: "toDateTime(toMonday(minute), 'UTC')",
+  WHOLE: "toDateTime(intDiv({fromMs:Int64}, 1000), 'UTC')",
 };
 
 /** One bucket of one project's usage, as ClickHouse answers it. */
@@ -34,12 +46,13 @@ export interface UsageRange {
   granularity: UsageGranularity;
 }
 
-/** from/to/granularity from a caller, checked: from before to, at most USAGE_MAX_BUCKETS buckets. */
-export function usageRange(from: string | Date, to: string | Date, granularity: UsageGranularity = 'DAY'): UsageRange {
+/** from/to/granularity from a caller, checked: from before to, at most USAGE_MAX_BUCKETS buckets; absent granularity: WHOLE. */
+export function usageRange(from: string | Date, to: string | Date, asked: UsageGranularity | 'AUTO' | null = 'WHOLE'): UsageRange {
   const fromMs = parseInstant(from, 'from')!;
   const toMs = parseInstant(to, 'to')!;
   if (!(fromMs < toMs)) throw badInput('from must be before to');
-  if (granularity !== 'MONTH' && (toMs - fromMs) / BUCKET_MS[granularity] > USAGE_MAX_BUCKETS)
+  const granularity: UsageGranularity = asked === 'AUTO' ? autoGranularity(fromMs, toMs) : (asked ?? 'WHOLE');
+  if (granularity !== 'WHOLE' && (toMs - fromMs) / BUCKET_MS[granularity] > USAGE_MAX_BUCKETS)
     throw badInput(
       `the range holds more than ${USAGE_MAX_BUCKETS} ${granularity.toLowerCase()} buckets: choose a coarser granularity or a shorter range`,
     );

@@ -1,27 +1,11 @@
-import { Field, ID, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { Field, ID, ObjectType } from '@nestjs/graphql';
 import { SafeIntScalar } from '../graphql/safe-int.scalar';
-
-/** Not the metrics query's Granularity: usage is billed per UTC day and calendar month, with no time zone. */
-export enum UsageGranularity {
-  HOUR = 'HOUR',
-  DAY = 'DAY',
-  MONTH = 'MONTH',
-}
-registerEnumType(UsageGranularity, {
-  name: 'UsageGranularity',
-  description: 'Bucket size of usage, in UTC.',
-  valuesMap: {
-    HOUR: { description: 'One UTC hour.' },
-    DAY: { description: 'One UTC day, midnight to midnight.' },
-    MONTH: { description: 'One calendar month, from the first at 00:00 UTC: the month a tenant quota counts.' },
-  },
-});
 
 @ObjectType('UsageRow', {
   description: "One project's ingest in one bucket, from the ingest accounting: each export counts in the minute the gateway took it.",
 })
 export class UsageRowModel {
-  @Field({ description: 'Start of the bucket (UTC).' }) time!: Date;
+  @Field({ description: 'Start of the bucket (UTC); without a granularity, `from`.' }) time!: Date;
   @Field(() => ID, { description: 'The project.' }) projectId!: string;
   @Field(() => SafeIntScalar, { description: 'Spans stored: what a tenant quota counts.' }) spansAccepted!: number;
   @Field(() => SafeIntScalar, {

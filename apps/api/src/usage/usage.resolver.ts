@@ -4,7 +4,8 @@ import { UsageRepository, usageRange, type UsageRange } from '@spanforge/query';
 import { ApiKeyScope, TenancyService } from '@spanforge/tenancy';
 import { AdminOrScope } from '../auth/access.decorators';
 import { ProjectReads, type RequestContext } from '../graphql/request-context';
-import { UsageGranularity, UsageRowModel } from './usage.model';
+import { Granularity } from '../metrics/metrics.model';
+import { UsageRowModel } from './usage.model';
 
 /**
  * `usage`: a READ key reads its own project's; the admin token names a tenant and reads each of
@@ -27,12 +28,16 @@ export class UsageResolver {
     @Context() context: RequestContext,
     @Args('from', { description: 'Start of the range (inclusive; its minute counts whole).' }) from: Date,
     @Args('to', { description: 'End of the range (exclusive).' }) to: Date,
-    @Args('granularity', { type: () => UsageGranularity, nullable: true, description: 'Bucket size; default DAY.' })
-    granularity?: UsageGranularity | null,
+    @Args('granularity', {
+      type: () => Granularity,
+      nullable: true,
+      description: 'Bucket size, in UTC (WEEK: from Monday); absent: one bucket for the whole range, e.g. a calendar month.',
+    })
+    granularity?: Granularity | null,
     @Args('tenantId', { type: () => ID, nullable: true, description: 'Admin token only (and required there): the tenant.' })
     tenantId?: string | null,
   ): Promise<UsageRowModel[]> {
-    const range = usageRange(from, to, granularity ?? UsageGranularity.DAY);
+    const range = usageRange(from, to, granularity ?? null);
     if (context.project) {
       if (tenantId && tenantId !== context.project.tenantId)
         throw new DomainError(ErrorCode.FORBIDDEN, 'this API key belongs to another tenant: it reads only its own project');
@@ -48,7 +53,8 @@ export class UsageResolver {
   private async projectUsage(scope: { tenantId: string; projectId: string }, range: UsageRange): Promise<UsageRowModel[]> {
     const rows = await new UsageRepository(this.reads.forScope(scope)).usage(range);
     return rows.map((r) => ({
-      time: new Date(Number(r.bucket_s) * 1000),
+      // The whole range's one bucket starts at `from` itself (ClickHouse's DateTime would drop its milliseconds).
+      time: range.granularity === 'WHOLE' ? new Date(range.fromMs) : new Date(Number(r.bucket_s) * 1000),
       projectId: scope.projectId,
       spansAccepted: Number(r.spans_accepted),
       spansRejected: Number(r.spans_rejected),
