@@ -48,6 +48,10 @@ export const SPAN_BATCH = { maxItems: 10_000, maxDelayMs: 100, maxConcurrentFlus
  */
 export const INGEST_CONCURRENCY = 256;
 
+/** The worker's name in the engine's time share, and its weight there (a project has 1). */
+const WORKER_PARTICIPANT = 'ingest-worker';
+const WORKER_TIME_WEIGHT = 4;
+
 /** The worker role: the ingest and cost-report queue consumers, the failed-jobs sweeper and the metrics sealer. */
 @Injectable()
 export class Workers {
@@ -82,8 +86,11 @@ type WorkerServices = ProcessContext & {
 };
 
 async function startWorkers(infra: WorkerServices): Promise<string[]> {
-  // The worker's statements take turns with the API's projects (all-in-one: one embedded engine).
-  const clickhouse = scheduledClient(infra.clickhouse, infra.querySlots, 'ingest-worker');
+  // The worker's statements share the engine's time with the API's projects (all-in-one: one
+  // embedded engine), with WORKER_TIME_WEIGHT times a project's share: its inserts serve every
+  // project's ingest, and a flood of queries must not hold ingest back (libs/clickhouse fair-scheduler.ts).
+  infra.querySlots.setWeight(WORKER_PARTICIPANT, WORKER_TIME_WEIGHT);
+  const clickhouse = scheduledClient(infra.clickhouse, infra.querySlots, WORKER_PARTICIPANT);
   const repository = new SpanRepository(clickhouse);
   const log = infra.log.child('worker');
   const deadLetters = new DeadLetterRepository(clickhouse);

@@ -53,4 +53,58 @@ describe('FairScheduler', () => {
     gates[2]!.release();
     await Promise.all(runs);
   });
+
+  it('shares engine time, not turns: a light project goes next after the statement in progress, again and again', async () => {
+    const scheduler = new FairScheduler(1);
+    const log: string[] = [];
+    const takes = (name: string, ms: number) => async () => {
+      log.push(name);
+      await new Promise((r) => setTimeout(r, ms));
+    };
+    // A's statements take 30 ms, B's 1 ms: all queued while A's first runs.
+    const runs = [scheduler.run('A', takes('a0', 30))];
+    await tick();
+    runs.push(scheduler.run('A', takes('a1', 30)), scheduler.run('A', takes('a2', 30)));
+    runs.push(scheduler.run('B', takes('b0', 1)), scheduler.run('B', takes('b1', 1)), scheduler.run('B', takes('b2', 1)));
+    await Promise.all(runs);
+    // Taking turns would give a0 b0 a1 b1 a2 b2: B waited for one of A's statements per statement of its own.
+    expect(log).toEqual(['a0', 'b0', 'b1', 'b2', 'a1', 'a2']);
+  });
+
+  it("gives a weighted participant (the worker) that many times another's share of the time", async () => {
+    const scheduler = new FairScheduler(1);
+    scheduler.setWeight('worker', 3);
+    const log: string[] = [];
+    const takes = (name: string) => async () => {
+      log.push(name);
+      await new Promise((r) => setTimeout(r, 20));
+    };
+    const runs: Array<Promise<void>> = [scheduler.run('A', takes('a0'))];
+    await tick();
+    for (let i = 1; i < 4; i++) runs.push(scheduler.run('A', takes(`a${i}`)));
+    for (let i = 0; i < 6; i++) runs.push(scheduler.run('worker', takes(`w${i}`)));
+    await Promise.all(runs);
+    // While both are busy, the worker runs about three statements for each of A's.
+    const firstSix = log.slice(1, 7);
+    expect(firstSix.filter((name) => name.startsWith('w')).length).toBeGreaterThanOrEqual(4);
+    expect(log.filter((name) => name.startsWith('a'))).toEqual(['a0', 'a1', 'a2', 'a3']);
+  });
+
+  it('gives a participant that was idle no credit and no debt: it starts level with the least-served busy one', async () => {
+    const scheduler = new FairScheduler(1);
+    const log: string[] = [];
+    const takes = (name: string, ms: number) => async () => {
+      log.push(name);
+      await new Promise((r) => setTimeout(r, ms));
+    };
+    // B uses 60 ms alone, goes idle; A is busy meanwhile and after.
+    await scheduler.run('B', takes('b-alone', 60));
+    const runs = [scheduler.run('A', takes('a0', 10))];
+    await tick();
+    runs.push(scheduler.run('A', takes('a1', 10)), scheduler.run('A', takes('a2', 10)));
+    // B again: its 60 ms of before are no debt (it would otherwise wait for all of A's).
+    runs.push(scheduler.run('B', takes('b0', 10)));
+    await Promise.all(runs);
+    expect(log.indexOf('b0')).toBeLessThan(log.indexOf('a2'));
+  });
 });

@@ -1,76 +1,116 @@
 /**
- * Runs statements a few at a time, taking turns between projects: each project's statements wait
- * in their own line, and a free slot goes to the next project in the round, not to whoever queued
- * most. With one slot (embedded chDB runs one statement at a time per process anyway) a project's
- * statement waits for at most one statement of each other project that is waiting, whatever they
- * have queued; with N slots (a ClickHouse server), a busy project holds at most its turn of them.
+ * Runs statements a few at a time, sharing the engine's time between participants (each project,
+ * and the worker): each participant's statements wait in their own line, and a free slot goes to
+ * the waiting participant that has used the least engine time, weighted (start-time fair
+ * queuing). A light project's statement therefore goes next after the statement in progress, even
+ * while a heavy project and the worker keep the engine busy: what it waits for is at most the
+ * remainder of the statements running, not a turn of every other participant's.
+ *
+ * The time a participant has used counts while it is busy: one that becomes busy starts level with
+ * the least-served busy participant, carrying neither credit for its idle time (it cannot take the
+ * engine for long) nor debt from an earlier busy period (it is never starved); while busy, one that
+ * used more waits until the others caught up.
  */
 export class FairScheduler {
   private running = 0;
-  /** Waiting work per project, in arrival order. */
+  /** Waiting work per participant, in arrival order. */
   private readonly waiting = new Map<string, Array<() => void>>();
-  /** When each project last got a slot (a counter): the one served longest ago goes next. */
-  private readonly lastServed = new Map<string, number>();
-  private served = 0;
+  /** Statements in progress per participant. */
+  private readonly active = new Map<string, number>();
+  /** Engine time each participant has used (ms, divided by its weight): the least goes next. */
+  private readonly used = new Map<string, number>();
+  private readonly weights = new Map<string, number>();
 
   constructor(private readonly slots: number) {
     if (!Number.isInteger(slots) || slots < 1) throw new Error(`a scheduler needs at least one slot, got ${slots}`);
   }
 
-  /** Statements waiting for a slot now, of all projects. */
+  /**
+   * A participant whose work is worth `weight` times another's time share (the worker, whose inserts
+   * serve every project's ingest, against one project's queries). Default 1.
+   */
+  setWeight(participant: string, weight: number): void {
+    if (!(weight > 0) || !Number.isFinite(weight)) throw new Error(`a weight must be a positive number, got ${weight}`);
+    this.weights.set(participant, weight);
+  }
+
+  /** Statements waiting for a slot now, of all participants. */
   get queued(): number {
     let total = 0;
     for (const line of this.waiting.values()) total += line.length;
     return total;
   }
 
-  async run<T>(project: string, work: () => Promise<T>): Promise<T> {
-    await this.turn(project);
+  async run<T>(participant: string, work: () => Promise<T>): Promise<T> {
+    await this.turn(participant);
+    const started = performance.now();
     try {
       return await work();
     } finally {
-      this.running--;
-      this.next();
+      this.finish(participant, performance.now() - started);
     }
   }
 
-  private turn(project: string): Promise<void> {
+  private turn(participant: string): Promise<void> {
+    if (!this.busy(participant)) this.used.set(participant, this.leastUsedBusy());
     if (this.running < this.slots && this.waiting.size === 0) {
-      this.start(project);
+      this.start(participant);
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      let line = this.waiting.get(project);
-      if (!line) this.waiting.set(project, (line = []));
+      let line = this.waiting.get(participant);
+      if (!line) this.waiting.set(participant, (line = []));
       line.push(resolve);
       this.next();
     });
   }
 
+  private finish(participant: string, ms: number): void {
+    this.running--;
+    const left = (this.active.get(participant) ?? 1) - 1;
+    if (left > 0) this.active.set(participant, left);
+    else this.active.delete(participant);
+    this.used.set(participant, (this.used.get(participant) ?? 0) + ms / (this.weights.get(participant) ?? 1));
+    this.next();
+    this.forgetIdle();
+  }
+
   private next(): void {
     while (this.running < this.slots && this.waiting.size > 0) {
-      let project = '';
-      let oldest = Infinity;
+      let chosen = '';
+      let least = Infinity;
       for (const candidate of this.waiting.keys()) {
-        const served = this.lastServed.get(candidate) ?? -1;
-        if (served < oldest) [project, oldest] = [candidate, served];
+        const used = this.used.get(candidate) ?? 0;
+        if (used < least) [chosen, least] = [candidate, used];
       }
-      const line = this.waiting.get(project)!;
+      const line = this.waiting.get(chosen)!;
       const begin = line.shift()!;
-      if (line.length === 0) this.waiting.delete(project);
-      this.start(project);
+      if (line.length === 0) this.waiting.delete(chosen);
+      this.start(chosen);
       begin();
     }
   }
 
-  private start(project: string): void {
+  private start(participant: string): void {
     this.running++;
-    this.lastServed.set(project, this.served++);
-    // Forget projects idle for a long while (the map would otherwise grow with every project seen).
-    if (this.lastServed.size > 10_000) {
-      for (const [candidate, served] of this.lastServed)
-        if (served < this.served - 10_000 && !this.waiting.has(candidate)) this.lastServed.delete(candidate);
-    }
+    this.active.set(participant, (this.active.get(participant) ?? 0) + 1);
+  }
+
+  private busy(participant: string): boolean {
+    return this.waiting.has(participant) || this.active.has(participant);
+  }
+
+  /** The least time used among busy participants (0 when none is busy): where a newly busy one starts. */
+  private leastUsedBusy(): number {
+    let least = Infinity;
+    for (const participant of new Set([...this.waiting.keys(), ...this.active.keys()]))
+      least = Math.min(least, this.used.get(participant) ?? 0);
+    return least === Infinity ? 0 : least;
+  }
+
+  /** An idle participant's count means nothing (it is levelled when it is busy again): dropped. */
+  private forgetIdle(): void {
+    for (const participant of this.used.keys()) if (!this.busy(participant)) this.used.delete(participant);
   }
 }
 
