@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Registry } from 'prom-client';
 import { ApiModule, createApiApplication, listenApi } from '@spanforge/api-app';
-import type { ClickHouseClient } from '@spanforge/clickhouse';
+import { FairScheduler, type ClickHouseClient } from '@spanforge/clickhouse';
 import { loadConfig } from '@spanforge/config';
 import { Gateway, GatewayModule } from '@spanforge/gateway-app';
 import type { QueueBackend } from '@spanforge/queue';
@@ -18,6 +18,8 @@ export interface BenchStack {
   tenancy: TenancyService;
   policies: DataPolicyRepository;
   queues: QueueBackend;
+  /** The statements' turns at ClickHouse (the API's projects and the worker). */
+  querySlots: FairScheduler;
   metrics: Registry;
   log: Logger;
   shutdown: ShutdownSequence;
@@ -58,6 +60,7 @@ export async function startBenchStack(
       tenancy: app.get(TenancyService),
       policies: app.get(DataPolicyRepository),
       queues: app.get(QUEUES),
+      querySlots: app.get(FairScheduler),
       metrics: context.metrics,
       log: context.log,
       shutdown: context.shutdown,

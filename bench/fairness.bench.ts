@@ -118,9 +118,17 @@ async function main(): Promise<void> {
       }
     };
     const flooded: number[] = [];
+    // Each of B's statements' wait for its turn at ClickHouse, and how many statements a dashboard round is.
+    const bWaits: number[] = [];
+    let measuringWaits = false;
+    infra.querySlots.observeWaits((participant, ms) => {
+      if (measuringWaits && participant === b.projectId) bWaits.push(ms);
+    });
     const bDashboard = async () => {
       await sleep(2_000); // let the flood reach its steady state
+      measuringWaits = true;
       while (Date.now() < until) flooded.push(...(await dashboardRound()));
+      measuringWaits = false;
     };
     // --no-flood-ingest / --no-flood-queries leave one half of A's load out, to see which one costs B what.
     const floodIngest = !process.argv.includes('--no-flood-ingest');
@@ -173,6 +181,13 @@ async function main(): Promise<void> {
         aRequestP50Ms: round(median(aAnswers)),
         aStatementP50Ms: round(aStatementMs),
         bAddedWaitP50Ms: round(median(flooded) - median(idle)),
+        bStatementWaitMs: {
+          p50: round(median(bWaits)),
+          p95: round(quantileOf(bWaits, 0.95)),
+          max: round(Math.max(...bWaits)),
+          statements: bWaits.length,
+        },
+        bStatementsPerQuery: round(bWaits.length / Math.max(1, flooded.length)),
         aQueriesAnswered: aAnswers.length,
         aQueriesRateLimited: aLimited,
         fragmentBombRefusalMs: { anonymous: round(bombAnonymousMs), withKey: round(bombKeyedMs), levels },
@@ -180,7 +195,7 @@ async function main(): Promise<void> {
       },
     };
     progress(
-      `B exports ${(results.fairness.bExportSuccessRate * 100).toFixed(1)} % answered 200; B's p50 ${results.fairness.bQueryP50IdleMs} ms idle, ${results.fairness.bQueryP50FloodMs} ms under the flood (${results.fairness.bQueryP50Ratio}x); B's added wait ${results.fairness.bAddedWaitP50Ms} ms against A's statement p50 ${results.fairness.aStatementP50Ms} ms; A's heavy request p50 ${results.fairness.aRequestP50Ms} ms`,
+      `B exports ${(results.fairness.bExportSuccessRate * 100).toFixed(1)} % answered 200; B's p50 ${results.fairness.bQueryP50IdleMs} ms idle, ${results.fairness.bQueryP50FloodMs} ms under the flood (${results.fairness.bQueryP50Ratio}x); B's added wait ${results.fairness.bAddedWaitP50Ms} ms a query (${results.fairness.bStatementsPerQuery} statements), each statement's wait p50 ${results.fairness.bStatementWaitMs.p50} ms, p95 ${results.fairness.bStatementWaitMs.p95} ms, against A's statement p50 ${results.fairness.aStatementP50Ms} ms; A's heavy request p50 ${results.fairness.aRequestP50Ms} ms`,
     );
     writeResults(results);
   } finally {
@@ -225,3 +240,10 @@ main().then(
     process.exit(1);
   },
 );
+
+/** The q-quantile (nearest rank) of the values; 0 when there are none. */
+function quantileOf(values: number[], q: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+}

@@ -12,7 +12,7 @@ import {
   type AccountingRow,
   type SpanLogEventRow,
 } from '@spanforge/ingest';
-import { FairScheduler, scheduledClient, type ClickHouseClient } from '@spanforge/clickhouse';
+import { FairScheduler, WORKER_PARTICIPANT, scheduledClient, type ClickHouseClient } from '@spanforge/clickhouse';
 import { CostReportService } from '@spanforge/cost-reports';
 import { INGEST_QUEUE, type IngestJob, type QueueBackend } from '@spanforge/queue';
 import {
@@ -48,8 +48,7 @@ export const SPAN_BATCH = { maxItems: 10_000, maxDelayMs: 100, maxConcurrentFlus
  */
 export const INGEST_CONCURRENCY = 256;
 
-/** The worker's name in the engine's time share, and its weight there (a project has 1). */
-const WORKER_PARTICIPANT = 'ingest-worker';
+/** The worker's weight in the engine's time share (a project has 1). */
 const WORKER_TIME_WEIGHT = 4;
 
 /** The worker role: the ingest and cost-report queue consumers, the failed-jobs sweeper and the metrics sealer. */

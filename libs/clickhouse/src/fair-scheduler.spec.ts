@@ -71,6 +71,19 @@ describe('FairScheduler', () => {
     expect(log).toEqual(['a0', 'b0', 'b1', 'b2', 'a1', 'a2']);
   });
 
+  it('reports each statement’s wait for its slot', async () => {
+    const scheduler = new FairScheduler(1);
+    const waits: Array<[string, number]> = [];
+    scheduler.observeWaits((participant, ms) => waits.push([participant, ms]));
+    const first = scheduler.run('A', () => new Promise((r) => setTimeout(r, 25)));
+    const second = scheduler.run('B', async () => undefined);
+    await Promise.all([first, second]);
+    expect(waits.map(([participant]) => participant)).toEqual(['A', 'B']);
+    expect(waits[0]![1]).toBeLessThan(5);
+    // B waited for A's statement: about its 25 ms.
+    expect(waits[1]![1]).toBeGreaterThanOrEqual(20);
+  });
+
   it("gives a weighted participant (the worker) that many times another's share of the time", async () => {
     const scheduler = new FairScheduler(1);
     scheduler.setWeight('worker', 3);

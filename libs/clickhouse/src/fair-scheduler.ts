@@ -11,6 +11,9 @@
  * engine for long) nor debt from an earlier busy period (it is never starved); while busy, one that
  * used more waits until the others caught up.
  */
+/** The worker's name among the participants (its inserts and upkeep); every other is a project id. */
+export const WORKER_PARTICIPANT = 'ingest-worker';
+
 export class FairScheduler {
   private running = 0;
   /** Waiting work per participant, in arrival order. */
@@ -20,6 +23,7 @@ export class FairScheduler {
   /** Engine time each participant has used (ms, divided by its weight): the least goes next. */
   private readonly used = new Map<string, number>();
   private readonly weights = new Map<string, number>();
+  private readonly waitObservers: Array<(participant: string, waitedMs: number) => void> = [];
 
   constructor(private readonly slots: number) {
     if (!Number.isInteger(slots) || slots < 1) throw new Error(`a scheduler needs at least one slot, got ${slots}`);
@@ -34,6 +38,11 @@ export class FairScheduler {
     this.weights.set(participant, weight);
   }
 
+  /** Calls `observer` with each statement's wait for its slot (0 when one was free), as it starts. */
+  observeWaits(observer: (participant: string, waitedMs: number) => void): void {
+    this.waitObservers.push(observer);
+  }
+
   /** Statements waiting for a slot now, of all participants. */
   get queued(): number {
     let total = 0;
@@ -42,8 +51,10 @@ export class FairScheduler {
   }
 
   async run<T>(participant: string, work: () => Promise<T>): Promise<T> {
+    const asked = performance.now();
     await this.turn(participant);
     const started = performance.now();
+    for (const observe of this.waitObservers) observe(participant, started - asked);
     try {
       return await work();
     } finally {

@@ -1,8 +1,10 @@
 import path from 'node:path';
 import { Module } from '@nestjs/common';
 import { projectRoot } from '@spanforge/config';
+import { Histogram } from 'prom-client';
 import {
   FairScheduler,
+  WORKER_PARTICIPANT,
   clickHouseTarget,
   createClickHouseClient,
   describeTarget,
@@ -37,7 +39,18 @@ async function openClickHouse(context: ProcessContext): Promise<ClickHouseClient
  * embedded engine runs one statement at a time, a server CLICKHOUSE_QUERY_SLOTS at once.
  */
 function querySlots(context: ProcessContext): FairScheduler {
-  return new FairScheduler(clickHouseTarget(context.config).kind === 'embedded' ? 1 : context.config.clickhouseQuerySlots);
+  const scheduler = new FairScheduler(clickHouseTarget(context.config).kind === 'embedded' ? 1 : context.config.clickhouseQuerySlots);
+  const waits = new Histogram({
+    name: 'spanforge_clickhouse_statement_wait_seconds',
+    help: 'How long statements waited for their turn at ClickHouse (FairScheduler), of the worker or of projects',
+    labelNames: ['participant'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [context.metrics],
+  });
+  scheduler.observeWaits((participant, ms) =>
+    waits.observe({ participant: participant === WORKER_PARTICIPANT ? 'worker' : 'project' }, ms / 1000),
+  );
+  return scheduler;
 }
 
 @Module({
