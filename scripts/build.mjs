@@ -9,7 +9,8 @@ import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
 const outDir = path.join(root, 'dist');
-const sourceDirs = ['apps', 'libs', 'bench'];
+// test/support: the test-only chDB HTTP endpoint runs as a process of its own (chdb-http-server.main.ts).
+const sourceDirs = ['apps', 'libs', 'bench', 'test/support'];
 const { compilerOptions } = JSON.parse(readFileSync(path.join(root, 'tsconfig.base.json'), 'utf8'));
 
 const swcOptions = {

@@ -19,7 +19,7 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-export function startProcess(file: string, env: Record<string, string>): ServerProcess {
+export function startProcess(file: string, env: Record<string, string>, args: string[] = []): ServerProcess {
   let stdout = '';
   let stderr = '';
   // The test's own environment minus anything that would point the server elsewhere.
@@ -28,7 +28,7 @@ export function startProcess(file: string, env: Record<string, string>): ServerP
       ([k]) => !/^(DATABASE_URL|CLICKHOUSE_|REDIS_URL|ADMIN_TOKEN|API_KEY_PEPPER|DATA_DIR|.*_PORT)$/.test(k),
     ),
   );
-  const child = spawn(process.execPath, [file], { cwd: ROOT, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [file, ...args], { cwd: ROOT, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -60,4 +60,31 @@ export async function postgresPidsFor(dataDir: string): Promise<number[]> {
     if (cmdline.includes('postgres') && cmdline.includes(dir)) pids.push(Number(entry));
   }
   return pids;
+}
+
+/** A throwaway `redis-server` (the Debian package) on a free loopback port, persisting nothing. */
+export async function startRedisServer(): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+  const port = await findFreePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const spawned = await new Promise<Error | undefined>((resolve) => {
+    child.once('error', resolve);
+    child.once('spawn', () => resolve(undefined));
+  });
+  if (spawned) throw new Error(`redis-server could not start (apt-get install redis-server): ${spawned.message}`);
+  await waitFor(() => out.includes('Ready to accept connections') || child.exitCode !== null, 'redis-server to accept connections', 10_000);
+  if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${out}`);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    child,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }

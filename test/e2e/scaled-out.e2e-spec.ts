@@ -1,0 +1,251 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@spanforge/postgres';
+import { expectedLlmCost, expectedTrace, recordAgentTrace, type LlmCall } from '../integration/agent-trace';
+import {
+  SpanRecorder,
+  entryPoint,
+  exportSpans,
+  exportSucceeded,
+  freePorts,
+  graphql,
+  otlpExporter,
+  startProcess,
+  startRedisServer,
+  waitFor,
+  type ServerProcess,
+} from '../support';
+import { startChdbHttpServer, type ChdbHttpServer } from '../support/chdb-http-server';
+
+/**
+ * The roles scaled out as the README describes them: two gateways, two workers and one api, each a
+ * process of its own, sharing PostgreSQL (embedded, started here), a redis-server and one ClickHouse
+ * over HTTP (chDB behind a test-only HTTP endpoint: no ClickHouse server can be installed here).
+ * Every trace is exported half through each gateway at once, so its spans reach both workers; the
+ * api must then answer every figure as computed from the spans sent.
+ */
+const MINI: LlmCall = { model: 'gpt-4o-mini', provider: 'openai', input: 1_000, cacheRead: 200, output: 100 };
+const SONNET: LlmCall = { model: 'claude-3-5-sonnet-20241022', provider: 'anthropic', input: 3_000, cacheRead: 0, output: 400 };
+const TRACES = 24;
+const SESSIONS = 4;
+/** 09:00 UTC; traces alternate between this day and the next, so the daily costs have two days. */
+const BASE = Date.UTC(2026, 10, 20, 9);
+const DAY = 86_400_000;
+
+type Role = 'gateway' | 'worker' | 'api';
+
+describe('roles as separate processes on shared services', () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'spanforge-scaled-'));
+  // The postgres user (as root) must traverse it to keep the cluster inside.
+  chmodSync(root, 0o755);
+  const adminToken = 'scaled-admin-token-0123456789';
+  let postgres: EmbeddedPostgresHandle | undefined;
+  let redis: Awaited<ReturnType<typeof startRedisServer>> | undefined;
+  let clickhouse: ChdbHttpServer | undefined;
+  const roles: Array<{ role: Role; process: ServerProcess; ports: Awaited<ReturnType<typeof freePorts>> }> = [];
+  let shared: Record<string, string>;
+
+  async function startRole(role: Role, name: string) {
+    const ports = await freePorts();
+    const dataDir = path.join(root, name);
+    mkdirSync(dataDir, { recursive: true });
+    const child = startProcess(entryPoint(role), { ...shared, ...ports, DATA_DIR: dataDir });
+    roles.push({ role, process: child, ports });
+    await waitFor(() => child.stdout().includes('ready in') || child.child.exitCode !== null, `the ${name} ready banner`, 90_000);
+    if (child.child.exitCode !== null) throw new Error(`${name} exited ${child.child.exitCode}: ${child.stderr()}`);
+    return { child, ports };
+  }
+
+  beforeAll(async () => {
+    const started = Date.now();
+    [postgres, redis, clickhouse] = await Promise.all([
+      startEmbeddedPostgres({ dataDir: path.join(root, 'postgres') }),
+      // Without redis-server the roles share BullMQ's PostgreSQL backend instead; CI installs it.
+      startRedisServer().catch((error: Error) => {
+        if (process.env.CI) throw error;
+        process.stderr.write(`scaled-out: ${error.message}; the roles queue on PostgreSQL instead\n`);
+        return undefined;
+      }),
+      startChdbHttpServer(path.join(root, 'clickhouse')),
+    ]);
+    shared = {
+      DATABASE_URL: postgres.url,
+      ...(redis ? { REDIS_URL: redis.url } : {}),
+      CLICKHOUSE_URL: clickhouse.url,
+      CLICKHOUSE_DATABASE: 'spanforge',
+      API_KEY_PEPPER: 'scaled-pepper-0123456789abcdef',
+      ADMIN_TOKEN: adminToken,
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+    };
+    // One process first applies the migrations; the others start together once it is up (the
+    // ClickHouse migrator takes no lock: docs/operations.md, "Migrations").
+    await startRole('api', 'api');
+    await Promise.all([
+      startRole('gateway', 'gateway-1'),
+      startRole('gateway', 'gateway-2'),
+      startRole('worker', 'worker-1'),
+      startRole('worker', 'worker-2'),
+    ]);
+    process.stderr.write(`scaled-out: services and five roles up in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all(
+      roles.map(async ({ process: role }) => {
+        if (role.child.exitCode === null && role.child.signalCode === null) role.child.kill('SIGTERM');
+        await role.exited;
+      }),
+    );
+    await Promise.all([clickhouse?.stop(), redis?.stop(), postgres?.stop()]);
+    rmSync(root, { recursive: true, force: true });
+  }, 60_000);
+
+  const apiUrl = () => `http://127.0.0.1:${roles.find((r) => r.role === 'api')!.ports.API_PORT}`;
+  const gateways = () => roles.filter((r) => r.role === 'gateway');
+
+  it('answers every figure as sent, with each trace exported through both gateways at once', async () => {
+    const admin = <T>(query: string, variables: Record<string, unknown> = {}) => graphql<T>(apiUrl(), query, variables, adminToken);
+    const tenant = await admin<{ createTenant: { id: string } }>('mutation { createTenant(input: { name: "scaled" }) { id } }');
+    expect(tenant.errors).toBeUndefined();
+    const project = await admin<{ createProject: { id: string } }>(
+      'mutation($t: ID!) { createProject(input: { tenantId: $t, name: "scaled" }) { id } }',
+      { t: tenant.data!.createTenant.id },
+    );
+    expect(project.errors).toBeUndefined();
+    const key = await admin<{ createApiKey: { secret: string } }>(
+      'mutation($p: ID!) { createApiKey(input: { projectId: $p, name: "scaled" }) { secret } }',
+      { p: project.data!.createProject.id },
+    );
+    expect(key.errors).toBeUndefined();
+    const apiKey = key.data!.createApiKey.secret;
+    const ask = async <T>(query: string, variables: Record<string, unknown> = {}) => {
+      const result = await graphql<T>(apiUrl(), query, variables, apiKey);
+      expect(result.errors).toBeUndefined();
+      return result.data!;
+    };
+
+    // Each trace: its spans split in two exports, one to each gateway, all sent at once.
+    const exporters = gateways().map((g) =>
+      otlpExporter('http/protobuf', { http: `http://127.0.0.1:${g.ports.OTLP_HTTP_PORT}`, grpc: '' }, apiKey),
+    );
+    const traces: Array<{ spans: ReadableSpan[]; expected: ReturnType<typeof expectedTrace>; day: string }> = [];
+    const exports: Array<Promise<boolean>> = [];
+    for (let i = 0; i < TRACES; i++) {
+      const recorder = new SpanRecorder('scaled-agent');
+      const calls = [MINI, ...(i % 3 === 0 ? [SONNET] : []), ...(i % 2 === 0 ? [{ ...MINI, failed: i % 4 === 0 }] : [])];
+      const start = BASE + (i % 2) * DAY + i * 60_000;
+      recordAgentTrace(recorder, { session: `scaled-session-${i % SESSIONS}`, calls, start });
+      const spans = recorder.finished();
+      traces.push({ spans, expected: expectedTrace(spans), day: new Date(start).toISOString().slice(0, 10) });
+      const half = Math.ceil(spans.length / 2);
+      exports.push(exportSpans(exporters[0]!, spans.slice(0, half)).then(exportSucceeded));
+      exports.push(exportSpans(exporters[1]!, spans.slice(half)).then(exportSucceeded));
+    }
+    expect(await Promise.all(exports)).toEqual(exports.map(() => true));
+    await Promise.all(exporters.map((e) => e.shutdown()));
+    const sentSpans = traces.reduce((n, t) => n + t.spans.length, 0);
+
+    // Expected figures, from the spans sent.
+    const sum = (list: typeof traces, f: (t: (typeof traces)[number]) => number) => list.reduce((s, t) => s + f(t), 0);
+    const expectedSessions = Array.from({ length: SESSIONS }, (_, s) => {
+      const own = traces.filter((t) => t.expected.session === `scaled-session-${s}`);
+      return {
+        sessionId: `scaled-session-${s}`,
+        traceCount: own.length,
+        costUsd: sum(own, (t) => t.expected.costUsd),
+        inputTokens: sum(own, (t) => t.expected.inputTokens),
+        outputTokens: sum(own, (t) => t.expected.outputTokens),
+      };
+    }).sort((a, b) => a.sessionId.localeCompare(b.sessionId));
+    const days = [...new Set(traces.map((t) => t.day))].sort();
+    const expectedDaily = days.map((day) => {
+      const llm = traces
+        .filter((t) => t.day === day)
+        .flatMap((t) => t.spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat'));
+      return { day, costUsd: llm.reduce((s, span) => s + expectedLlmCost(span), 0) };
+    });
+    const range = { from: new Date(BASE - DAY).toISOString(), to: new Date(BASE + 2 * DAY).toISOString() };
+
+    type TraceNode = { traceId: string; sessionId: string; costUsd: number; inputTokens: number; outputTokens: number; errorCount: number };
+    type SessionNode = { sessionId: string; traceCount: number; costUsd: number; inputTokens: number; outputTokens: number };
+    const read = async () => {
+      const data = await ask<{
+        traces: { totalCount: number; nodes: TraceNode[] };
+        sessions: { nodes: SessionNode[] };
+        costBreakdown: Array<{ keys: string[]; costUsd: number }>;
+      }>(
+        `query($f: TraceFilter) {
+          traces(first: 100) { totalCount nodes { traceId sessionId costUsd inputTokens outputTokens errorCount } }
+          sessions(first: 100) { nodes { sessionId traceCount costUsd inputTokens outputTokens } }
+          costBreakdown(groupBy: [DAY], filter: $f) { keys costUsd } }`,
+        { f: range },
+      );
+      return {
+        traces: [...data.traces.nodes].sort((a, b) => a.traceId.localeCompare(b.traceId)),
+        totalCount: data.traces.totalCount,
+        sessions: [...data.sessions.nodes].sort((a, b) => a.sessionId.localeCompare(b.sessionId)),
+        daily: data.costBreakdown.map((r) => ({ day: r.keys[0]!, costUsd: r.costUsd })).sort((a, b) => a.day.localeCompare(b.day)),
+      };
+    };
+    const expectedTraces = traces
+      .map(({ expected: e }) => ({
+        traceId: e.traceId,
+        sessionId: e.session,
+        costUsd: e.costUsd,
+        inputTokens: e.inputTokens,
+        outputTokens: e.outputTokens,
+        errorCount: e.errorCount,
+      }))
+      .sort((a, b) => a.traceId.localeCompare(b.traceId));
+    // Costs compared to 1e-9 USD (the store sums Float64 in its own order).
+    const rounded = (value: unknown) => JSON.stringify(value, (_, v: unknown) => (typeof v === 'number' ? Math.round(v * 1e9) / 1e9 : v));
+    const expectedView = rounded({ traces: expectedTraces, totalCount: TRACES, sessions: expectedSessions, daily: expectedDaily });
+
+    // The workers' upkeep settles the figures after the spans are stored: wait until they agree.
+    const settling = Date.now();
+    let last: Awaited<ReturnType<typeof read>> | undefined;
+    await waitFor(
+      async () => {
+        last = await read();
+        return rounded(last) === expectedView;
+      },
+      'the figures to equal what was sent',
+      60_000,
+    ).catch(() => undefined);
+    process.stderr.write(
+      `scaled-out: ${sentSpans} spans in ${TRACES} traces settled in ${((Date.now() - settling) / 1000).toFixed(1)} s\n`,
+    );
+    expect(last!.totalCount).toBe(TRACES);
+    expect(last!.traces.map((t) => t.traceId)).toEqual(expectedTraces.map((t) => t.traceId));
+    last!.traces.forEach((trace, i) => {
+      const e = expectedTraces[i]!;
+      expect(trace).toMatchObject({
+        sessionId: e.sessionId,
+        inputTokens: e.inputTokens,
+        outputTokens: e.outputTokens,
+        errorCount: e.errorCount,
+      });
+      expect(trace.costUsd).toBeCloseTo(e.costUsd, 9);
+    });
+    expect(last!.sessions.map(({ costUsd: _, ...s }) => s)).toEqual(expectedSessions.map(({ costUsd: _, ...s }) => s));
+    last!.sessions.forEach((s, i) => expect(s.costUsd).toBeCloseTo(expectedSessions[i]!.costUsd, 9));
+    expect(last!.daily.map((d) => d.day)).toEqual(days);
+    last!.daily.forEach((d, i) => expect(d.costUsd).toBeCloseTo(expectedDaily[i]!.costUsd, 9));
+
+    // Every span of every trace, once: the trace's own span list.
+    for (const { spans, expected } of traces) {
+      const { trace } = await ask<{ trace: { spans: Array<{ spanId: string }> } }>(
+        'query($id: String!) { trace(traceId: $id) { spans { spanId } } }',
+        {
+          id: expected.traceId,
+        },
+      );
+      expect(trace.spans.map((s) => s.spanId).sort()).toEqual(spans.map((s) => s.spanContext().spanId).sort());
+    }
+    // No role fell over on the way.
+    for (const { process: role } of roles) expect(role.child.exitCode).toBeNull();
+  }, 120_000);
+});
