@@ -25,7 +25,8 @@ const f = 'span_facts';
 
 /**
  * span_facts rows (read with FINAL) aggregated into span_metrics_minute's figure columns, in the
- * table's column order after the dimensions. Source columns are qualified: the output aliases
+ * table's column order after the dimensions. TTFT counts only spans that own their usage: a
+ * wrapper's stated time to first chunk repeats its calls', as its tokens do. Source columns are qualified: the output aliases
  * (cost_usd, input_tokens…) would otherwise shadow the columns of the same name.
  */
 export const SPAN_FACT_AGGREGATES = `count() AS spans, sum(${f}.is_error) AS errors, sum(${f}.owns_usage) AS usage_spans,
@@ -34,8 +35,9 @@ export const SPAN_FACT_AGGREGATES = `count() AS spans, sum(${f}.is_error) AS err
   sum(${f}.duration_ms) AS duration_sum_ms,
   sumIf(greatest(${f}.duration_ms / 1e3 - ifNull(${f}.ttft_ms, 0) / 1e3, 0), ${f}.owns_usage = 1) AS generation_seconds,
   sumIf(${f}.output_tokens, ${f}.owns_usage = 1) AS usage_output_tokens,
-  ${SPAN_SKETCH.replace('(', 'State(')}(${f}.duration_ms) AS duration_sketch, countIf(isNotNull(${f}.ttft_ms)) AS ttft_count,
-  ${SPAN_SKETCH.replace('(', 'StateIf(')}(assumeNotNull(${f}.ttft_ms), isNotNull(${f}.ttft_ms)) AS ttft_sketch`;
+  ${SPAN_SKETCH.replace('(', 'State(')}(${f}.duration_ms) AS duration_sketch,
+  countIf(isNotNull(${f}.ttft_ms) AND ${f}.owns_usage = 1) AS ttft_count,
+  ${SPAN_SKETCH.replace('(', 'StateIf(')}(assumeNotNull(${f}.ttft_ms), isNotNull(${f}.ttft_ms) AND ${f}.owns_usage = 1) AS ttft_sketch`;
 
 /** Every figure column of span_metrics_minute after the dimensions, as the readers select them. */
 export const SPAN_METRIC_FIGURES = [
