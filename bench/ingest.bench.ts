@@ -86,6 +86,10 @@ async function main(): Promise<void> {
     const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
     const policyRatio = mean(policyRuns.policy) / mean(policyRuns.plain);
     progress(`data policy (every detector, two patterns): ${policyRatio.toFixed(3)} of the throughput without one`);
+    const storage = await measureStorage(infra);
+    progress(
+      `on disk after merges: ${storage.spanRows} span rows, ${storage.bytesPerSpan.spans} B a span in spans, ${storage.bytesPerSpan.allTables} B a span in every table (compressed ${storage.compression}x)`,
+    );
 
     const results = {
       ingest: {
@@ -118,6 +122,7 @@ async function main(): Promise<void> {
           ),
         },
       },
+      storage,
       dataset: { spans: corpus.spanCount, traces: corpus.traceCount, requests: corpus.requests.length },
     };
     writeResults(results);
@@ -288,3 +293,43 @@ main().then(
     process.exit(1);
   },
 );
+
+/**
+ * Bytes on disk per stored span, of the spans table and of every table (rollups, figures, indexes,
+ * accounting), after merging every table's parts (what a settled day looks like): everything this
+ * run stored, which is the corpus several times over.
+ */
+async function measureStorage(infra: BenchStack): Promise<{
+  spanRows: number;
+  bytesPerSpan: { spans: number; allTables: number };
+  compression: number;
+  tables: Record<string, { rows: number; bytesOnDisk: number }>;
+}> {
+  const tables = await (
+    await infra.clickhouse.query({
+      query: "SELECT name FROM system.tables WHERE database = currentDatabase() AND engine LIKE '%MergeTree'",
+      format: 'JSONEachRow',
+    })
+  ).json<{ name: string }>();
+  for (const { name } of tables) await infra.clickhouse.command({ query: `OPTIMIZE TABLE ${name} FINAL` });
+  const parts = await (
+    await infra.clickhouse.query({
+      query: `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS disk, sum(data_uncompressed_bytes) AS raw FROM system.parts
+              WHERE active AND database = currentDatabase() GROUP BY table`,
+      format: 'JSONEachRow',
+    })
+  ).json<{ table: string; rows: string; disk: string; raw: string }>();
+  const byTable = Object.fromEntries(parts.map((p) => [p.table, { rows: Number(p.rows), bytesOnDisk: Number(p.disk) }]));
+  const spanRows = byTable.spans?.rows ?? 0;
+  const disk = parts.reduce((n, p) => n + Number(p.disk), 0);
+  const raw = parts.reduce((n, p) => n + Number(p.raw), 0);
+  return {
+    spanRows,
+    bytesPerSpan: {
+      spans: Math.round((byTable.spans?.bytesOnDisk ?? 0) / Math.max(1, spanRows)),
+      allTables: Math.round(disk / Math.max(1, spanRows)),
+    },
+    compression: Number((raw / Math.max(1, disk)).toFixed(2)),
+    tables: byTable,
+  };
+}
