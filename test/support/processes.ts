@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { findFreePort, reachableClusterDir } from '@spanforge/postgres';
 
@@ -62,10 +62,18 @@ export async function postgresPidsFor(dataDir: string): Promise<number[]> {
   return pids;
 }
 
-/** A throwaway `redis-server` (the Debian package) on a free loopback port, persisting nothing. */
-export async function startRedisServer(): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
-  const port = await findFreePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+/**
+ * A `redis-server` (the Debian package) on a loopback port: throwaway by default; with `dir`, every
+ * write is in its append-only file before it is answered (`appendfsync always`), so starting it
+ * again on the same `dir` and `port` is a restart that keeps everything acknowledged.
+ */
+export async function startRedisServer(
+  options: { port?: number; dir?: string } = {},
+): Promise<{ url: string; port: number; child: ChildProcess; stop(): Promise<void> }> {
+  const port = options.port ?? (await findFreePort());
+  const persistence = options.dir ? ['--dir', options.dir, '--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+  if (options.dir) mkdirSync(options.dir, { recursive: true });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -80,6 +88,7 @@ export async function startRedisServer(): Promise<{ url: string; child: ChildPro
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     url: `redis://127.0.0.1:${port}`,
+    port,
     child,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
