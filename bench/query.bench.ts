@@ -1,7 +1,6 @@
 import 'reflect-metadata';
 import { Pool } from 'undici';
-import { REFRESH_TRACE_FIGURES_SQL, SEAL_SAFETY_SECONDS } from '@spanforge/clickhouse';
-import { SpanMetricsSealer } from '@spanforge/ingest';
+import { REFRESH_TRACE_FIGURES_SQL } from '@spanforge/clickhouse';
 import {
   AnalyticsRepository,
   MetricsRepository,
@@ -12,7 +11,7 @@ import {
 } from '@spanforge/query';
 import { quiet, startBenchStack, seededDatasetArguments, type BenchStack } from './bench-stack';
 import { argument, progress, writeResults } from './report';
-import { seededOnce, type SeedResult } from './seed-volume';
+import { sealSeededMinutes, seededOnce, type SeedResult } from './seed-volume';
 
 const RUNS = 30;
 /**
@@ -141,39 +140,6 @@ async function seedLargeTrace(infra: BenchStack, seed: SeedResult): Promise<stri
   });
   await infra.clickhouse.command({ query: REFRESH_TRACE_FIGURES_SQL, query_params: { ...scope, traceIds: [traceId] } });
   return traceId;
-}
-
-/**
- * Seals every minute of the project into the span metrics rollup, as the worker's sealer would have
- * (the bench runs no worker, and its dataset may have been seeded days ago).
- */
-async function sealSeededMinutes(infra: BenchStack, scope: { tenantId: string; projectId: string }): Promise<void> {
-  const result = await infra.clickhouse.query({
-    query: `SELECT toUnixTimestamp64Milli(minute) AS ms FROM span_minute_marks FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}`,
-    query_params: scope,
-    format: 'JSONEachRow',
-  });
-  const minutes = (await result.json<{ ms: string }>()).map((row) => Number(row.ms));
-  // A computation vouches for rows stored SEAL_SAFETY_SECONDS before it ran: a dataset seeded just
-  // now is sealed once that has passed, as the worker's sealer would.
-  const newest = await infra.clickhouse.query({
-    query: `SELECT toUnixTimestamp64Milli(max(dirty_at)) AS ms FROM span_minute_marks WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}`,
-    query_params: scope,
-    format: 'JSONEachRow',
-  });
-  const [{ ms: newestMs } = { ms: '0' }] = await newest.json<{ ms: string }>();
-  const wait = Number(newestMs) + (SEAL_SAFETY_SECONDS + 1) * 1000 - Date.now();
-  if (wait > 0) {
-    progress(`waiting ${Math.ceil(wait / 1000)} s for the seeded rows to be older than the seal's safety margin`);
-    await new Promise((resolve) => setTimeout(resolve, wait));
-  }
-  const started = performance.now();
-  const sealer = new SpanMetricsSealer(infra.clickhouse, infra.log, { afterSeconds: 0, intervalMs: 3_600_000, minutesPerStatement: 1_440 });
-  await sealer.seal(scope, minutes);
-  progress(
-    `sealed ${minutes.length.toLocaleString('en')} minutes into span_metrics_minute in ${Math.round(performance.now() - started)} ms`,
-  );
-  await quiet(infra.clickhouse);
 }
 
 /**

@@ -1,9 +1,15 @@
 import 'reflect-metadata';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { REFRESH_ALL_SESSION_FIGURES_SQL, REFRESH_COST_DAILY_SQL, REFRESH_DAY_TRACE_FIGURES_SQL } from '@spanforge/clickhouse';
+import {
+  REFRESH_ALL_SESSION_FIGURES_SQL,
+  REFRESH_COST_DAILY_SQL,
+  REFRESH_DAY_TRACE_FIGURES_SQL,
+  SEAL_SAFETY_SECONDS,
+} from '@spanforge/clickhouse';
+import { SpanMetricsSealer } from '@spanforge/ingest';
 import type { BenchStack } from './bench-stack';
-import { startBenchStack, seededDatasetArguments } from './bench-stack';
+import { quiet, startBenchStack, seededDatasetArguments } from './bench-stack';
 import { progress } from './report';
 
 /**
@@ -168,4 +174,37 @@ if (require.main === module) {
     process.stderr.write(`seed:volume failed: ${error.stack ?? error.message}\n`);
     process.exit(1);
   });
+}
+
+/**
+ * Seals every minute of the project into the span metrics rollup, as the worker's sealer would have
+ * (the bench runs no worker, and its dataset may have been seeded days ago).
+ */
+export async function sealSeededMinutes(infra: BenchStack, scope: { tenantId: string; projectId: string }): Promise<void> {
+  const result = await infra.clickhouse.query({
+    query: `SELECT toUnixTimestamp64Milli(minute) AS ms FROM span_minute_marks FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}`,
+    query_params: scope,
+    format: 'JSONEachRow',
+  });
+  const minutes = (await result.json<{ ms: string }>()).map((row) => Number(row.ms));
+  // A computation vouches for rows stored SEAL_SAFETY_SECONDS before it ran: a dataset seeded just
+  // now is sealed once that has passed, as the worker's sealer would.
+  const newest = await infra.clickhouse.query({
+    query: `SELECT toUnixTimestamp64Milli(max(dirty_at)) AS ms FROM span_minute_marks WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}`,
+    query_params: scope,
+    format: 'JSONEachRow',
+  });
+  const [{ ms: newestMs } = { ms: '0' }] = await newest.json<{ ms: string }>();
+  const wait = Number(newestMs) + (SEAL_SAFETY_SECONDS + 1) * 1000 - Date.now();
+  if (wait > 0) {
+    progress(`waiting ${Math.ceil(wait / 1000)} s for the seeded rows to be older than the seal's safety margin`);
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+  const started = performance.now();
+  const sealer = new SpanMetricsSealer(infra.clickhouse, infra.log, { afterSeconds: 0, intervalMs: 3_600_000, minutesPerStatement: 1_440 });
+  await sealer.seal(scope, minutes);
+  progress(
+    `sealed ${minutes.length.toLocaleString('en')} minutes into span_metrics_minute in ${Math.round(performance.now() - started)} ms`,
+  );
+  await quiet(infra.clickhouse);
 }
