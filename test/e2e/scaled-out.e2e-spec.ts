@@ -1,9 +1,9 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@spanforge/postgres';
-import { entryPoint, freePorts, graphql, startProcess, startRedisServer, waitFor, type ServerProcess } from '../support';
+import { ROOT, entryPoint, freePorts, graphql, startProcess, startRedisServer, waitFor, type ServerProcess } from '../support';
 import { startChdbHttpServer, type ChdbHttpServer } from '../support/chdb-http-server';
 import { Traffic, readFigures, type Figures } from './scaled-out.traffic';
 
@@ -73,12 +73,13 @@ describe('roles as separate processes on shared services', () => {
       API_KEY_PEPPER: 'scaled-pepper-0123456789abcdef',
       ADMIN_TOKEN: adminToken,
       HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
+      // info: each process says which migrations it applied.
+      LOG_LEVEL: 'info',
     };
-    // One process first applies the migrations; the others start together once it is up (the
-    // ClickHouse migrator takes no lock: docs/operations.md, "Migrations").
-    await startRole('api', 'api');
+    // All five start at once on a fresh ClickHouse: its migrations must still be applied once
+    // (they run under a PostgreSQL advisory lock), whichever process gets there first.
     await Promise.all([
+      startRole('api', 'api'),
       startRole('gateway', 'gateway-1'),
       startRole('gateway', 'gateway-2'),
       startRole('worker', 'worker-1'),
@@ -176,6 +177,18 @@ describe('roles as separate processes on shared services', () => {
     }
     for (const { process: role } of roles) expect(role.child.exitCode).toBeNull();
   }, 120_000);
+
+  it('applied every ClickHouse migration once, though all five processes started at once', () => {
+    const files = readdirSync(path.join(ROOT, 'infra', 'clickhouse')).filter((f) => f.endsWith('.sql'));
+    const applied = roles.flatMap(({ name, process: role }) =>
+      [...`${role.stdout()}${role.stderr()}`.matchAll(/ClickHouse migrations applied: (.*)$/gm)].map((m) => ({
+        name,
+        migrations: m[1]!.split(', '),
+      })),
+    );
+    expect(applied).toHaveLength(1);
+    expect(applied[0]!.migrations.sort()).toEqual(files.map((f) => f.replace(/\.sql$/, '')).sort());
+  });
 
   it('loses nothing and counts nothing twice when a worker is killed mid-job and the other goes on', async () => {
     if (!redis) {

@@ -58,8 +58,9 @@ export interface ClickHouseMigrationResult {
 
 /**
  * Applies pending migrations statement by statement and records each in `schema_migrations`.
- * Every statement is idempotent DDL (IF NOT EXISTS), so a migration interrupted half way, or run
- * by two processes at once, converges when run again.
+ * Every statement is idempotent DDL (IF NOT EXISTS), so a migration interrupted half way converges
+ * when run again. Two processes must not run it at once on one server (their statements would
+ * interleave: 013's exchange could be undone): ClickHouseModule holds a PostgreSQL advisory lock.
  */
 export async function migrateClickHouse(client: ClickHouseClient, dir: string): Promise<ClickHouseMigrationResult> {
   await client.command({

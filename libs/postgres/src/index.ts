@@ -1,3 +1,4 @@
+export * from './advisory-lock';
 export * from './embedded-postgres';
 export * from './free-port';
 export * from './migrator';

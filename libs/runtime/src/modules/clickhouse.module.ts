@@ -11,16 +11,30 @@ import {
   migrateClickHouse,
   type ClickHouseClient,
 } from '@spanforge/clickhouse';
+import { withAdvisoryLock } from '@spanforge/postgres';
 import type { ProcessContext } from '../process';
+import { Postgres, PostgresModule } from './postgres.module';
 import { CLICKHOUSE, PROCESS } from './tokens';
 
+/**
+ * Arbitrary constant: the PostgreSQL advisory lock processes take while migrating a ClickHouse
+ * server. The ClickHouse migrator applies a migration statement by statement and ClickHouse has no
+ * lock of its own, so two processes starting at once would interleave one migration's statements
+ * (013's copy-and-exchange of `feedback` could swap the tables back). Embedded chDB is one process's.
+ */
+const CLICKHOUSE_MIGRATION_LOCK = 7_304_211_903;
+
 /** The ClickHouse client (embedded chDB or a server over HTTP), migrated before use. */
-async function openClickHouse(context: ProcessContext): Promise<ClickHouseClient> {
+async function openClickHouse(context: ProcessContext, postgres: Postgres): Promise<ClickHouseClient> {
   const { config, log, shutdown, readiness } = context;
   const target = clickHouseTarget(config);
   const clickhouse = createClickHouseClient(target);
   shutdown.add('close-clients', 'ClickHouse client', () => clickhouse.close());
-  const migrations = await migrateClickHouse(clickhouse, path.join(projectRoot(), 'infra', 'clickhouse'));
+  const migrate = () => migrateClickHouse(clickhouse, path.join(projectRoot(), 'infra', 'clickhouse'));
+  const migrations =
+    target.kind === 'server'
+      ? await withAdvisoryLock(postgres.pool, CLICKHOUSE_MIGRATION_LOCK, 'ClickHouse migrations', migrate, log.child('clickhouse'))
+      : await migrate();
   if (migrations.applied.length) log.info(`ClickHouse migrations applied: ${migrations.applied.join(', ')}`);
   context.services.clickhouse = describeTarget(target);
   // A gateway only queues (its ClickHouse use is the Langfuse scores endpoint): it takes exports
@@ -54,8 +68,9 @@ function querySlots(context: ProcessContext): FairScheduler {
 }
 
 @Module({
+  imports: [PostgresModule],
   providers: [
-    { provide: CLICKHOUSE, inject: [PROCESS], useFactory: openClickHouse },
+    { provide: CLICKHOUSE, inject: [PROCESS, Postgres], useFactory: openClickHouse },
     { provide: FairScheduler, inject: [PROCESS], useFactory: querySlots },
   ],
   exports: [CLICKHOUSE, FairScheduler],
