@@ -1,0 +1,237 @@
+import 'reflect-metadata';
+import { spawn, execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import path from 'node:path';
+import { startBenchStack, temporaryDataDir } from './bench-stack';
+import { argument, progress, writeResults } from './report';
+
+/**
+ * `npm run bench:soak [-- --minutes N] [--report-minutes M] [--spans-per-second R]`: a day of load,
+ * compressed. The all-in-one takes continuous ingest at half the end-to-end rate bench:ingest last
+ * measured (or R), while a dashboard loop queries, scores are posted and a cost report is run every
+ * minute. Every M minutes (default 5) it reports accepted spans/s, the stored lag, the queue depth,
+ * the RSS of each process and the query p50/p99, and at the end checks the targets: RSS growth at
+ * most 10 %, stored lag under 5 s, query p50 within 1.5x of the first window, the all-in-one's RSS
+ * at most 2 GiB.
+ */
+
+const DASHBOARD = [
+  '{ sessions(first: 5) { nodes { sessionId costUsd } totalCount } }',
+  '{ costBreakdown(groupBy: [MODEL, DAY]) { keys costUsd } }',
+  '{ latencyByIterations { iterations p99Ms } }',
+  '{ traces(first: 20) { nodes { traceId durationMs costUsd } } }',
+];
+
+interface Window {
+  minute: number;
+  acceptedSpansPerSec: number;
+  storedLagSeconds: number;
+  queueDepth: number;
+  rssMiB: { allInOne: number; postgres: number; loadClient: number };
+  queryP50Ms: number;
+  queryP99Ms: number;
+  queries: number;
+  scores: number;
+  reports: number;
+}
+
+/** The last bench:ingest end-to-end rate, halved; 2,000 spans/s without one. */
+function defaultRate(): number {
+  const file = path.join(__dirname, '..', '..', 'bench', 'results', 'latest.json');
+  if (!existsSync(file)) return 2_000;
+  const measured = (JSON.parse(readFileSync(file, 'utf8')) as { ingest?: { e2eSpansPerSec?: number } }).ingest?.e2eSpansPerSec;
+  return measured ? Math.round(measured / 2) : 2_000;
+}
+
+function quantile(values: number[], q: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * (sorted.length - 1)))]!;
+}
+
+/** Resident memory of a process (MiB), or of every process of a command name summed. */
+function rssMiB(pidOrCommand: number | string): number {
+  try {
+    const args = typeof pidOrCommand === 'number' ? ['-o', 'rss=', '-p', String(pidOrCommand)] : ['-o', 'rss=', '-C', pidOrCommand];
+    const out = execFileSync('ps', args, { encoding: 'utf8' });
+    return Math.round(out.split('\n').reduce((n, line) => n + (Number(line.trim()) || 0), 0) / 1024);
+  } catch (error) {
+    // ps exits 1 when no process matches (the client finished): nothing resident.
+    if ((error as { status?: number }).status === 1) return 0;
+    throw error;
+  }
+}
+
+async function main(): Promise<void> {
+  const minutes = Number(argument('--minutes', '60'));
+  const reportMinutes = Number(argument('--report-minutes', '5'));
+  const rate = Number(argument('--spans-per-second', String(defaultRate())));
+  const dataDir = temporaryDataDir('spanforge-soak-');
+  const stack = await startBenchStack(dataDir, { ALLOW_PRIVATE_WEBHOOKS: 'true', QUEUE_MAX_BACKLOG: '1000000' });
+  const receiver = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(200).end());
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const webhook = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/reports`;
+  try {
+    await stack.startWorkers();
+    const [httpLine] = await stack.startGateway();
+    const otlp = /http:\/\/\S+/.exec(httpLine!)![0];
+    const api = (await stack.startApi()).replace('localhost', '127.0.0.1');
+    const { tenant, project } = await stack.tenancy.createTenant('soak');
+    const { secret } = await stack.tenancy.createApiKey(project.id, 'soak');
+    const graphql = async (query: string, variables: Record<string, unknown> = {}) => {
+      const response = await fetch(`${api}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+        body: JSON.stringify({ query, variables }),
+      });
+      const answer = (await response.json()) as { data?: Record<string, unknown>; errors?: unknown[] };
+      if (answer.errors) throw new Error(`GraphQL: ${JSON.stringify(answer.errors)}`);
+      return answer.data!;
+    };
+    const created = await graphql(
+      `
+        mutation ($input: CostReportScheduleInput!) {
+          createCostReportSchedule(input: $input) {
+            schedule {
+              id
+            }
+          }
+        }
+      `,
+      { input: { cron: '0 * * * *', timezone: 'UTC', window: 'PT1H', groupBy: ['MODEL'], webhookUrl: webhook, includeFeedback: true } },
+    );
+    const scheduleId = (created.createCostReportSchedule as { schedule: { id: string } }).schedule.id;
+    progress(
+      `soak: ${minutes} min at ${rate} spans/s into project ${project.id} of tenant ${tenant.id}, reports every ${reportMinutes} min`,
+    );
+
+    const client = spawn(process.execPath, [path.join(__dirname, 'soak-client.js'), otlp, secret, String(rate), String(minutes)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let clientLines = '';
+    const accepted: Array<{ at: number; spans: number }> = [];
+    client.stdout.on('data', (chunk: Buffer) => {
+      clientLines += chunk.toString('utf8');
+      for (let end = clientLines.indexOf('\n'); end !== -1; end = clientLines.indexOf('\n')) {
+        const line = JSON.parse(clientLines.slice(0, end)) as { at: number; acceptedSpans: number };
+        accepted.push({ at: line.at, spans: line.acceptedSpans });
+        clientLines = clientLines.slice(end + 1);
+      }
+    });
+    const clientDone = new Promise<void>((resolve, reject) =>
+      client.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`soak client exited ${code}`)))),
+    );
+
+    const started = Date.now();
+    const until = started + minutes * 60_000;
+    const latencies: Array<{ at: number; ms: number }> = [];
+    const traceIds: string[] = [];
+    let scores = 0;
+    let reports = 0;
+    const dashboard = async () => {
+      while (Date.now() < until) {
+        for (const document of DASHBOARD) {
+          const begun = performance.now();
+          const data = await graphql(document);
+          latencies.push({ at: Date.now(), ms: performance.now() - begun });
+          const nodes = (data.traces as { nodes?: Array<{ traceId: string }> } | undefined)?.nodes;
+          if (nodes) traceIds.splice(0, traceIds.length, ...nodes.map((n) => n.traceId));
+        }
+      }
+    };
+    const feedback = async () => {
+      while (Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 1_000));
+        const traceId = traceIds[Math.floor(Math.random() * traceIds.length)];
+        if (!traceId) continue;
+        const response = await fetch(`${api}/v1/feedback`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+          body: JSON.stringify({ traceId, name: 'helpfulness', value: Math.random() }),
+        });
+        await response.arrayBuffer();
+        if (response.status === 202) scores++;
+      }
+    };
+    const costReports = async () => {
+      while (Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 60_000));
+        if (Date.now() >= until) break;
+        await graphql('mutation($id: ID!) { runCostReportNow(scheduleId: $id) { id } }', { id: scheduleId });
+        reports++;
+      }
+    };
+
+    const windows: Window[] = [];
+    const gauge = async (name: string) => (await stack.metrics.getSingleMetric(name)?.get())?.values[0]?.value ?? 0;
+    const acceptedByGateway = async () =>
+      ((await stack.metrics.getSingleMetric('spanforge_gateway_spans_total')?.get())?.values ?? [])
+        .filter((v) => v.labels.outcome === 'accepted')
+        .reduce((n, v) => n + v.value, 0);
+    const storedSpans = async () => {
+      const result = await stack.clickhouse.query({
+        query: 'SELECT count() AS n FROM spans WHERE project_id = {p:String}',
+        query_params: { p: project.id },
+        format: 'JSONEachRow',
+      });
+      return Number((await result.json<{ n: string }>())[0]?.n ?? 0);
+    };
+    const report = async () => {
+      for (let minute = reportMinutes; started + minute * 60_000 <= until + 1_000; minute += reportMinutes) {
+        const due = started + minute * 60_000;
+        if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+        const from = due - reportMinutes * 60_000;
+        const inWindow = latencies.filter((l) => l.at > from && l.at <= due).map((l) => l.ms);
+        const spans = accepted.filter((a) => a.at > from && a.at <= due).reduce((n, a) => n + a.spans, 0);
+        // What the gateways accepted and the store does not hold yet, in seconds of the offered rate.
+        const lag = Math.max(0, (await acceptedByGateway()) - (await storedSpans())) / rate;
+        const window: Window = {
+          minute,
+          acceptedSpansPerSec: Math.round(spans / (reportMinutes * 60)),
+          storedLagSeconds: Number(lag.toFixed(2)),
+          queueDepth: await gauge('spanforge_ingest_queue_depth'),
+          rssMiB: { allInOne: rssMiB(process.pid), postgres: rssMiB('postgres'), loadClient: rssMiB(client.pid!) },
+          queryP50Ms: Number(quantile(inWindow, 0.5).toFixed(1)),
+          queryP99Ms: Number(quantile(inWindow, 0.99).toFixed(1)),
+          queries: inWindow.length,
+          scores,
+          reports,
+        };
+        windows.push(window);
+        progress(JSON.stringify(window));
+      }
+    };
+    await Promise.all([dashboard(), feedback(), costReports(), report(), clientDone]);
+
+    const first = windows[0]!;
+    const last = windows[windows.length - 1]!;
+    const targets = {
+      rssGrowth: Number((last.rssMiB.allInOne / first.rssMiB.allInOne - 1).toFixed(3)),
+      rssGrowthMet: last.rssMiB.allInOne <= first.rssMiB.allInOne * 1.1,
+      maxStoredLagSeconds: Math.max(...windows.map((w) => w.storedLagSeconds)),
+      storedLagMet: windows.every((w) => w.storedLagSeconds < 5),
+      queryP50Growth: Number((last.queryP50Ms / first.queryP50Ms).toFixed(2)),
+      queryP50Met: windows.every((w) => w.queryP50Ms <= first.queryP50Ms * 1.5),
+      maxRssMiB: Math.max(...windows.map((w) => w.rssMiB.allInOne)),
+      rssMet: windows.every((w) => w.rssMiB.allInOne <= 2_048),
+    };
+    progress(`targets: ${JSON.stringify(targets)}`);
+    writeResults({ soak: { minutes, reportMinutes, spansPerSecond: rate, windows, targets } });
+  } finally {
+    receiver.close();
+    await stack.shutdown.run();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: Error) => {
+    process.stderr.write(`${error.stack ?? error.message}\n`);
+    process.exit(1);
+  },
+);
