@@ -50,17 +50,30 @@ function quantile(values: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * (sorted.length - 1)))]!;
 }
 
-/** Resident memory of a process (MiB), or of every process of a command name summed. */
-function rssMiB(pidOrCommand: number | string): number {
+/** Resident memory (MiB) of processes given to ps (`-p PID` or `--ppid PID`), summed. */
+function rssMiB(...selector: string[]): number {
   try {
-    const args = typeof pidOrCommand === 'number' ? ['-o', 'rss=', '-p', String(pidOrCommand)] : ['-o', 'rss=', '-C', pidOrCommand];
-    const out = execFileSync('ps', args, { encoding: 'utf8' });
+    const out = execFileSync('ps', ['-o', 'rss=', ...selector], { encoding: 'utf8' });
     return Math.round(out.split('\n').reduce((n, line) => n + (Number(line.trim()) || 0), 0) / 1024);
   } catch (error) {
-    // ps exits 1 when no process matches (the client finished): nothing resident.
+    // ps and pgrep exit 1 when no process matches (the client finished): nothing resident.
     if ((error as { status?: number }).status === 1) return 0;
     throw error;
   }
+}
+
+/** The embedded PostgreSQL of this data directory: its postmaster and the backends it forked. */
+function postgresRssMiB(dataDir: string): number {
+  let postmaster: string;
+  try {
+    postmaster = execFileSync('pgrep', ['-f', '--', `-D ${path.join(dataDir, 'postgres')}`], { encoding: 'utf8' })
+      .split('\n')[0]!
+      .trim();
+  } catch (error) {
+    if ((error as { status?: number }).status === 1) return 0;
+    throw error;
+  }
+  return rssMiB('-p', postmaster) + rssMiB('--ppid', postmaster);
 }
 
 async function main(): Promise<void> {
@@ -194,7 +207,11 @@ async function main(): Promise<void> {
           acceptedSpansPerSec: Math.round(spans / (reportMinutes * 60)),
           storedLagSeconds: Number(lag.toFixed(2)),
           queueDepth: await gauge('spanforge_ingest_queue_depth'),
-          rssMiB: { allInOne: rssMiB(process.pid), postgres: rssMiB('postgres'), loadClient: rssMiB(client.pid!) },
+          rssMiB: {
+            allInOne: rssMiB('-p', String(process.pid)),
+            postgres: postgresRssMiB(dataDir),
+            loadClient: rssMiB('-p', String(client.pid)),
+          },
           queryP50Ms: Number(quantile(inWindow, 0.5).toFixed(1)),
           queryP99Ms: Number(quantile(inWindow, 0.99).toFixed(1)),
           queries: inWindow.length,
