@@ -128,9 +128,9 @@ export class FairScheduler {
 const SCHEDULED = new Set(['query', 'exec', 'command', 'insert']);
 
 /**
- * The same client, with each statement taking its turn in `scheduler` as `participant`: in the
- * all-in-one process the worker's inserts and upkeep take turns with the API's projects instead of
- * holding the one embedded engine back to back.
+ * The same client, with each statement waiting for its slot in `scheduler` as `participant`: in
+ * the all-in-one process the worker's inserts and upkeep share the engine's time with the API's
+ * projects instead of holding the one embedded engine back to back.
  */
 export function scheduledClient<C extends object>(client: C, scheduler: FairScheduler, participant: string): C {
   return new Proxy(client, {

@@ -39,7 +39,7 @@ export class ScopedClickHouse {
     private readonly client: ClickHouseClient,
     readonly scope: QueryScope,
     limits: QueryLimits = DEFAULT_QUERY_LIMITS,
-    /** The process's turns between projects (FairScheduler); without one, statements run as they come. */
+    /** The process's share of ClickHouse between projects (FairScheduler); without one, statements run as they come. */
     private readonly scheduler?: FairScheduler,
   ) {
     this.settings = `${settingsClause(limits)}, ${projectTableFilters(scope)}`;

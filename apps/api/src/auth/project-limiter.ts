@@ -16,7 +16,7 @@ interface ProjectState {
  * Per project, on this api process: requests a second (token bucket) and requests in progress.
  * A project over either is refused at once (RATE_LIMITED / 429 with a retry time), so a project
  * that loops heavy queries holds at most its own few slots of the process and of ClickHouse
- * (whose statements take turns between projects besides, FairScheduler).
+ * (whose time is shared between projects besides, FairScheduler).
  */
 export class ProjectLimiter {
   private readonly projects = new Map<string, ProjectState>();

@@ -49,8 +49,8 @@ async function openClickHouse(context: ProcessContext, postgres: Postgres): Prom
 }
 
 /**
- * Turns between projects for statements (and the worker's statements take turns with them): the
- * embedded engine runs one statement at a time, a server CLICKHOUSE_QUERY_SLOTS at once.
+ * The engine's time shared between projects' statements (and the worker's): the embedded engine
+ * runs one statement at a time, a server CLICKHOUSE_QUERY_SLOTS at once.
  */
 function querySlots(context: ProcessContext): FairScheduler {
   const scheduler = new FairScheduler(clickHouseTarget(context.config).kind === 'embedded' ? 1 : context.config.clickhouseQuerySlots);
