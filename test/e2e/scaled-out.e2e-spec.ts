@@ -131,7 +131,10 @@ describe('roles as separate processes on shared services', () => {
       },
       'the figures to equal what was sent',
       timeoutMs,
-    ).catch(() => undefined);
+    ).catch((error: Error) =>
+      // Not settled in time: the assertions below show, figure by figure, how the last read differs.
+      process.stderr.write(`scaled-out (${what}): ${error.message}; comparing the last figures read\n`),
+    );
     process.stderr.write(
       `scaled-out (${what}): ${expected.spansAccepted} spans in ${traffic.sent.length} traces settled in ${((Date.now() - settling) / 1000).toFixed(1)} s; ` +
         `usage: ${last?.spansAccepted} accepted (${traffic.resentSpans} may have been taken twice)\n`,

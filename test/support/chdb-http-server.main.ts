@@ -158,7 +158,9 @@ class ChdbEndpoint {
         await this.raw(`SET ${statement.settings.map(([name]) => `${name} = DEFAULT`).join(', ')}`);
       }
     });
-    this.tail = turn.catch(() => undefined);
+    // The next statement waits for this one to end, whether it failed or not: a failure is the
+    // caller's, who gets it through `turn` (the request answers with ClickHouse's error).
+    this.tail = turn.then(endedWith, endedWith);
     return turn;
   }
 
@@ -250,3 +252,6 @@ main().catch((error: unknown) => {
   process.stderr.write(`chdb-http-server: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });
+
+/** A statement's end, whatever its outcome, for the line of statements behind it. */
+function endedWith(): void {}
