@@ -5,7 +5,7 @@ import { ScopedClickHouse, TraceRepository } from '@spanforge/query';
 import type { BenchStack } from './bench-stack';
 import { startBenchStack, temporaryDataDir } from './bench-stack';
 import { buildCorpus } from './corpus';
-import { argument, progress, writeResults } from './report';
+import { argument, percentile, progress, writeResults } from './report';
 import { sealSeededMinutes, seedVolume } from './seed-volume';
 
 /**
@@ -187,7 +187,7 @@ async function main(): Promise<void> {
         bAddedWaitP50Ms: round(median(flooded) - median(idle)),
         bStatementWaitMs: {
           p50: round(median(bWaits)),
-          p95: round(quantileOf(bWaits, 0.95)),
+          p95: round(percentile(bWaits, 0.95)),
           max: round(Math.max(...bWaits)),
           statements: bWaits.length,
         },
@@ -244,10 +244,3 @@ main().then(
     process.exit(1);
   },
 );
-
-/** The q-quantile (nearest rank) of the values; 0 when there are none. */
-function quantileOf(values: number[], q: number): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-}

@@ -1,17 +1,12 @@
 import 'reflect-metadata';
 import { rmSync } from 'node:fs';
 import { startBenchStack, temporaryDataDir } from './bench-stack';
-import { progress, writeResults } from './report';
+import { percentile, progress, writeResults } from './report';
 import { seedVolume } from './seed-volume';
 
 const SEQUENTIAL = 300;
 const CONCURRENT = 2_000;
 const CONCURRENCY = 16;
-
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return Number(sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!.toFixed(2));
-}
 
 /**
  * `npm run bench:graphql-drivers`: the same resolvers behind Mercurius and behind Apollo (both on
@@ -67,8 +62,8 @@ async function main(): Promise<void> {
           await send(body);
           samples.push(performance.now() - started);
         }
-        row[`${name}P50Ms`] = percentile(samples, 0.5);
-        row[`${name}P99Ms`] = percentile(samples, 0.99);
+        row[`${name}P50Ms`] = Number(percentile(samples, 0.5).toFixed(2));
+        row[`${name}P99Ms`] = Number(percentile(samples, 0.99).toFixed(2));
       }
       let next = 0;
       const started = performance.now();

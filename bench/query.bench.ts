@@ -10,7 +10,7 @@ import {
   type MetricsQuery,
 } from '@spanforge/query';
 import { quiet, startBenchStack, seededDatasetArguments, type BenchStack } from './bench-stack';
-import { argument, progress, writeResults } from './report';
+import { argument, percentile, progress, writeResults } from './report';
 import { sealSeededMinutes, seededOnce, type SeedResult } from './seed-volume';
 
 const RUNS = 30;
@@ -30,9 +30,7 @@ interface Timing {
 }
 
 function summarise(samples: number[]): Timing {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
-  return { p50Ms: Number(at(0.5).toFixed(2)), p99Ms: Number(at(0.99).toFixed(2)) };
+  return { p50Ms: Number(percentile(samples, 0.5).toFixed(2)), p99Ms: Number(percentile(samples, 0.99).toFixed(2)) };
 }
 
 /**

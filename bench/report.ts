@@ -9,6 +9,13 @@ export function argument(name: string, fallback: string): string {
   return at >= 0 && process.argv[at + 1] ? process.argv[at + 1]! : fallback;
 }
 
+/** The p-quantile of the samples by nearest rank (the smallest value with at least p of them at or below it); 0 without samples. */
+export function percentile(samples: number[], p: number): number {
+  if (samples.length === 0) return 0;
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+
 export function progress(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { startBenchStack, temporaryDataDir } from './bench-stack';
-import { argument, progress, writeResults } from './report';
+import { argument, percentile, progress, writeResults } from './report';
 
 /**
  * `npm run bench:soak [-- --minutes N] [--report-minutes M] [--spans-per-second R]`: a day of load,
@@ -42,12 +42,6 @@ function defaultRate(): number {
   if (!existsSync(file)) return 2_000;
   const measured = (JSON.parse(readFileSync(file, 'utf8')) as { ingest?: { e2eSpansPerSec?: number } }).ingest?.e2eSpansPerSec;
   return measured ? Math.round(measured / 2) : 2_000;
-}
-
-function quantile(values: number[], q: number): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * (sorted.length - 1)))]!;
 }
 
 /** Resident memory (MiB) of processes given to ps (`-p PID` or `--ppid PID`), summed. */
@@ -212,8 +206,8 @@ async function main(): Promise<void> {
             postgres: postgresRssMiB(dataDir),
             loadClient: rssMiB('-p', String(client.pid)),
           },
-          queryP50Ms: Number(quantile(inWindow, 0.5).toFixed(1)),
-          queryP99Ms: Number(quantile(inWindow, 0.99).toFixed(1)),
+          queryP50Ms: Number(percentile(inWindow, 0.5).toFixed(1)),
+          queryP99Ms: Number(percentile(inWindow, 0.99).toFixed(1)),
           queries: inWindow.length,
           scores,
           reports,
