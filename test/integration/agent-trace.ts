@@ -1,7 +1,8 @@
 import { SpanStatusCode, type Span } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { PriceTable, priceSpan } from '@spanforge/pricing';
-import { SpanRecorder } from '../support';
+import { SpanRecorder, exportSpans, exportSucceeded, otlpExporter } from '../support';
+import type { IngestHarness } from './ingest-harness';
 
 export interface LlmCall {
   model: string;
@@ -10,6 +11,27 @@ export interface LlmCall {
   cacheRead: number;
   output: number;
   failed?: boolean;
+}
+
+/**
+ * Records one agent trace, sends it with the real OTLP/HTTP protobuf exporter, and waits until the
+ * project holds its spans and those of the `tracesBefore` traces of the same shape sent earlier;
+ * returns its trace id.
+ */
+export async function sendAgentTrace(
+  h: IngestHarness,
+  project: { projectId: string; apiKey: string },
+  trace: Parameters<typeof recordAgentTrace>[1],
+  tracesBefore: number,
+): Promise<string> {
+  const recorder = new SpanRecorder();
+  recordAgentTrace(recorder, trace);
+  const spans = recorder.finished();
+  expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, project.apiKey), spans))).toBe(
+    true,
+  );
+  await h.waitForSpans(project.projectId, (tracesBefore + 1) * spans.length);
+  return expectedTrace(spans).traceId;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { buildCostReport } from '@spanforge/cost-reports';
 import { FeedbackRepository, validateFeedback, type FeedbackInput } from '@spanforge/feedback';
-import { SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter } from '../support';
-import { expectedTrace, recordAgentTrace } from './agent-trace';
+import { graphql } from '../support';
+import { sendAgentTrace } from './agent-trace';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 
 const CALL = { model: 'gpt-4o-mini', provider: 'openai', input: 800, cacheRead: 0, output: 60 };
@@ -46,16 +46,8 @@ describe('feedback ids', () => {
   };
   const byName = <T extends { name: string }>(rows: T[]) => [...rows].sort((a, b) => a.name.localeCompare(b.name));
 
-  async function sendTrace(session: string): Promise<string> {
-    const recorder = new SpanRecorder();
-    recordAgentTrace(recorder, { session, calls: [CALL], start: start + traceIds.length * 60_000 });
-    const spans = recorder.finished();
-    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, project.apiKey), spans))).toBe(
-      true,
-    );
-    await h.waitForSpans(project.projectId, (traceIds.length + 1) * spans.length);
-    return expectedTrace(spans).traceId;
-  }
+  const sendTrace = (session: string) =>
+    sendAgentTrace(h, project, { session, calls: [CALL], start: start + traceIds.length * 60_000 }, traceIds.length);
 
   beforeAll(async () => {
     h = await startIngestHarness();

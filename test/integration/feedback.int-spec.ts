@@ -1,5 +1,5 @@
 import { SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter } from '../support';
-import { expectedTrace, recordAgentTrace } from './agent-trace';
+import { expectedTrace, recordAgentTrace, sendAgentTrace } from './agent-trace';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 
 const CALL = { model: 'gpt-4o-mini', provider: 'openai', input: 800, cacheRead: 0, output: 60 };
@@ -26,16 +26,7 @@ describe('feedback', () => {
       )
     ).data!.trace.feedback;
 
-  async function sendTrace(session: string, start: number): Promise<string> {
-    const recorder = new SpanRecorder();
-    recordAgentTrace(recorder, { session, calls: [CALL], start });
-    const spans = recorder.finished();
-    expect(exportSucceeded(await exportSpans(otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, project.apiKey), spans))).toBe(
-      true,
-    );
-    await h.waitForSpans(project.projectId, (traceIds.length + 1) * spans.length);
-    return expectedTrace(spans).traceId;
-  }
+  const sendTrace = (session: string, start: number) => sendAgentTrace(h, project, { session, calls: [CALL], start }, traceIds.length);
 
   beforeAll(async () => {
     h = await startIngestHarness();
