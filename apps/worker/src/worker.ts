@@ -25,10 +25,9 @@ import {
   TenancyModule,
   type ProcessContext,
 } from '@spanforge/runtime';
-import { DataPolicyRepository, TenancyRepository } from '@spanforge/tenancy';
+import { DataPolicyRepository, ProjectPolicies, TenancyRepository } from '@spanforge/tenancy';
 import { FailedJobsSweeper } from './ingest/failed-jobs.sweeper';
 import { IngestProcessor } from './ingest/ingest.processor';
-import { ProjectPolicies } from './ingest/project-policies';
 import { ProjectPricing } from './ingest/project-pricing';
 import { startCostReportWorker } from './reports/cost-report.worker';
 

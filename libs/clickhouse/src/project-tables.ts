@@ -26,19 +26,69 @@ export const PROJECT_TABLES = [
   'traces',
 ] as const;
 
+export type ProjectTable = (typeof PROJECT_TABLES)[number];
+
+/**
+ * What a project's retention (`retentionDays`) hides from reads in each table: the condition a row
+ * must meet to be answered, given the start of what is kept (`{since}`, a DateTime64 expression;
+ * `{minute}`, `{hour}` and `{day}`: the start of the minute, hour and UTC day it falls in).
+ * Rows are kept by their start time (a span's, a trace's or session's first span's, a score's
+ * receipt); rows of a whole day, hour or minute are kept while their period reaches past the start,
+ * so an answer forgets a partly expired day the next day. `null`: not project content under
+ * retention — the ingest accounting is the usage metering (kept 400 days for billing), and
+ * span_minute_dirt is the sealer's own bookkeeping (kept 2 days).
+ */
+export const RETAINED_SINCE: Record<ProjectTable, string | null> = {
+  cost_daily: 'day >= toDate({day})',
+  dead_letters: 'dead_lettered_at >= {since}',
+  feedback: 'received_at >= {since}',
+  ingest_accounting: null,
+  runs: 'first_seen >= {since}',
+  session_figures: 'first_seen >= {since}',
+  sessions: 'first_seen >= {since}',
+  span_facts: 'minute >= {minute} AND start_time >= {since}',
+  span_log_events: 'time >= {since}',
+  span_metrics_hour: 'hour >= {hour}',
+  span_metrics_minute: 'minute >= {minute}',
+  span_minute_dirt: null,
+  span_minute_marks: 'minute >= {minute}',
+  spans: 'start_time >= {since}',
+  trace_cost_days: 'day >= toDate({day})',
+  trace_figures: 'start_time >= {since}',
+  trace_index: 'start_time >= {since}',
+  traces: 'start_time >= {since}',
+};
+
 /** Tenant and project ids are UUIDs or slugs; anything else is refused before it reaches SQL text. */
 const SCOPE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * The `additional_table_filters` setting that confines every read of a project table to one
- * project: the engine adds `tenant_id = … AND project_id = …` to each read of each table.
+ * project: the engine adds `tenant_id = … AND project_id = …` to each read of each table. With
+ * `keptSinceMs` (now minus the project's retention), each table's rows older than that are left
+ * out too (RETAINED_SINCE): every answer and every aggregate forgets expired data at once, before
+ * storage drops it.
  */
-export function projectTableFilters(scope: { tenantId: string; projectId: string }): string {
+export function projectTableFilters(scope: { tenantId: string; projectId: string }, keptSinceMs?: number): string {
   for (const id of [scope.tenantId, scope.projectId]) {
     if (!SCOPE_ID.test(id)) throw new Error(`not a tenant or project id: ${JSON.stringify(id)}`);
   }
-  const filter = stringLiteral(`tenant_id = ${stringLiteral(scope.tenantId)} AND project_id = ${stringLiteral(scope.projectId)}`);
-  return `additional_table_filters = {${PROJECT_TABLES.map((table) => `${stringLiteral(table)}: ${filter}`).join(', ')}}`;
+  if (keptSinceMs !== undefined && !Number.isSafeInteger(keptSinceMs)) throw new Error(`not a time in milliseconds: ${keptSinceMs}`);
+  const project = `tenant_id = ${stringLiteral(scope.tenantId)} AND project_id = ${stringLiteral(scope.projectId)}`;
+  const instant = (ms: number) => `fromUnixTimestamp64Milli(toInt64(${ms}), 'UTC')`;
+  const starts = (ms: number): Record<string, string> => ({
+    since: instant(ms),
+    minute: instant(ms - (ms % 60_000)),
+    hour: instant(ms - (ms % 3_600_000)),
+    day: instant(ms - (ms % 86_400_000)),
+  });
+  const filterOf = (table: ProjectTable): string => {
+    const retained = RETAINED_SINCE[table];
+    if (keptSinceMs === undefined || retained === null) return project;
+    const at = starts(keptSinceMs);
+    return `${project} AND ${retained.replace(/\{(since|minute|hour|day)\}/g, (_, name: string) => at[name]!)}`;
+  };
+  return `additional_table_filters = {${PROJECT_TABLES.map((table) => `${stringLiteral(table)}: ${stringLiteral(filterOf(table))}`).join(', ')}}`;
 }
 
 /** A ClickHouse string literal ('' doubles a quote, backslashes are escaped). */

@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient, FairScheduler } from '@spanforge/clickhouse';
 import type { QueryLimits } from '@spanforge/config';
-import { AnalyticsRepository, ReportRepository, ScopedClickHouse, isoOf, sessionScores, usd, type CostDimension } from '@spanforge/query';
+import {
+  AnalyticsRepository,
+  ReportRepository,
+  ScopedClickHouse,
+  isoOf,
+  sessionScores,
+  usd,
+  type CostDimension,
+  type KeptSince,
+} from '@spanforge/query';
 import { computeChange, type CostReport, type ReportTotals } from '@spanforge/reports';
 
 export interface ReportRequest {
@@ -37,17 +46,18 @@ function totals(row: {
  * A cost report of one window, from the same figures the query API serves: totals and the change
  * against the window of equal length just before, the breakdown by the chosen dimensions, the most
  * expensive sessions (with their feedback when asked) and traces.
- */
-/**
- * `limits` are the operator's query limits, and `scheduler` the process's statement turns: a report
- * is the project's own read, taking its turn with the API's projects like any other.
+ *
+ * `limits` are the operator's query limits, `scheduler` the process's statement turns, and
+ * `keptSince` the project's retention: a report is the project's own read, taking its turn with
+ * the API's projects and seeing what they see.
  */
 export async function buildCostReport(
   clickhouse: ClickHouseClient,
   request: ReportRequest,
-  reads: { limits?: QueryLimits; scheduler?: FairScheduler } = {},
+  reads: { limits?: QueryLimits; scheduler?: FairScheduler; keptSince?: KeptSince } = {},
 ): Promise<CostReport> {
-  const db = new ScopedClickHouse(clickhouse, { tenantId: request.tenantId, projectId: request.projectId }, reads.limits, reads.scheduler);
+  const scope = { tenantId: request.tenantId, projectId: request.projectId };
+  const db = new ScopedClickHouse(clickhouse, scope, reads.limits, reads.scheduler, reads.keptSince);
   const reports = new ReportRepository(db);
   const analytics = new AnalyticsRepository(db);
   const from = request.window.start.getTime();

@@ -3,7 +3,7 @@ import type { Queue } from 'bullmq';
 import type { ClickHouseClient, FairScheduler } from '@spanforge/clickhouse';
 import type { QueryLimits } from '@spanforge/config';
 import { badInput, notFound } from '@spanforge/errors';
-import { COST_DIMENSIONS, type CostDimension } from '@spanforge/query';
+import { COST_DIMENSIONS, type CostDimension, type KeptSince } from '@spanforge/query';
 import {
   CostReportJobName,
   DELIVERY_JOB_OPTIONS,
@@ -52,6 +52,8 @@ export interface CostReportDeps {
   queryLimits?: QueryLimits;
   /** The process's statement turns between projects (FairScheduler). */
   querySlots?: FairScheduler;
+  /** Each project's retention: a report reads only what the project keeps. */
+  keptSince?: KeptSince;
 }
 
 /** A delivery attempt the receiver did not take; already recorded on the report and logged with its reason. */
@@ -59,14 +61,14 @@ export class WebhookDeliveryError extends Error {
   override readonly name = 'WebhookDeliveryError';
 }
 
+/** Schedules one project may have: with MIN_SCHEDULE_INTERVAL_MS, it bounds a project's share of the report workers. */
+export const MAX_SCHEDULES_PER_PROJECT = 20;
+
 /**
  * Scheduled cost reports. A schedule is a BullMQ job scheduler (its cron in its timezone) whose
  * jobs produce every due window's report exactly once (UNIQUE (schedule, window end) in
  * PostgreSQL) and queue one delivery per report; deliveries retry with backoff and are recorded.
  */
-/** Schedules one project may have: with MIN_SCHEDULE_INTERVAL_MS, it bounds a project's share of the report workers. */
-export const MAX_SCHEDULES_PER_PROJECT = 20;
-
 export class CostReportService {
   constructor(private readonly deps: CostReportDeps) {}
 
@@ -200,7 +202,7 @@ export class CostReportService {
         groupBy: schedule.group_by as CostDimension[],
         includeFeedback: schedule.include_feedback,
       },
-      { limits: this.deps.queryLimits, scheduler: this.deps.querySlots },
+      { limits: this.deps.queryLimits, scheduler: this.deps.querySlots, keptSince: this.deps.keptSince },
     );
     const { row } = await this.deps.repository.insertReport({
       tenantId: schedule.tenant_id,

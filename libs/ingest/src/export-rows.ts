@@ -82,6 +82,18 @@ function priceOf(span: NormalizedSpan, startTimeUnixNano: bigint, table: PriceTa
   );
 }
 
+const NS_PER_DAY = 86_400_000_000_000n;
+
+/**
+ * The start time before which the project's retention no longer keeps a span that reached the
+ * gateway at `receivedAt` (ns since the epoch), or undefined when it keeps everything. Taken from
+ * when the export arrived, not when a worker gets to it, so every retry of an export decides alike.
+ */
+export function keptSinceNs(job: Pick<ExportJob, 'receivedAt'>, policy: CompiledPolicy | undefined): bigint | undefined {
+  const days = policy?.policy.retentionDays;
+  return days === null || days === undefined ? undefined : BigInt(job.receivedAt) * 1_000_000n - BigInt(days) * NS_PER_DAY;
+}
+
 /**
  * An export's span rows, normalised, priced, and with the project's data policy applied (when it
  * has one that changes anything) before they are serialised: nothing of what the policy removes
@@ -99,8 +111,15 @@ export function exportRows(job: ExportJob, overrides: PriceOverride[], policy?: 
   const table = priceTableFor(overrides);
   const rows: SpanRow[] = [];
   const starts: bigint[] = [];
+  const keptSince = keptSinceNs(job, policy);
   let dropped = 0;
+  let expired = 0;
   for (const span of result.spans) {
+    // Already past the project's retention when it arrived: not stored, counted as rejected.
+    if (keptSince !== undefined && span.startTimeUnixNano < keptSince) {
+      expired++;
+      continue;
+    }
     const normalized = normalizeSpan(span);
     if (normalized.drop) {
       dropped++;
@@ -136,7 +155,7 @@ export function exportRows(job: ExportJob, overrides: PriceOverride[], policy?: 
     rows: rows.length,
     traces: [...traces],
     plainRoots,
-    accounting: accountingRows(job, result, dropped),
+    accounting: accountingRows(job, result, dropped, expired),
     conversions,
     redactions,
   };
@@ -155,14 +174,20 @@ export function accountingMinute(job: Pick<ExportJob, 'receivedAt'>): number {
   return Math.floor(job.receivedAt / 60_000) * 60;
 }
 
-/** received / accepted / rejected-by-reason for one export, keyed by its id so a retry rewrites them. */
-function accountingRows(job: ExportJob, result: DecodeResult, dropped: number): AccountingRow[] {
+/**
+ * received / accepted / rejected-by-reason for one export, keyed by its id so a retry rewrites
+ * them. Spans the gateway validated but the project's retention no longer keeps are rejected as
+ * `expired`.
+ */
+function accountingRows(job: ExportJob, result: DecodeResult, dropped: number, expired: number): AccountingRow[] {
   const base = { tenant_id: job.tenantId, project_id: job.projectId, minute: accountingMinute(job), batch_id: job.exportId };
   const rows: AccountingRow[] = [
     { ...base, outcome: 'received', reason: '', requests: 1, spans: result.received, bytes: job.bytes },
-    { ...base, outcome: 'accepted', reason: '', requests: 1, spans: result.spans.length - dropped, bytes: 0 },
+    { ...base, outcome: 'accepted', reason: '', requests: 1, spans: result.spans.length - dropped - expired, bytes: 0 },
   ];
-  for (const [reason, spans] of Object.entries(result.rejectReasons)) {
+  const rejected: Record<string, number> = { ...result.rejectReasons };
+  if (expired > 0) rejected['expired'] = (rejected['expired'] ?? 0) + expired;
+  for (const [reason, spans] of Object.entries(rejected)) {
     if (spans) rows.push({ ...base, outcome: 'rejected', reason, requests: 1, spans, bytes: 0 });
   }
   // Placeholders (Logfire pending spans) are valid but not stored: counted apart from rejections.

@@ -4,7 +4,7 @@ import { insertLines, type ClickHouseClient } from '@spanforge/clickhouse';
 import { OtlpDecodeError, decodeJsonLogs, decodeProtobufLogs, isStorableTime, type LogsDecodeResult } from '@spanforge/otlp';
 import { unpackExportBody, type ExportJob } from '@spanforge/queue';
 import { genAiEventContent } from '@spanforge/semconv';
-import { PoisonExportError } from './export-rows';
+import { PoisonExportError, keptSinceNs } from './export-rows';
 import { nanosToDateTime64, stringMap } from './span.row';
 
 /** One row of `span_log_events` (infra/clickhouse/011_span_log_events.sql). */
@@ -39,14 +39,22 @@ export function logEventRows(job: ExportJob, policy?: CompiledPolicy): { rows: S
     throw error;
   }
   const received = BigInt(job.receivedAt) * NS_PER_MS;
-  const rows = result.events.map((record, seq): SpanLogEventRow => {
-    const content = genAiEventContent(record.eventName, record.body, record.attributes);
+  const keptSince = keptSinceNs(job, policy);
+  const rows: SpanLogEventRow[] = [];
+  let expired = 0;
+  for (const [seq, record] of result.events.entries()) {
     const time = record.timeUnixNano !== 0n && isStorableTime(record.timeUnixNano) ? record.timeUnixNano : received;
+    // Past the project's retention when it arrived, like a span: not stored.
+    if (keptSince !== undefined && time < keptSince) {
+      expired++;
+      continue;
+    }
+    const content = genAiEventContent(record.eventName, record.body, record.attributes);
     const attributes = stringMap(content.attributes);
     const event = { name: record.eventName, attributes, input: content.input, output: content.output };
     // The policy before the content hash: a re-sent record, redacted the same way, collapses with its copy.
     if (policy && !policy.isNoop) policy.applyToLogEvent(event);
-    return {
+    rows.push({
       tenant_id: job.tenantId,
       project_id: job.projectId,
       trace_id: record.traceId,
@@ -58,9 +66,9 @@ export function logEventRows(job: ExportJob, policy?: CompiledPolicy): { rows: S
       attributes: event.attributes,
       input: event.input,
       output: event.output,
-    };
-  });
-  return { rows, received: result.received, dropped: result.dropped };
+    });
+  }
+  return { rows, received: result.received, dropped: result.dropped + expired };
 }
 
 function contentHash(name: string, attributes: Record<string, string>, input: string, output: string): string {

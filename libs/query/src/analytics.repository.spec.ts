@@ -3,9 +3,13 @@ import { LAST_STORABLE_MS } from './query.values';
 import type { ScopedClickHouse } from './scoped-clickhouse';
 
 /** Which read costBreakdown makes for a filter, and with which bounds (the SQL itself runs in the query integration tests). */
-function costBreakdownRead(filter: Record<string, unknown> | undefined): Promise<{ name: string; params: Record<string, unknown> }> {
+function costBreakdownRead(
+  filter: Record<string, unknown> | undefined,
+  keptSince?: number,
+): Promise<{ name: string; params: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const db = {
+      keptSinceMs: async () => keptSince,
       rows: async (name: string, _sql: string, params: Record<string, unknown> = {}) => {
         resolve({ name, params });
         return [];
@@ -65,6 +69,23 @@ describe('costBreakdown: day-keyed reads where they fit', () => {
     expect(await costBreakdownRead({ from: iso(midnight), to: iso(midnight + 5 * hour) })).toEqual({
       name: 'query.cost_breakdown_part_days',
       params: { part0From: midnight, part0To: midnight + 5 * hour },
+    });
+  });
+
+  it("starts the range where the project's retention does, its first day a part day", async () => {
+    const since = midnight + 7 * 3_600_000;
+    expect(await costBreakdownRead({ from: iso(midnight - 10 * DAY), to: iso(midnight + 3 * DAY) }, since)).toEqual({
+      name: 'query.cost_breakdown_daily_and_part_days',
+      params: { firstDayMs: midnight + DAY, endDayMs: midnight + 3 * DAY, part0From: since, part0To: midnight + DAY },
+    });
+    expect(await costBreakdownRead(undefined, since)).toEqual({
+      name: 'query.cost_breakdown_daily_and_part_days',
+      params: { firstDayMs: midnight + DAY, part0From: since, part0To: midnight + DAY },
+    });
+    // A range that starts within what is kept is left alone.
+    expect((await costBreakdownRead({ from: iso(midnight + DAY), to: iso(midnight + 3 * DAY) }, since)).params).toEqual({
+      firstDayMs: midnight + DAY,
+      endDayMs: midnight + 3 * DAY,
     });
   });
 

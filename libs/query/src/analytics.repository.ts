@@ -128,6 +128,8 @@ export class AnalyticsRepository {
    *   within the part, their start read from the day's rows of the traces rollup (a trace starts on
    *   its cost day, so its rows there hold its first span).
    *
+   * A project's retention starts the range where it starts (what is older is answered by no table).
+   *
    * While the upkeep moves a trace whose start turned out to be a day earlier, the trace's cost
    * rows move before the daily rows do: for that moment such a trace can count on both days, where
    * the general path counts it once.
@@ -136,7 +138,12 @@ export class AnalyticsRepository {
     if (groupBy.includes('SESSION')) return undefined;
     const { from, to, ...rest } = filter ?? {};
     if (Object.values(rest).some((v) => v !== undefined && v !== null)) return undefined;
-    const { from: fromMs, to: toMs } = timeRange({ from, to });
+    const range = timeRange({ from, to });
+    // Day rows keep a partly expired day whole (a read cannot split them): the range starts where
+    // the retention does, so that day is a part day, read from each trace's start.
+    const keptSince = await this.db.keptSinceMs();
+    const fromMs = keptSince === undefined || (range.from !== undefined && range.from >= keptSince) ? range.from : keptSince;
+    const toMs = range.to;
     // [firstDayMs, endDayMs): the whole days inside the range; the rest are part days, [from, to) of one day each.
     const firstDayMs = fromMs === undefined ? undefined : Math.ceil(fromMs / DAY_MS) * DAY_MS;
     const endDayMs = toMs === undefined ? undefined : Math.floor(toMs / DAY_MS) * DAY_MS;

@@ -9,6 +9,12 @@ export interface QueryScope {
   projectId: string;
 }
 
+/**
+ * The start of what a project keeps, in ms since the epoch (now minus its `retentionDays`), or
+ * undefined when it keeps everything: rows older than that are left out of every statement.
+ */
+export type KeptSince = (projectId: string) => Promise<number | undefined> | number | undefined;
+
 /** ClickHouse error codes that mean "this query asks too much", not "the server is broken". */
 const TOO_EXPENSIVE = new Set([
   'TIMEOUT_EXCEEDED',
@@ -32,7 +38,9 @@ const TOO_EXPENSIVE = new Set([
  * stay in force for every later statement of the process (the worker's upkeep among them).
  */
 export class ScopedClickHouse {
-  private readonly settings: string;
+  private readonly limits: string;
+  /** The project's table filters without a retention (made here, so a bad scope fails at once). */
+  private readonly projectFilters: string;
   private readonly maxResultBytes: number;
 
   constructor(
@@ -41,15 +49,25 @@ export class ScopedClickHouse {
     limits: QueryLimits = DEFAULT_QUERY_LIMITS,
     /** The process's share of ClickHouse between projects (FairScheduler); without one, statements run as they come. */
     private readonly scheduler?: FairScheduler,
+    /** The project's retention; without it, every stored row is answered. */
+    private readonly keptSince?: KeptSince,
   ) {
-    this.settings = `${settingsClause(limits)}, ${projectTableFilters(scope)}`;
+    this.limits = settingsClause(limits);
+    this.projectFilters = projectTableFilters(scope);
     this.maxResultBytes = limits.maxResultBytes;
   }
 
+  /** The start of what the project keeps (ms), or undefined when it keeps everything: rows older are never answered. */
+  async keptSinceMs(): Promise<number | undefined> {
+    return this.keptSince?.(this.scope.projectId);
+  }
+
   async rows<T>(name: string, sql: string, params: Record<string, unknown> = {}): Promise<T[]> {
+    const keptSince = await this.keptSinceMs();
+    const settings = `${this.limits}, ${keptSince === undefined ? this.projectFilters : projectTableFilters(this.scope, keptSince)}`;
     const read = async () => {
       const result = await this.client.query({
-        query: `${sql}\n${this.settings}, log_comment = ${stringLiteral(name)}`,
+        query: `${sql}\n${settings}, log_comment = ${stringLiteral(name)}`,
         query_params: { ...params, tenantId: this.scope.tenantId, projectId: this.scope.projectId },
         format: 'JSONEachRow',
         query_id: `${name}:${randomUUID()}`,

@@ -5,3 +5,4 @@ export * from './tenancy.repository';
 export * from './tenancy.service';
 export * from './authenticator';
 export * from './data-policy.repository';
+export * from './project-policies';

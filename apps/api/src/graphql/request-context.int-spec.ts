@@ -2,6 +2,8 @@
 import { DEFAULT_QUERY_LIMITS, type AppConfig } from '@spanforge/config';
 import { FairScheduler, type ClickHouseClient } from '@spanforge/clickhouse';
 import { MAX_TRACE_READS_PER_REQUEST, TraceService } from '@spanforge/query';
+import { DEFAULT_POLICY } from '@spanforge/policy';
+import { ProjectPolicies } from '@spanforge/tenancy';
 import { ProjectReads, type RequestContext } from './request-context';
 
 /** The API's one ProjectReads, on a ClickHouse seam that answers every span read with no rows and counts them. */
@@ -14,7 +16,8 @@ function api(): { reads: ProjectReads; statements: () => number } {
     },
   } as unknown as ClickHouseClient;
   const config = { queryLimits: DEFAULT_QUERY_LIMITS } as AppConfig;
-  return { reads: new ProjectReads(clickhouse, config, new FairScheduler(1), new TraceService()), statements: () => statements };
+  const policies = new ProjectPolicies({ find: async (projectId) => ({ projectId, policy: DEFAULT_POLICY, updatedAt: null }) });
+  return { reads: new ProjectReads(clickhouse, config, new FairScheduler(1), new TraceService(), policies), statements: () => statements };
 }
 
 /** A new request's context, admitted to one project. */

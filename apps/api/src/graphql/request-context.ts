@@ -3,7 +3,7 @@ import type { AppConfig } from '@spanforge/config';
 import { FairScheduler, type ClickHouseClient } from '@spanforge/clickhouse';
 import { ScopedClickHouse, TraceService, type QueryScope, type TraceReads } from '@spanforge/query';
 import { CLICKHOUSE, CONFIG } from '@spanforge/runtime';
-import { ApiKeyScope, projectWithScope, type Caller, type ProjectScope } from '@spanforge/tenancy';
+import { ApiKeyScope, ProjectPolicies, projectWithScope, type Caller, type ProjectScope } from '@spanforge/tenancy';
 
 /**
  * One GraphQL request's state: its caller, authenticated before the document is parsed
@@ -23,7 +23,8 @@ export interface RequestContext {
 
 /**
  * The only way the API reaches a project's data in ClickHouse: every statement scoped to one
- * project, under the operator's query limits (QUERY_MAX_*), taking turns with other projects.
+ * project and to what its retention keeps, under the operator's query limits (QUERY_MAX_*), taking
+ * turns with other projects.
  */
 @Injectable()
 export class ProjectReads {
@@ -32,11 +33,14 @@ export class ProjectReads {
     @Inject(CONFIG) private readonly config: AppConfig,
     private readonly querySlots: FairScheduler,
     readonly traceService: TraceService,
+    private readonly policies: ProjectPolicies,
   ) {}
 
   /** A project's data for a REST route (AccessGuard made the scope). */
   forScope(scope: QueryScope): ScopedClickHouse {
-    return new ScopedClickHouse(this.clickhouse, scope, this.config.queryLimits, this.querySlots);
+    return new ScopedClickHouse(this.clickhouse, scope, this.config.queryLimits, this.querySlots, (projectId) =>
+      this.policies.keptSince(projectId),
+    );
   }
 
   /** The request's project's data: the project AccessGuard admitted (READ), or, failing that, refused. */

@@ -60,7 +60,11 @@ export class RedactionPolicyModel {
 })
 export class DataPolicyModel {
   @Field(() => ID, { description: 'The project.' }) projectId!: string;
-  @Field(() => Int, { nullable: true, description: 'Days data is kept after its start time; null: kept until erased.' })
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'Days data is kept after its start time (1–3650); null: kept until erased. Older data leaves every answer and is removed from storage.',
+  })
   retentionDays!: number | null;
   @Field(() => CapturePolicyModel, { description: 'What is kept of message contents.' }) capture!: CapturePolicyModel;
   @Field(() => RedactionPolicyModel, { description: 'Detectors, patterns and attributes left out.' }) redaction!: RedactionPolicyModel;
@@ -94,7 +98,7 @@ export class SetDataPolicyInput {
   @Field(() => Int, {
     nullable: true,
     description:
-      'Days data is kept after its start time (1 to 3650); null: kept until erased. Expiry is not enforced yet: a number is refused.',
+      'Days data is kept after its start time (1 to 3650); null: kept until erased. Answers forget older data within 30 s, storage drops it within a week, and spans that arrive older are rejected as expired.',
   })
   retentionDays?: number | null;
   @Field(() => CaptureInput, { nullable: true, description: 'What is kept of message contents.' }) capture?: CaptureInput | null;

@@ -1,5 +1,5 @@
 import { Args, Context, ID, Mutation, Query, Resolver } from '@nestjs/graphql';
-import { DomainError, ErrorCode, badInput, notFound } from '@spanforge/errors';
+import { DomainError, ErrorCode, notFound } from '@spanforge/errors';
 import type { DataPolicyInput } from '@spanforge/policy';
 import { ApiKeyScope, DataPolicyRepository, TenancyService, type StoredDataPolicy } from '@spanforge/tenancy';
 import { AdminOrScope } from '../auth/access.decorators';
@@ -45,17 +45,15 @@ export class DataPolicyResolver {
 
   @Mutation(() => DataPolicyModel, {
     description:
-      "Changes a project's data policy; the worker applies it to spans stored from then on, within 30 s (admin token, or a MANAGE key of the project).",
+      "Changes a project's data policy (admin token, or a MANAGE key of the project). Capture and redaction apply to spans stored from then on, within 30 s; a retention applies to every answer within 30 s, and storage drops expired data within a week.",
   })
   async setDataPolicy(
     @Args('input', { type: () => SetDataPolicyInput, description: 'The change.' }) input: SetDataPolicyInput,
     @Context() context: RequestContext,
   ): Promise<DataPolicyModel> {
     await this.admitted(context, input.projectId);
-    // Expiry is the next step of the data lifecycle; until it runs, a retention the service would not keep is refused rather than stored.
-    if (input.retentionDays !== undefined && input.retentionDays !== null)
-      throw badInput('retentionDays is not enforced yet: data is kept until erased; leave it out or null');
     const change: DataPolicyInput = {
+      ...(input.retentionDays !== undefined ? { retentionDays: input.retentionDays } : {}),
       ...(input.capture !== undefined ? { capture: input.capture } : {}),
       ...(input.redaction !== undefined ? { redaction: input.redaction } : {}),
     };

@@ -13,7 +13,7 @@ import {
   type SpanWriter,
   type WriterLog,
 } from '@spanforge/ingest';
-import type { ProjectPolicies } from './project-policies';
+import type { ProjectPolicies } from '@spanforge/tenancy';
 import type { ProjectPricing } from './project-pricing';
 
 export interface IngestProcessorDeps {

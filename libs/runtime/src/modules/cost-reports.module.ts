@@ -3,7 +3,7 @@ import type { Queue } from 'bullmq';
 import { FairScheduler, type ClickHouseClient } from '@spanforge/clickhouse';
 import { CostReportRepository, CostReportService } from '@spanforge/cost-reports';
 import { COST_REPORTS_QUEUE, type DeliverJob, type FireJob, type QueueBackend } from '@spanforge/queue';
-import { TenancyRepository } from '@spanforge/tenancy';
+import { ProjectPolicies, TenancyRepository } from '@spanforge/tenancy';
 import type { ProcessContext } from '../process';
 import { ClickHouseModule } from './clickhouse.module';
 import { Postgres, PostgresModule } from './postgres.module';
@@ -17,7 +17,7 @@ import { CLICKHOUSE, PROCESS, QUEUES } from './tokens';
   providers: [
     {
       provide: CostReportService,
-      inject: [PROCESS, Postgres, CLICKHOUSE, QUEUES, TenancyRepository, FairScheduler],
+      inject: [PROCESS, Postgres, CLICKHOUSE, QUEUES, TenancyRepository, FairScheduler, ProjectPolicies],
       useFactory: (
         context: ProcessContext,
         postgres: Postgres,
@@ -25,6 +25,7 @@ import { CLICKHOUSE, PROCESS, QUEUES } from './tokens';
         queues: QueueBackend,
         tenancy: TenancyRepository,
         querySlots: FairScheduler,
+        policies: ProjectPolicies,
       ) =>
         new CostReportService({
           repository: new CostReportRepository(postgres.pool),
@@ -34,6 +35,7 @@ import { CLICKHOUSE, PROCESS, QUEUES } from './tokens';
           allowPrivateWebhooks: context.config.allowPrivateWebhooks,
           queryLimits: context.config.queryLimits,
           querySlots,
+          keptSince: (projectId) => policies.keptSince(projectId),
           warn: (message) => context.log.warn(message),
         }),
     },

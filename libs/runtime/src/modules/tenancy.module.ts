@@ -1,5 +1,12 @@
 import { Module } from '@nestjs/common';
-import { ApiKeyVerifier, Authenticator, DataPolicyRepository, TenancyRepository, TenancyService } from '@spanforge/tenancy';
+import {
+  ApiKeyVerifier,
+  Authenticator,
+  DataPolicyRepository,
+  ProjectPolicies,
+  TenancyRepository,
+  TenancyService,
+} from '@spanforge/tenancy';
 import type { ProcessContext } from '../process';
 import { Postgres, PostgresModule } from './postgres.module';
 import { PROCESS } from './tokens';
@@ -35,12 +42,18 @@ import { PROCESS } from './tokens';
         new TenancyService(repository, context.secrets.keyPepper, keys),
     },
     { provide: DataPolicyRepository, inject: [Postgres], useFactory: (postgres: Postgres) => new DataPolicyRepository(postgres.pool) },
+    // Each project's policy, compiled and cached: the API reads retention from it for every query.
+    {
+      provide: ProjectPolicies,
+      inject: [DataPolicyRepository],
+      useFactory: (policies: DataPolicyRepository) => new ProjectPolicies(policies),
+    },
     {
       provide: Authenticator,
       inject: [PROCESS, ApiKeyVerifier],
       useFactory: (context: ProcessContext, keys: ApiKeyVerifier) => new Authenticator(keys, context.secrets.adminToken),
     },
   ],
-  exports: [TenancyRepository, ApiKeyVerifier, TenancyService, Authenticator, DataPolicyRepository],
+  exports: [TenancyRepository, ApiKeyVerifier, TenancyService, Authenticator, DataPolicyRepository, ProjectPolicies],
 })
 export class TenancyModule {}

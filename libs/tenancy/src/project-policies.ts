@@ -1,7 +1,9 @@
 import { compilePolicy, type CompiledPolicy } from '@spanforge/policy';
-import type { DataPolicyRepository } from '@spanforge/tenancy';
+import type { DataPolicyRepository } from './data-policy.repository';
 
-/** A policy change reaches every worker within this time (docs/data-policy.md promises 30 s). */
+const DAY_MS = 86_400_000;
+
+/** A policy change reaches every worker within this time (docs/data-policy.md promises 30 s; a retention change, every answer). */
 export const POLICY_TTL_MS = 15_000;
 
 interface Cached {
@@ -34,6 +36,15 @@ export class ProjectPolicies {
       this.reading.set(projectId, read);
     }
     return read;
+  }
+
+  /**
+   * The start of what the project keeps (`now` minus its retention) in ms, or undefined when its
+   * policy keeps everything. Reads leave older rows out; the worker refuses spans that arrive older.
+   */
+  async keptSince(projectId: string, now = Date.now()): Promise<number | undefined> {
+    const { retentionDays } = (await this.policyFor(projectId)).policy;
+    return retentionDays === null ? undefined : now - retentionDays * DAY_MS;
   }
 
   private async read(projectId: string, previous: Cached | undefined): Promise<CompiledPolicy> {

@@ -67,4 +67,12 @@ describe('ProjectPolicies', () => {
     s.fail(false);
     expect((await policies.policyFor('p')).isNoop).toBe(false);
   });
+
+  it('gives the start of what a retention keeps, and nothing for a policy that keeps everything', async () => {
+    const now = Date.UTC(2026, 11, 1, 12);
+    expect(await new ProjectPolicies(store(validatePolicy({ retentionDays: 30 })).repository).keptSince('p', now)).toBe(
+      now - 30 * 86_400_000,
+    );
+    expect(await new ProjectPolicies(store(DEFAULT_POLICY).repository).keptSince('p', now)).toBeUndefined();
+  });
 });
