@@ -4,6 +4,7 @@ import { Counter, Gauge } from 'prom-client';
 import {
   BatchingQueue,
   DeadLetterRepository,
+  RetentionRepository,
   SpanLogEventRepository,
   SpanMetricsSealer,
   SpanRepository,
@@ -29,6 +30,7 @@ import { DataPolicyRepository, ProjectPolicies, TenancyRepository } from '@spanf
 import { FailedJobsSweeper } from './ingest/failed-jobs.sweeper';
 import { IngestProcessor } from './ingest/ingest.processor';
 import { ProjectPricing } from './ingest/project-pricing';
+import { RetentionSweeper } from './retention/retention.sweeper';
 import { startCostReportWorker } from './reports/cost-report.worker';
 
 /**
@@ -50,7 +52,7 @@ export const INGEST_CONCURRENCY = 256;
 /** The worker's weight in the engine's time share (a project has 1). */
 const WORKER_TIME_WEIGHT = 4;
 
-/** The worker role: the ingest and cost-report queue consumers, the failed-jobs sweeper and the metrics sealer. */
+/** The worker role: the ingest and cost-report queue consumers, the failed-jobs sweeper, the metrics sealer and the retention sweep. */
 @Injectable()
 export class Workers {
   constructor(
@@ -102,12 +104,13 @@ async function startWorkers(infra: WorkerServices): Promise<string[]> {
     help: "Values the projects' data policies redacted in stored spans (detectors and patterns)",
     registers: [infra.metrics],
   });
+  const policies = new ProjectPolicies(infra.policies);
   const processor = new IngestProcessor({
     spans,
     logEvents,
     accounting,
     pricing: new ProjectPricing(infra.tenancy),
-    policies: new ProjectPolicies(infra.policies),
+    policies,
     redacted: (values) => redactions.inc(values),
     deadLetters,
     log,
@@ -118,6 +121,7 @@ async function startWorkers(infra: WorkerServices): Promise<string[]> {
     accounting: (rows) => repository.insertAccounting(rows),
     deadLettered,
     log,
+    retentionOf: async (projectId) => (await policies.policyFor(projectId)).policy.retentionDays ?? 0,
   });
   const jobs = new Counter({
     name: 'spanforge_worker_jobs_total',
@@ -167,8 +171,17 @@ async function startWorkers(infra: WorkerServices): Promise<string[]> {
   const sealer = new SpanMetricsSealer(clickhouse, log, infra.config.metricsSeal);
   sealer.start();
   await startCostReportWorker(infra.costReports, infra.queues, infra.log.child('cost-reports'), infra.metrics);
+  // What of each project's retention storage does not do by itself: rows stored before it was set or shortened, stored cost reports.
+  const outlived = new RetentionRepository(clickhouse);
+  const retention = new RetentionSweeper({
+    projects: () => infra.policies.withRetention(),
+    removeOutlived: (project) => outlived.removeOutlived(project, project.retentionDays),
+    expireReports: () => infra.costReports.expireReports(),
+    log,
+  });
+  retention.start();
   infra.shutdown.add('flush', 'span, log event and accounting writers', async () => {
-    await Promise.all([sweeper.stop(), sealer.stop()]);
+    await Promise.all([sweeper.stop(), sealer.stop(), retention.stop()]);
     await Promise.all([spans.close(), logEvents.close(), accounting.close()]);
   });
   return [`Workers    ${INGEST_CONCURRENCY} ingest jobs at a time from ${infra.queues.describe()}`];

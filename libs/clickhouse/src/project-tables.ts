@@ -75,20 +75,30 @@ export function projectTableFilters(scope: { tenantId: string; projectId: string
   }
   if (keptSinceMs !== undefined && !Number.isSafeInteger(keptSinceMs)) throw new Error(`not a time in milliseconds: ${keptSinceMs}`);
   const project = `tenant_id = ${stringLiteral(scope.tenantId)} AND project_id = ${stringLiteral(scope.projectId)}`;
-  const instant = (ms: number) => `fromUnixTimestamp64Milli(toInt64(${ms}), 'UTC')`;
-  const starts = (ms: number): Record<string, string> => ({
-    since: instant(ms),
-    minute: instant(ms - (ms % 60_000)),
-    hour: instant(ms - (ms % 3_600_000)),
-    day: instant(ms - (ms % 86_400_000)),
-  });
   const filterOf = (table: ProjectTable): string => {
-    const retained = RETAINED_SINCE[table];
-    if (keptSinceMs === undefined || retained === null) return project;
-    const at = starts(keptSinceMs);
-    return `${project} AND ${retained.replace(/\{(since|minute|hour|day)\}/g, (_, name: string) => at[name]!)}`;
+    const retained = keptSinceMs === undefined ? null : retainedCondition(table, keptSinceMs);
+    return retained === null ? project : `${project} AND ${retained}`;
   };
   return `additional_table_filters = {${PROJECT_TABLES.map((table) => `${stringLiteral(table)}: ${stringLiteral(filterOf(table))}`).join(', ')}}`;
+}
+
+/**
+ * The condition a row of `table` meets while a retention that keeps what started since
+ * `keptSinceMs` keeps it (RETAINED_SINCE with the instants filled in), or null for a table not
+ * under retention.
+ */
+export function retainedCondition(table: ProjectTable, keptSinceMs: number): string | null {
+  const retained = RETAINED_SINCE[table];
+  if (retained === null) return null;
+  if (!Number.isSafeInteger(keptSinceMs)) throw new Error(`not a time in milliseconds: ${keptSinceMs}`);
+  const instant = (ms: number) => `fromUnixTimestamp64Milli(toInt64(${ms}), 'UTC')`;
+  const at: Record<string, string> = {
+    since: instant(keptSinceMs),
+    minute: instant(keptSinceMs - (keptSinceMs % 60_000)),
+    hour: instant(keptSinceMs - (keptSinceMs % 3_600_000)),
+    day: instant(keptSinceMs - (keptSinceMs % 86_400_000)),
+  };
+  return retained.replace(/\{(since|minute|hour|day)\}/g, (_, name: string) => at[name]!);
 }
 
 /** A ClickHouse string literal ('' doubles a quote, backslashes are escaped). */

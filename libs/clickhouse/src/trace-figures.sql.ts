@@ -16,7 +16,8 @@ export function traceFiguresSql(rowFilter: string): string {
       arraySum(usage.3) + arraySum(usage.4) + arraySum(usage.5) AS input_tokens,
       arraySum(usage.6) + arraySum(usage.7) AS output_tokens,
       length(error_span_ids) AS error_count,
-      length(llm_spans) AS llm_calls
+      length(llm_spans) AS llm_calls,
+      retention_days
     FROM (
       SELECT
         trace_id,
@@ -36,7 +37,8 @@ export function traceFiguresSql(rowFilter: string): string {
         groupUniqArrayArray(llm_spans) AS llm_spans,
         toInt64(arrayCount(a -> a.2 = root_span_id, groupUniqArrayArray(agent_spans))) AS agent_children,
         groupUniqArrayArray(error_span_ids) AS error_span_ids,
-        maxMap(usage) AS usage
+        maxMap(usage) AS usage,
+        max(retention_days) AS retention_days
       FROM traces
       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${rowFilter}
       GROUP BY trace_id
@@ -85,10 +87,11 @@ const ANY_PARTITIONS = '\n  SETTINGS max_partitions_per_insert_block = 0';
 function refreshTraceFiguresSql(rowFilter: string, spanFilter: string, outerFilter = ''): string {
   return `
   INSERT INTO trace_figures (tenant_id, project_id, trace_id, start_time, end_time, duration_ms, root_name, session_id, user_id, run_id,
-    service_name, iterations, cost_usd, input_tokens, output_tokens, error_count, llm_calls, models, tools_used, cost_rows, computed_at)
+    service_name, iterations, cost_usd, input_tokens, output_tokens, error_count, llm_calls, models, tools_used, cost_rows, computed_at,
+    retention_days)
   SELECT {tenantId:String}, {projectId:String}, f.trace_id, f.start_time, f.end_time, f.duration_ms, f.root_name, f.session_id, f.user_id,
     f.run_id, f.service_name, f.iterations, f.cost_usd, f.input_tokens, f.output_tokens, f.error_count, f.llm_calls, f.models, f.tools_used,
-    c.cost_rows, now64(6)
+    c.cost_rows, now64(6), f.retention_days
   FROM (${traceFiguresSql(rowFilter)}) AS f
   LEFT JOIN (
     SELECT trace_id, groupArray((model, provider, span_type, service, cost, input, output, n)) AS cost_rows
@@ -136,12 +139,12 @@ export const REFRESH_TRACE_FIGURES_SQL = refreshTraceFiguresSql(
 function refreshSessionFiguresSql(sessionFilter: string): string {
   return `
   INSERT INTO session_figures (tenant_id, project_id, session_id, trace_count, cost_usd, input_tokens, output_tokens, first_seen, last_seen, user_id,
-    feedback, computed_at)
+    feedback, computed_at, retention_days)
   SELECT {tenantId:String}, {projectId:String}, s.session_id, s.trace_count, arraySum(s.u.2), arraySum(s.u.3) + arraySum(s.u.4) + arraySum(s.u.5),
-    arraySum(s.u.6) + arraySum(s.u.7), s.first_seen, s.last_seen, s.user_id, fb.feedback, now64(6)
+    arraySum(s.u.6) + arraySum(s.u.7), s.first_seen, s.last_seen, s.user_id, fb.feedback, now64(6), s.retention_days
   FROM (
     SELECT session_id, length(groupUniqArrayArray(trace_ids)) AS trace_count, maxMap(usage) AS u, min(first_seen) AS first_seen,
-      max(last_seen) AS last_seen, max(user_id) AS user_id
+      max(last_seen) AS last_seen, max(user_id) AS user_id, max(retention_days) AS retention_days
     FROM sessions
     WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${sessionFilter}
     GROUP BY session_id) AS s
@@ -178,17 +181,19 @@ export const REFRESH_ALL_SESSION_FIGURES_SQL = refreshSessionFiguresSql('');
  */
 function refreshCostDailySql(days: string): string {
   return `
-  INSERT INTO cost_daily (tenant_id, project_id, day, model, provider, span_type, service, cost_usd, input_tokens, output_tokens, spans, computed_at)
-  SELECT {tenantId:String}, {projectId:String}, d, model, provider, span_type, service, sum(cost), sum(input), sum(output), sum(n), now64(6)
+  INSERT INTO cost_daily (tenant_id, project_id, day, model, provider, span_type, service, cost_usd, input_tokens, output_tokens, spans, computed_at,
+    retention_days)
+  SELECT {tenantId:String}, {projectId:String}, d, model, provider, span_type, service, sum(cost), sum(input), sum(output), sum(n), now64(6), max(retention)
   FROM (
     SELECT day AS d, toString(r.model) AS model, toString(r.provider) AS provider, toString(r.span_type) AS span_type,
       toString(r.service) AS service, toFloat64(r.cost_usd) AS cost, toUInt64(r.input_tokens) AS input, toUInt64(r.output_tokens) AS output,
-      toUInt64(r.spans) AS n
-    FROM (SELECT day, cost_rows FROM trace_cost_days FINAL
+      toUInt64(r.spans) AS n, retention_days AS retention
+    FROM (SELECT day, cost_rows, retention_days FROM trace_cost_days FINAL
           WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND day IN (${days}))
     ARRAY JOIN cost_rows AS r
     UNION ALL
-    SELECT day, toString(model), toString(provider), toString(span_type), toString(service), toFloat64(0), toUInt64(0), toUInt64(0), toUInt64(0)
+    SELECT day, toString(model), toString(provider), toString(span_type), toString(service), toFloat64(0), toUInt64(0), toUInt64(0), toUInt64(0),
+      retention_days
     FROM cost_daily FINAL
     WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND day IN (${days}))
   GROUP BY d, model, provider, span_type, service${ANY_PARTITIONS}`;
@@ -205,8 +210,13 @@ export const TRACES_START_DAYS_SQL = `
 /**
  * An empty trace_cost_days row for each trace ({vacatedTraces}) under the day it left
  * ({vacatedDays}, the same order): its start moved to an earlier day, so it leaves the old one.
+ * It takes the retention of the row it empties, so the two share a partition and it replaces it.
  */
 export const VACATE_TRACE_COST_DAYS_SQL = `
-  INSERT INTO trace_cost_days (tenant_id, project_id, day, trace_id, cost_rows, computed_at)
-  SELECT {tenantId:String}, {projectId:String}, p.2, p.1, [], now64(6)
-  FROM (SELECT arrayJoin(arrayZip({vacatedTraces:Array(String)}, {vacatedDays:Array(Date)})) AS p)${ANY_PARTITIONS}`;
+  INSERT INTO trace_cost_days (tenant_id, project_id, day, trace_id, cost_rows, computed_at, retention_days)
+  SELECT {tenantId:String}, {projectId:String}, v.day, v.trace_id, [], now64(6), ifNull(r.retention_days, 0)
+  FROM (SELECT tupleElement(p, 1) AS trace_id, tupleElement(p, 2) AS day
+        FROM (SELECT arrayJoin(arrayZip({vacatedTraces:Array(String)}, {vacatedDays:Array(Date)})) AS p)) AS v
+  LEFT JOIN (SELECT trace_id, day, max(retention_days) AS retention_days FROM trace_cost_days
+             WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {vacatedTraces:Array(String)}
+             GROUP BY trace_id, day) AS r ON r.trace_id = v.trace_id AND r.day = v.day${ANY_PARTITIONS}`;

@@ -119,6 +119,11 @@ export class CostReportService {
     return this.deps.repository.report(scope.projectId, id);
   }
 
+  /** Empties every stored report past its project's retention (its row stays, so its window is not made again). */
+  expireReports(): Promise<number> {
+    return this.deps.repository.expireReports();
+  }
+
   /** The report of [now − window, now), stored and delivered like a scheduled one. */
   async runNow(scope: Scope, scheduleId: string, now = new Date()): Promise<ReportRow> {
     const schedule = isUuid(scheduleId) ? await this.deps.repository.schedule(scheduleId) : undefined;

@@ -162,21 +162,23 @@ export class CostReportRepository {
 
   async report(projectId: string, id: string): Promise<ReportRow | undefined> {
     if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
-    const { rows } = await this.pool.query<ReportRow>(`SELECT ${REPORT_COLUMNS} FROM cost_reports WHERE project_id = $1 AND id = $2`, [
-      projectId,
+    const { rows } = await this.pool.query<ReportRow>(
+      `SELECT ${REPORT_COLUMNS} FROM cost_reports WHERE project_id = $1 AND id = $2 AND expired_at IS NULL`,
+      [projectId, id],
+    );
+    return rows[0];
+  }
+
+  async reportById(id: string): Promise<ReportRow | undefined> {
+    const { rows } = await this.pool.query<ReportRow>(`SELECT ${REPORT_COLUMNS} FROM cost_reports WHERE id = $1 AND expired_at IS NULL`, [
       id,
     ]);
     return rows[0];
   }
 
-  async reportById(id: string): Promise<ReportRow | undefined> {
-    const { rows } = await this.pool.query<ReportRow>(`SELECT ${REPORT_COLUMNS} FROM cost_reports WHERE id = $1`, [id]);
-    return rows[0];
-  }
-
   async reports(projectId: string, limit: number): Promise<ReportRow[]> {
     const { rows } = await this.pool.query<ReportRow>(
-      `SELECT ${REPORT_COLUMNS} FROM cost_reports WHERE project_id = $1 ORDER BY window_end DESC, created_at DESC LIMIT $2`,
+      `SELECT ${REPORT_COLUMNS} FROM cost_reports WHERE project_id = $1 AND expired_at IS NULL ORDER BY window_end DESC, created_at DESC LIMIT $2`,
       [projectId, limit],
     );
     return rows;
@@ -184,10 +186,28 @@ export class CostReportRepository {
 
   async pendingDeliveries(scheduleId: string): Promise<string[]> {
     const { rows } = await this.pool.query<{ id: string }>(
-      "SELECT id FROM cost_reports WHERE schedule_id = $1 AND delivery_status = 'pending'",
+      "SELECT id FROM cost_reports WHERE schedule_id = $1 AND delivery_status = 'pending' AND expired_at IS NULL",
       [scheduleId],
     );
     return rows.map((r) => r.id);
+  }
+
+  /**
+   * Empties the reports past their project's retention (by the start of their window), keeping
+   * their rows: a window's row is what keeps its report from being made again. A report still
+   * waiting for delivery is not delivered. Returns how many expired.
+   */
+  async expireReports(): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE cost_reports r SET report = '{}'::jsonb, expired_at = now(),
+         delivery_status = CASE WHEN r.delivery_status = 'pending' THEN 'failed' ELSE r.delivery_status END,
+         last_delivery_error = CASE WHEN r.delivery_status = 'pending' THEN 'expired before delivery: past the project''s retention'
+                                    ELSE r.last_delivery_error END
+       FROM data_policies p
+       WHERE p.project_id = r.project_id AND r.expired_at IS NULL AND jsonb_typeof(p.policy -> 'retentionDays') = 'number'
+         AND r.window_start < now() - make_interval(days => (p.policy ->> 'retentionDays')::int)`,
+    );
+    return rowCount ?? 0;
   }
 
   async recordDelivery(id: string, outcome: { delivered: boolean; error?: string; final: boolean }): Promise<void> {

@@ -36,6 +36,8 @@ export class FeedbackRepository {
   constructor(
     private readonly clickhouse: ClickHouseClient,
     private readonly pg: Pool,
+    /** A project's retention in days (0: kept), stored with each score so storage drops it in time. */
+    private readonly retentionOf: (projectId: string) => Promise<number> | number = () => 0,
   ) {}
 
   /**
@@ -46,6 +48,10 @@ export class FeedbackRepository {
   async insert(
     records: Array<{ scope: FeedbackScope; record: FeedbackRecord; receivedAt: number; firstReceivedAt?: number }>,
   ): Promise<void> {
+    const projects = [...new Set(records.map(({ scope }) => scope.projectId))];
+    const retention = new Map(
+      await Promise.all(projects.map(async (projectId) => [projectId, await this.retentionOf(projectId)] as const)),
+    );
     await this.clickhouse.insert({
       table: 'feedback',
       values: records.map(({ scope, record, receivedAt, firstReceivedAt }) => ({
@@ -63,6 +69,7 @@ export class FeedbackRepository {
         received_at: clickHouseTime(firstReceivedAt ?? receivedAt),
         // Each score's own arrival, so the newest copy wins and the scores of one insert keep their order.
         updated_at: clickHouseTime(receivedAt),
+        retention_days: retention.get(scope.projectId) ?? 0,
       })),
       format: 'JSONEachRow',
       ...namedStatement('feedback.insert'),

@@ -24,6 +24,7 @@ const LETTER: DeadLetter = {
   payload: '{"name":"otlp-export","data":{}}',
   deadLetteredAt: Date.UTC(2026, 10, 20, 9),
   replayedAt: null,
+  retentionDays: 30,
 };
 
 describe('DeadLetterRepository SQL', () => {

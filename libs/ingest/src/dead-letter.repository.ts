@@ -21,6 +21,8 @@ export interface DeadLetter {
   /** Milliseconds since the epoch. */
   deadLetteredAt: number;
   replayedAt: number | null;
+  /** The project's retention when it was dead-lettered (0: kept): a letter holds content too. */
+  retentionDays: number;
 }
 
 interface DeadLetterRow {
@@ -35,6 +37,7 @@ interface DeadLetterRow {
   payload: string;
   dead_lettered_at: string;
   replayed_at: string | null;
+  retention_days: number;
 }
 
 /** Errors are kept to this many characters (a ClickHouse message quotes the input it choked on). */
@@ -72,7 +75,7 @@ export class DeadLetterRepository {
     const result = await this.client.query({
       query: withProjectFilters(
         `SELECT tenant_id, project_id, id, kind, reason, error, export_id, spans, '' AS payload,
-                     toString(dead_lettered_at) AS dead_lettered_at, if(isNull(replayed_at), NULL, toString(replayed_at)) AS replayed_at
+                     toString(dead_lettered_at) AS dead_lettered_at, if(isNull(replayed_at), NULL, toString(replayed_at)) AS replayed_at, retention_days
               FROM dead_letters FINAL
               WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
                 AND ({includeReplayed:UInt8} = 1 OR isNull(replayed_at))
@@ -92,7 +95,7 @@ export class DeadLetterRepository {
     const result = await this.client.query({
       query: withProjectFilters(
         `SELECT tenant_id, project_id, id, kind, reason, error, export_id, spans, payload,
-                     toString(dead_lettered_at) AS dead_lettered_at, NULL AS replayed_at
+                     toString(dead_lettered_at) AS dead_lettered_at, NULL AS replayed_at, retention_days
               FROM dead_letters FINAL
               WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND isNull(replayed_at)
                 AND ({all:UInt8} = 1 OR id IN {ids:Array(String)})
@@ -126,6 +129,7 @@ function toRow(letter: DeadLetter): DeadLetterRow {
     payload: letter.payload.toWellFormed(),
     dead_lettered_at: timeText(letter.deadLetteredAt),
     replayed_at: letter.replayedAt === null ? null : timeText(letter.replayedAt),
+    retention_days: letter.retentionDays,
   };
 }
 
@@ -142,5 +146,6 @@ function fromRow(row: DeadLetterRow): DeadLetter {
     payload: row.payload,
     deadLetteredAt: msOf(row.dead_lettered_at),
     replayedAt: row.replayed_at === null ? null : msOf(row.replayed_at),
+    retentionDays: Number(row.retention_days ?? 0),
   };
 }

@@ -5,12 +5,12 @@ import { unpackExportBody, type ExportJob } from '@spanforge/queue';
 import { isUpgradableRoot, normalizeSpan, type NormalizedSpan } from '@spanforge/semconv';
 import type { AccountingRow } from './span.repository';
 import { conformRow, serialiseRow } from './span.columns';
-import { partitionMonth, toSpanRow, type SpanPrice, type SpanRow } from './span.row';
+import { spanPartition, toSpanRow, type SpanPrice, type SpanRow } from './span.row';
 
-/** The rows of one chunk that start in one month (one partition of the spans table). */
+/** The rows of one chunk in one partition of the spans table (spanPartition). */
 export interface ChunkPart {
-  /** toYYYYMM of the rows' start time. */
-  month: number;
+  /** The partition's id (spanPartition): its rows' start month, or the week they expire in. */
+  partition: number;
   /** JSONEachRow lines, each ending in '\n'. */
   text: string;
   rows: number;
@@ -28,7 +28,7 @@ export interface RowChunk {
   exportId: string;
   /** Start of the minute the gateway took the export, seconds since the epoch (accounting's minute). */
   minute: number;
-  /** By month; emptied by the writer once inserted. */
+  /** By partition; emptied by the writer once inserted. */
   parts: ChunkPart[];
   rows: number;
   /** The export's trace ids, each once. */
@@ -129,6 +129,8 @@ export function exportRows(job: ExportJob, overrides: PriceOverride[], policy?: 
     starts.push(span.startTimeUnixNano);
   }
   shareSessions(rows);
+  const retention = policy?.policy.retentionDays ?? 0;
+  for (const row of rows) row.retention_days = retention;
   let redactions = 0;
   if (policy && !policy.isNoop) for (const row of rows) redactions += row.redactions = policy.applyToSpan(row);
   const parts = new Map<number, ChunkPart>();
@@ -138,9 +140,9 @@ export function exportRows(job: ExportJob, overrides: PriceOverride[], policy?: 
   for (let index = 0; index < rows.length; index++) {
     const row = rows[index];
     for (const column of conformRow(row)) conversions.set(column, (conversions.get(column) ?? 0) + 1);
-    const month = partitionMonth(starts[index]);
-    let part = parts.get(month);
-    if (!part) parts.set(month, (part = { month, text: '', rows: 0 }));
+    const partition = spanPartition(starts[index]!, row.retention_days);
+    let part = parts.get(partition);
+    if (!part) parts.set(partition, (part = { partition, text: '', rows: 0 }));
     part.text += `${serialiseRow(row)}\n`;
     part.rows++;
     traces.add(row.trace_id);

@@ -8,3 +8,4 @@ export * from './span.writer';
 export * from './span-log-events';
 export * from './span-metrics.sealer';
 export * from './tenant-usage.repository';
+export * from './retention.repository';

@@ -21,6 +21,8 @@ export interface SpanLogEventRow {
   attributes: Record<string, string>;
   input: string;
   output: string;
+  /** The project's retention when the event was written (0: kept until erased). */
+  retention_days: number;
 }
 
 const NS_PER_MS = 1_000_000n;
@@ -40,6 +42,7 @@ export function logEventRows(job: ExportJob, policy?: CompiledPolicy): { rows: S
   }
   const received = BigInt(job.receivedAt) * NS_PER_MS;
   const keptSince = keptSinceNs(job, policy);
+  const retention = policy?.policy.retentionDays ?? 0;
   const rows: SpanLogEventRow[] = [];
   let expired = 0;
   for (const [seq, record] of result.events.entries()) {
@@ -66,6 +69,7 @@ export function logEventRows(job: ExportJob, policy?: CompiledPolicy): { rows: S
       attributes: event.attributes,
       input: event.input,
       output: event.output,
+      retention_days: retention,
     });
   }
   return { rows, received: result.received, dropped: result.dropped + expired };

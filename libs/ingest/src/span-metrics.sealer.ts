@@ -48,8 +48,9 @@ const dimensions = SPAN_METRIC_DIMENSIONS.join(', ');
 
 /** One project's minutes computed again from span_facts; every row of the statement shares computed_at. */
 const SEAL_SQL = `
-  INSERT INTO span_metrics_minute (tenant_id, project_id, minute, ${dimensions}, ${SPAN_METRIC_FIGURES.join(', ')}, computed_at)
-  SELECT {tenantId:String}, {projectId:String}, minute, ${dimensions}, ${SPAN_FACT_AGGREGATES}, now64(6) - INTERVAL ${SEAL_SAFETY_SECONDS} SECOND
+  INSERT INTO span_metrics_minute (tenant_id, project_id, minute, ${dimensions}, ${SPAN_METRIC_FIGURES.join(', ')}, computed_at, retention_days)
+  SELECT {tenantId:String}, {projectId:String}, minute, ${dimensions}, ${SPAN_FACT_AGGREGATES}, now64(6) - INTERVAL ${SEAL_SAFETY_SECONDS} SECOND,
+    max(span_facts.retention_days)
   FROM span_facts FINAL
   WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND minute >= fromUnixTimestamp64Milli(arrayMin({minutesMs:Array(Int64)}), 'UTC') AND minute <= fromUnixTimestamp64Milli(arrayMax({minutesMs:Array(Int64)}), 'UTC')
     AND toUnixTimestamp64Milli(minute) IN {minutesMs:Array(Int64)}
@@ -61,9 +62,10 @@ const SEAL_SQL = `
  * computation: the hour row records the newest minute computation it took (source_computed_at).
  */
 const SEAL_HOURS_SQL = `
-  INSERT INTO span_metrics_hour (tenant_id, project_id, hour, ${dimensions}, ${SPAN_METRIC_FIGURES.join(', ')}, source_computed_at, min_source_computed_at, computed_at)
+  INSERT INTO span_metrics_hour (tenant_id, project_id, hour, ${dimensions}, ${SPAN_METRIC_FIGURES.join(', ')}, source_computed_at, min_source_computed_at, computed_at,
+    retention_days)
   SELECT {tenantId:String}, {projectId:String}, ${HOUR_OF_MINUTE.replaceAll('minute', 'r.minute')} AS hour, ${SPAN_METRIC_DIMENSIONS.map((d) => `r.${d}`).join(', ')},
-         ${MINUTE_TO_HOUR_FIGURES}, max(r.computed_at), min(r.computed_at), now64(6)
+         ${MINUTE_TO_HOUR_FIGURES}, max(r.computed_at), min(r.computed_at), now64(6), max(r.retention_days)
   FROM (SELECT * FROM span_metrics_minute FINAL
         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND minute >= fromUnixTimestamp64Milli(arrayMin({hoursMs:Array(Int64)}), 'UTC') AND minute < fromUnixTimestamp64Milli(arrayMax({hoursMs:Array(Int64)}) + 3600000, 'UTC')
           AND toUnixTimestamp64Milli(${HOUR_OF_MINUTE}) IN {hoursMs:Array(Int64)}

@@ -1,6 +1,6 @@
 import { MAX_TOKEN_COUNT, TIME_DOMAIN, UINT32_MAX } from '@spanforge/otlp';
 import { SPAN_COLUMN_DOMAINS, conformRow, serialiseRow } from './span.columns';
-import { nanosToDateTime64, partitionMonth, type SpanRow } from './span.row';
+import { nanosToDateTime64, spanPartition, type SpanRow } from './span.row';
 
 /** A row as toSpanRow builds it for an ordinary LLM span. */
 function row(overrides: Partial<SpanRow> = {}): SpanRow {
@@ -62,6 +62,7 @@ function row(overrides: Partial<SpanRow> = {}): SpanRow {
     dropped_links_count: 0,
     truncated: 0,
     redactions: 0,
+    retention_days: 0,
     ...overrides,
   };
 }
@@ -124,9 +125,18 @@ describe('times as the spans table reads them', () => {
     expect(nanosToDateTime64(nanos)).toBe(text);
   });
 
-  it('file a start under its month, as toYYYYMM does', () => {
-    expect(partitionMonth(1n)).toBe(197001);
-    expect(partitionMonth(BigInt(Date.UTC(2026, 11, 31, 23, 59, 59)) * 1_000_000n)).toBe(202612);
-    expect(partitionMonth(TIME_DOMAIN.maxNanos)).toBe(214906);
+  it('file a kept row under its start month, as toYYYYMM does', () => {
+    expect(spanPartition(1n, 0)).toBe(197001);
+    expect(spanPartition(BigInt(Date.UTC(2026, 11, 31, 23, 59, 59)) * 1_000_000n, 0)).toBe(202612);
+    expect(spanPartition(TIME_DOMAIN.maxNanos, 0)).toBe(214906);
+  });
+
+  it('file a row under a retention under the Monday of the week it expires in, as toYYYYMMDD(toMonday(toDate(start) + days)) does', () => {
+    const at = (ms: number) => BigInt(ms) * 1_000_000n;
+    // 2026-12-01 (a Tuesday) + 30 days = 2026-12-31, a Thursday: the week of Monday 2026-12-28.
+    expect(spanPartition(at(Date.UTC(2026, 11, 1, 23, 59)), 30)).toBe(20261228);
+    // + 6 days = 2026-12-07, itself a Monday.
+    expect(spanPartition(at(Date.UTC(2026, 11, 1)), 6)).toBe(20261207);
+    expect(spanPartition(at(Date.UTC(2026, 11, 1)), 5)).toBe(20261130);
   });
 });

@@ -35,6 +35,8 @@ const text: ColumnDomain = { kind: 'text' };
 const composite: ColumnDomain = { kind: 'composite' };
 const tokens: ColumnDomain = { kind: 'whole', min: 0, max: MAX_TOKEN_COUNT, fallback: 0 };
 const uint32: ColumnDomain = { kind: 'whole', min: 0, max: UINT32_MAX, fallback: UINT32_MAX };
+/** A retention in days: 0 (kept) or what a policy allows; a larger value would keep a row longer than agreed. */
+const retention: ColumnDomain = { kind: 'whole', min: 0, max: 3650, fallback: 0 };
 const flag: ColumnDomain = { kind: 'whole', min: 0, max: 1, fallback: 1 };
 const oneOf = (values: string[], fallback: string): ColumnDomain => ({ kind: 'enum', values: new Set(values), fallback });
 
@@ -99,6 +101,7 @@ export const SPAN_COLUMN_DOMAINS: { readonly [Column in keyof SpanRow]: ColumnDo
   dropped_links_count: uint32,
   truncated: flag,
   redactions: uint32,
+  retention_days: retention,
 };
 
 /**

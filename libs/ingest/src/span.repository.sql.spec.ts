@@ -1,11 +1,4 @@
-import {
-  BOUND_SCOPE_INSERT,
-  describeStatementChecks,
-  expectScopedSql,
-  placeholders,
-  recordingClient,
-  type RecordedStatement,
-} from '@spanforge/testing/sql';
+import { describeStatementChecks, expectScopedSql, recordingClient, type RecordedStatement } from '@spanforge/testing/sql';
 import { SpanRepository, type AccountingRow } from './span.repository';
 
 /**
@@ -23,12 +16,6 @@ const T2 = '5b8efff798038103d269b633813fc60c';
  * their SQL: the writer's group commit makes one insert of many projects' rows.
  */
 const ROW_SCOPED_WRITES = new Set(['ingest.insert_spans', 'ingest.insert_accounting']);
-
-/**
- * A write that reads no table: its rows are the bound scope itself (SELECT {tenantId:String},
- * {projectId:String}, …), so its SQL has no tenant_id = … condition to check.
- */
-const BOUND_SCOPE_WRITES = new Set(['ingest.vacate_trace_cost_days']);
 
 /** What the fake answers ingest.trace_start_days with. */
 let startDays: Array<{ trace_id: string; day: string }> = [];
@@ -49,10 +36,6 @@ describe('SpanRepository SQL', () => {
       if (ROW_SCOPED_WRITES.has(statement.queryId)) {
         for (const row of insertedRows().flat())
           expect(row).toEqual(expect.objectContaining({ tenant_id: expect.any(String), project_id: expect.any(String) }));
-      } else if (BOUND_SCOPE_WRITES.has(statement.queryId)) {
-        expect(statement.sql).toMatch(BOUND_SCOPE_INSERT);
-        expect(statement.sql).not.toMatch(/\b(FROM|JOIN) [A-Za-z_]\w*\b(?! ?\()/);
-        expect(statement.params).toEqual(expect.arrayContaining([...placeholders(statement.sql!), 'tenantId', 'projectId']));
       } else {
         expectScopedSql(statement);
       }

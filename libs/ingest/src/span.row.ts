@@ -62,6 +62,8 @@ export interface SpanRow {
   truncated: number;
   /** Values the project's data policy redacted in this span (detectors and patterns). */
   redactions: number;
+  /** The project's retention when the row was written (0: kept until erased); storage drops it by it. */
+  retention_days: number;
 }
 
 export interface SpanPrice {
@@ -85,10 +87,20 @@ export function nanosToDateTime64(nanos: bigint): string {
 
 const NS_PER_MS = 1_000_000n;
 
-/** The spans table's partition of a start time (toYYYYMM), e.g. 202612. */
-export function partitionMonth(startTimeUnixNano: bigint): number {
-  const date = new Date(Number(startTimeUnixNano / NS_PER_MS));
-  return date.getUTCFullYear() * 100 + date.getUTCMonth() + 1;
+const DAY_MS = 86_400_000;
+
+/**
+ * The spans table's partition of a row, as its partition key computes it
+ * (016_retention_partitions.sql): a kept row (retention 0) is filed under its start month
+ * (toYYYYMM, e.g. 202612), a row under a retention under the Monday of the week it expires in
+ * (toYYYYMMDD, e.g. 20270104).
+ */
+export function spanPartition(startTimeUnixNano: bigint, retentionDays: number): number {
+  const start = new Date(Number(startTimeUnixNano / NS_PER_MS));
+  if (retentionDays === 0) return start.getUTCFullYear() * 100 + start.getUTCMonth() + 1;
+  const expiryDay = Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate()) + retentionDays * DAY_MS;
+  const monday = new Date(expiryDay - ((new Date(expiryDay).getUTCDay() + 6) % 7) * DAY_MS);
+  return monday.getUTCFullYear() * 10_000 + (monday.getUTCMonth() + 1) * 100 + monday.getUTCDate();
 }
 
 /** Strings stay as they are; other values are stored as JSON and their keys listed (see 002_spans.sql). */
@@ -194,5 +206,6 @@ export function toSpanRow(tenantId: string, projectId: string, span: DecodedSpan
     dropped_links_count: span.droppedLinksCount,
     truncated: span.truncated ? 1 : 0,
     redactions: 0,
+    retention_days: 0,
   };
 }

@@ -1,7 +1,7 @@
 import type { DeadLetter } from './dead-letter.repository';
 import type { RowChunk } from './export-rows';
 import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace } from './span.repository';
-import { MAX_MONTHS_PER_INSERT, SpanWriter, insertsOf } from './span.writer';
+import { MAX_PARTITIONS_PER_INSERT, SpanWriter, insertsOf } from './span.writer';
 
 /**
  * The writer's ordering rules, against a recording stand-in for the repository (the SQL itself is
@@ -84,7 +84,7 @@ function chunk(line: string, traces: string[], plainRoots: string[] = []): RowCh
     projectId: 'p',
     exportId: `export-${line}`,
     minute: 0,
-    parts: [{ month: 202612, text: `${line}\n`, rows: 1 }],
+    parts: [{ partition: 202612, text: `${line}\n`, rows: 1 }],
     rows: 1,
     traces,
     plainRoots,
@@ -312,7 +312,7 @@ describe('SpanWriter when ClickHouse refuses rows', () => {
       projectId,
       exportId,
       minute: 60,
-      parts: [{ month: 202612, text: lines.map((l) => `${l}\n`).join(''), rows: lines.length }],
+      parts: [{ partition: 202612, text: lines.map((l) => `${l}\n`).join(''), rows: lines.length }],
       rows: lines.length,
       traces: [exportId],
       plainRoots: [],
@@ -368,10 +368,13 @@ describe('SpanWriter when ClickHouse refuses rows', () => {
   it('splits a batch whose rows start in more months than one insert takes', () => {
     const chunks = [0, 1].map((half) => ({
       ...exportChunk(`e${half}`, []),
-      parts: Array.from({ length: 80 }, (_, i) => ({ month: 190001 + half * 80 + i, text: `r${half}-${i}\n`, rows: 1 })),
+      parts: Array.from({ length: 80 }, (_, i) => ({ partition: 190001 + half * 80 + i, text: `r${half}-${i}\n`, rows: 1 })),
     }));
     const inserts = insertsOf(chunks);
-    expect(inserts.map((pieces) => new Set(pieces.map((p) => p.text)).size)).toEqual([MAX_MONTHS_PER_INSERT, 160 - MAX_MONTHS_PER_INSERT]);
+    expect(inserts.map((pieces) => new Set(pieces.map((p) => p.text)).size)).toEqual([
+      MAX_PARTITIONS_PER_INSERT,
+      160 - MAX_PARTITIONS_PER_INSERT,
+    ]);
     expect(insertsOf([exportChunk('small', ['x'])])).toHaveLength(1);
   });
 });

@@ -5,7 +5,7 @@ import { BatchingQueue, type BatchingOptions } from './batching.queue';
 import { newDeadLetterId, type DeadLetter } from './dead-letter.repository';
 import type { ChunkPart, RowChunk } from './export-rows';
 import type { AccountingRow, ProjectRef, SpanRepository } from './span.repository';
-import { partitionMonth } from './span.row';
+import { spanPartition } from './span.row';
 
 /**
  * Transient ClickHouse failures (isTransientClickHouseError) are retried this often inside one
@@ -13,8 +13,8 @@ import { partitionMonth } from './span.row';
  */
 const RETRY_DELAYS_MS = [200, 1_000, 3_000];
 
-/** Partitions (months) one insert may touch: ClickHouse refuses more than 100 by default (max_partitions_per_insert_block). */
-export const MAX_MONTHS_PER_INSERT = 100;
+/** Partitions one insert may touch: ClickHouse refuses more than 100 by default (max_partitions_per_insert_block). */
+export const MAX_PARTITIONS_PER_INSERT = 100;
 
 /**
  * Inserts one isolation may make to find the rows ClickHouse refuses (halving the batch each
@@ -247,6 +247,7 @@ export class SpanWriter {
       payload: line.text.trimEnd(),
       deadLetteredAt: now,
       replayedAt: null,
+      retentionDays: retentionOfLine(line.text),
     }));
     await this.sinks.deadLetters.add(letters);
     const byExport = new Map<RowChunk, number>();
@@ -401,26 +402,27 @@ interface Refused {
 }
 
 /**
- * The inserts a batch makes: one, unless its rows start in more months than one insert may touch;
- * then the months are split over several inserts (rows of one export may land in different ones,
+ * The inserts a batch makes: one, unless its rows are in more partitions than one insert may touch;
+ * then the partitions are split over several inserts (rows of one export may land in different ones,
  * which is harmless: a retry writes the same rows again, and copies collapse).
  */
 export function insertsOf(chunks: RowChunk[]): Piece[][] {
-  const months = new Set<number>();
-  for (const chunk of chunks) for (const part of chunk.parts) months.add(part.month);
-  if (months.size <= MAX_MONTHS_PER_INSERT) return [chunks.flatMap((chunk) => chunk.parts.map((part) => ({ chunk, text: part.text })))];
-  const byMonth = new Map<number, Piece[]>();
+  const partitions = new Set<number>();
+  for (const chunk of chunks) for (const part of chunk.parts) partitions.add(part.partition);
+  if (partitions.size <= MAX_PARTITIONS_PER_INSERT)
+    return [chunks.flatMap((chunk) => chunk.parts.map((part) => ({ chunk, text: part.text })))];
+  const byPartition = new Map<number, Piece[]>();
   for (const chunk of chunks) {
     for (const part of chunk.parts) {
-      const pieces = byMonth.get(part.month) ?? [];
+      const pieces = byPartition.get(part.partition) ?? [];
       pieces.push({ chunk, text: part.text });
-      byMonth.set(part.month, pieces);
+      byPartition.set(part.partition, pieces);
     }
   }
   const inserts: Piece[][] = [];
-  const sorted = [...byMonth.keys()].sort((a, b) => a - b);
-  for (let start = 0; start < sorted.length; start += MAX_MONTHS_PER_INSERT) {
-    inserts.push(sorted.slice(start, start + MAX_MONTHS_PER_INSERT).flatMap((month) => byMonth.get(month)!));
+  const sorted = [...byPartition.keys()].sort((a, b) => a - b);
+  for (let start = 0; start < sorted.length; start += MAX_PARTITIONS_PER_INSERT) {
+    inserts.push(sorted.slice(start, start + MAX_PARTITIONS_PER_INSERT).flatMap((partition) => byPartition.get(partition)!));
   }
   return inserts;
 }
@@ -437,22 +439,34 @@ function linesOf(piece: Piece): Line[] {
 }
 
 /** start_time as ClickHouse writes it (`YYYY-MM-DD hh:mm:ss…`) or as the row builder does (`seconds.nanoseconds`). */
-const STORED_START = /"start_time":"(?:(\d{4})-(\d{2})|(\d{10})\.)/;
+const STORED_START = /"start_time":"(?:(\d{4})-(\d{2})-(\d{2})|(\d{10})\.)/;
 
-function monthOfLine(line: string): number {
-  const match = STORED_START.exec(line);
-  if (!match) return 0;
-  if (match[3] !== undefined) return partitionMonth(BigInt(match[3]) * 1_000_000_000n);
-  return Number(match[1]) * 100 + Number(match[2]);
+const STORED_RETENTION = /"retention_days":(\d+)/;
+
+/** The retention a span row line was written under (0 when it names none). */
+function retentionOfLine(line: string): number {
+  return Number(STORED_RETENTION.exec(line)?.[1] ?? 0);
 }
 
-/** JSONEachRow lines of `spans` (read back, or dead-lettered), grouped by their start month. */
+/** The partition of a stored line (spanPartition), from its start and retention. */
+function partitionOfLine(line: string): number {
+  const match = STORED_START.exec(line);
+  if (!match) return 0;
+  const retention = retentionOfLine(line);
+  const start =
+    match[4] !== undefined
+      ? BigInt(match[4]) * 1_000_000_000n
+      : BigInt(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) * 1_000_000n;
+  return spanPartition(start, retention);
+}
+
+/** JSONEachRow lines of `spans` (read back, or dead-lettered), grouped by their partition. */
 export function partsOfStoredLines(text: string): ChunkPart[] {
   const parts = new Map<number, ChunkPart>();
   for (const { text: line } of linesOf({ chunk: undefined as unknown as RowChunk, text })) {
-    const month = monthOfLine(line);
-    let part = parts.get(month);
-    if (!part) parts.set(month, (part = { month, text: '', rows: 0 }));
+    const partition = partitionOfLine(line);
+    let part = parts.get(partition);
+    if (!part) parts.set(partition, (part = { partition, text: '', rows: 0 }));
     part.text += line;
     part.rows++;
   }

@@ -29,6 +29,16 @@ export class DataPolicyRepository {
       : { projectId, policy: DEFAULT_POLICY, updatedAt: null };
   }
 
+  /** Every project with a retention, with it (the worker's retention sweep). */
+  async withRetention(): Promise<Array<{ tenantId: string; projectId: string; retentionDays: number }>> {
+    const { rows } = await this.pool.query<{ tenant_id: string; project_id: string; retention_days: number }>(
+      `SELECT p.tenant_id, d.project_id, (d.policy ->> 'retentionDays')::int AS retention_days
+       FROM data_policies d JOIN projects p ON p.id = d.project_id
+       WHERE jsonb_typeof(d.policy -> 'retentionDays') = 'number'`,
+    );
+    return rows.map((row) => ({ tenantId: row.tenant_id, projectId: row.project_id, retentionDays: Number(row.retention_days) }));
+  }
+
   /** Merges `input` into the project's policy (absent fields keep theirs, null resets them) and stores it. */
   async update(projectId: string, input: DataPolicyInput): Promise<StoredDataPolicy> {
     const current = await this.find(projectId);

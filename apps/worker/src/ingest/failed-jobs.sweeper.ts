@@ -14,6 +14,8 @@ export interface FailedJobsSweeperDeps {
   accounting: (rows: AccountingRow[]) => Promise<void>;
   deadLettered: Counter;
   log: WriterLog;
+  /** A project's retention in days (0: kept): a dead-lettered export holds its spans' content. */
+  retentionOf: (projectId: string) => Promise<number>;
 }
 
 /**
@@ -62,7 +64,12 @@ export class FailedJobsSweeper {
     const jobs = failed.filter(isStoredWork);
     if (jobs.length === 0) return;
     const now = Date.now();
-    const letters = jobs.map((job) => deadLetterOf(job, now));
+    const letters = await Promise.all(
+      jobs.map(async (job) => {
+        const letter = deadLetterOf(job, now);
+        return { ...letter, retentionDays: letter.projectId ? await this.deps.retentionOf(letter.projectId) : 0 };
+      }),
+    );
     await this.deps.deadLetters.add(letters);
     const accounting = letters.filter((letter) => letter.kind === 'export_job').map((letter) => accountingOf(letter, jobs));
     if (accounting.length > 0) await this.deps.accounting(accounting);
@@ -104,6 +111,7 @@ function deadLetterOf(job: Job<IngestJob>, now: number): DeadLetter {
     payload: JSON.stringify({ name: job.name, data: job.data }),
     deadLetteredAt: now,
     replayedAt: null,
+    retentionDays: 0,
   };
 }
 

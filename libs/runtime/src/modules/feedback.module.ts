@@ -2,12 +2,19 @@ import { Module } from '@nestjs/common';
 import { Counter } from 'prom-client';
 import type { ClickHouseClient } from '@spanforge/clickhouse';
 import { FeedbackRepository, FeedbackService } from '@spanforge/feedback';
+import { ProjectPolicies } from '@spanforge/tenancy';
 import type { ProcessContext } from '../process';
 import { ClickHouseModule } from './clickhouse.module';
 import { Postgres, PostgresModule } from './postgres.module';
+import { TenancyModule } from './tenancy.module';
 import { CLICKHOUSE, PROCESS } from './tokens';
 
-function openFeedback(context: ProcessContext, clickhouse: ClickHouseClient, postgres: Postgres): FeedbackService {
+function openFeedback(
+  context: ProcessContext,
+  clickhouse: ClickHouseClient,
+  postgres: Postgres,
+  policies: ProjectPolicies,
+): FeedbackService {
   const unknownTrace = new Counter({
     name: 'spanforge_feedback_unknown_trace_total',
     help: 'Scores accepted for a trace not stored at the time (kept; they join the trace when it lands)',
@@ -15,7 +22,7 @@ function openFeedback(context: ProcessContext, clickhouse: ClickHouseClient, pos
   });
   const log = context.log.child('feedback');
   const feedback = new FeedbackService(
-    new FeedbackRepository(clickhouse, postgres.pool),
+    new FeedbackRepository(clickhouse, postgres.pool, async (projectId) => (await policies.policyFor(projectId)).policy.retentionDays ?? 0),
     context.secrets.keyPepper,
     () => unknownTrace.inc(),
     (message) => log.warn(message),
@@ -26,8 +33,8 @@ function openFeedback(context: ProcessContext, clickhouse: ClickHouseClient, pos
 
 /** Scores (ClickHouse), score configs (PostgreSQL) and feedback tokens. */
 @Module({
-  imports: [ClickHouseModule, PostgresModule],
-  providers: [{ provide: FeedbackService, inject: [PROCESS, CLICKHOUSE, Postgres], useFactory: openFeedback }],
+  imports: [ClickHouseModule, PostgresModule, TenancyModule],
+  providers: [{ provide: FeedbackService, inject: [PROCESS, CLICKHOUSE, Postgres, ProjectPolicies], useFactory: openFeedback }],
   exports: [FeedbackService],
 })
 export class FeedbackModule {}
