@@ -1,7 +1,15 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { TraceService } from '@spanforge/query';
-import { ClickHouseModule, CostReportsModule, FeedbackModule, Logger, QueueModule, TenancyModule } from '@spanforge/runtime';
+import {
+  ClickHouseModule,
+  CostReportsModule,
+  FeedbackModule,
+  Logger,
+  PostgresModule,
+  QueueModule,
+  TenancyModule,
+} from '@spanforge/runtime';
 import { AccessGuard } from './auth/access.guard';
 import { DeadLettersResolver } from './admin/dead-letters.resolver';
 import { TenancyResolver } from './admin/tenancy.resolver';
@@ -20,6 +28,7 @@ import { CostReportResolver } from './reports/cost-report.resolver';
 import { TraceResolver } from './query/trace.resolver';
 import { MetricsResolver } from './metrics/metrics.resolver';
 import { DataPolicyResolver } from './policy/data-policy.resolver';
+import { ErasureResolver } from './policy/erasure.resolver';
 import { UsageResolver } from './usage/usage.resolver';
 
 /**
@@ -32,7 +41,7 @@ export class ApiModule {
   static forRoot(driver: GraphqlDriver = 'mercurius'): DynamicModule {
     return {
       module: ApiModule,
-      imports: [graphqlModule(driver), TenancyModule, ClickHouseModule, QueueModule, FeedbackModule, CostReportsModule],
+      imports: [graphqlModule(driver), TenancyModule, PostgresModule, ClickHouseModule, QueueModule, FeedbackModule, CostReportsModule],
       controllers: [HealthController, WaterfallController, FeedbackController, CostReportController, ExplorerController],
       providers: [
         { provide: APP_FILTER, inject: [Logger], useFactory: (log: Logger) => new ApiExceptionFilter(log) },
@@ -49,6 +58,7 @@ export class ApiModule {
         FeedbackResolver,
         CostReportResolver,
         DataPolicyResolver,
+        ErasureResolver,
         UsageResolver,
       ],
     };

@@ -4,6 +4,7 @@ import { Counter, Gauge } from 'prom-client';
 import {
   BatchingQueue,
   DeadLetterRepository,
+  ErasureRepository,
   RetentionRepository,
   SpanLogEventRepository,
   SpanMetricsSealer,
@@ -21,6 +22,8 @@ import {
   ClickHouseModule,
   CostReportsModule,
   PROCESS,
+  Postgres,
+  PostgresModule,
   QUEUES,
   QueueModule,
   TenancyModule,
@@ -30,6 +33,7 @@ import { DataPolicyRepository, ProjectPolicies, TenancyRepository } from '@spanf
 import { FailedJobsSweeper } from './ingest/failed-jobs.sweeper';
 import { IngestProcessor } from './ingest/ingest.processor';
 import { ProjectPricing } from './ingest/project-pricing';
+import { ErasureRunner } from './retention/erasure.runner';
 import { RetentionSweeper } from './retention/retention.sweeper';
 import { startCostReportWorker } from './reports/cost-report.worker';
 
@@ -63,6 +67,7 @@ export class Workers {
     private readonly tenancy: TenancyRepository,
     private readonly policies: DataPolicyRepository,
     private readonly costReports: CostReportService,
+    private readonly postgres: Postgres,
   ) {}
 
   /**
@@ -70,8 +75,8 @@ export class Workers {
    * closes the BullMQ worker first (in-flight jobs finish, which needs their batch written), then the writers flush.
    */
   start(): Promise<string[]> {
-    const { context, clickhouse, querySlots, queues, tenancy, policies, costReports } = this;
-    return startWorkers({ ...context, clickhouse, querySlots, queues, tenancy, policies, costReports });
+    const { context, clickhouse, querySlots, queues, tenancy, policies, costReports, postgres } = this;
+    return startWorkers({ ...context, clickhouse, querySlots, queues, tenancy, policies, costReports, postgres });
   }
 }
 
@@ -83,6 +88,7 @@ type WorkerServices = ProcessContext & {
   tenancy: TenancyRepository;
   policies: DataPolicyRepository;
   costReports: CostReportService;
+  postgres: Postgres;
 };
 
 async function startWorkers(infra: WorkerServices): Promise<string[]> {
@@ -172,6 +178,16 @@ async function startWorkers(infra: WorkerServices): Promise<string[]> {
   sealer.start();
   await startCostReportWorker(infra.costReports, infra.queues, infra.log.child('cost-reports'), infra.metrics);
   // What of each project's retention storage does not do by itself: rows stored before it was set or shortened, stored cost reports.
+  // Erasures (eraseData): each worker runs the jobs waiting, one at a time.
+  const erasures = new ErasureRepository(clickhouse, infra.postgres.pool);
+  const erasure = new ErasureRunner({
+    claim: () => erasures.claim(),
+    erase: (job) => erasures.erase(job),
+    complete: (job) => erasures.complete(job),
+    release: (job, error) => erasures.release(job, error),
+    log,
+  });
+  erasure.start();
   const outlived = new RetentionRepository(clickhouse);
   const retention = new RetentionSweeper({
     projects: () => infra.policies.withRetention(),
@@ -181,12 +197,16 @@ async function startWorkers(infra: WorkerServices): Promise<string[]> {
   });
   retention.start();
   infra.shutdown.add('flush', 'span, log event and accounting writers', async () => {
-    await Promise.all([sweeper.stop(), sealer.stop(), retention.stop()]);
+    await Promise.all([sweeper.stop(), sealer.stop(), retention.stop(), erasure.stop()]);
     await Promise.all([spans.close(), logEvents.close(), accounting.close()]);
   });
   return [`Workers    ${INGEST_CONCURRENCY} ingest jobs at a time from ${infra.queues.describe()}`];
 }
 
 /** The worker's services: ClickHouse, the queues, prices (tenancy) and cost reports. */
-@Module({ imports: [ClickHouseModule, QueueModule, TenancyModule, CostReportsModule], providers: [Workers], exports: [Workers] })
+@Module({
+  imports: [ClickHouseModule, PostgresModule, QueueModule, TenancyModule, CostReportsModule],
+  providers: [Workers],
+  exports: [Workers],
+})
 export class WorkerModule {}

@@ -1,4 +1,4 @@
-import { PROJECT_TABLES, RETAINED_SINCE, projectTableFilters } from './project-tables';
+import { ERASED_BY, PROJECT_TABLES, RETAINED_SINCE, projectTableFilters } from './project-tables';
 
 const scope = { tenantId: 't1', projectId: 'p1' };
 
@@ -28,6 +28,17 @@ describe('projectTableFilters', () => {
     for (const table of PROJECT_TABLES.filter((t) => RETAINED_SINCE[t] === null))
       expect(all[table]).toBe("tenant_id = 't1' AND project_id = 'p1'");
     for (const table of PROJECT_TABLES.filter((t) => RETAINED_SINCE[t] !== null)) expect(all[table]).toMatch(/ AND \w+ >= /);
+  });
+
+  it("leaves out erased traces and whole erased sessions, by the project's own tombstones", () => {
+    const all = filters(projectTableFilters(scope, undefined, { erasures: true }));
+    const tombstones = "erased_traces WHERE tenant_id = 't1' AND project_id = 'p1'";
+    expect(all.spans).toBe(`tenant_id = 't1' AND project_id = 'p1' AND trace_id NOT IN (SELECT trace_id FROM ${tombstones})`);
+    expect(all.session_figures).toBe(
+      `tenant_id = 't1' AND project_id = 'p1' AND session_id NOT IN (SELECT session_id FROM ${tombstones} AND whole_session = 1)`,
+    );
+    for (const table of PROJECT_TABLES.filter((t) => ERASED_BY[t] === undefined))
+      expect(all[table]).toBe("tenant_id = 't1' AND project_id = 'p1'");
   });
 
   it('refuses ids and times that are not', () => {

@@ -8,6 +8,7 @@
 export const PROJECT_TABLES = [
   'cost_daily',
   'dead_letters',
+  'erased_traces',
   'feedback',
   'ingest_accounting',
   'runs',
@@ -41,6 +42,8 @@ export type ProjectTable = (typeof PROJECT_TABLES)[number];
 export const RETAINED_SINCE: Record<ProjectTable, string | null> = {
   cost_daily: 'day >= toDate({day})',
   dead_letters: 'dead_lettered_at >= {since}',
+  // Tombstones outlive what they erased: a late span of an erased trace is still left out.
+  erased_traces: null,
   feedback: 'received_at >= {since}',
   ingest_accounting: null,
   runs: 'first_seen >= {since}',
@@ -59,6 +62,25 @@ export const RETAINED_SINCE: Record<ProjectTable, string | null> = {
   traces: 'start_time >= {since}',
 };
 
+/**
+ * What an erasure hides in each table (docs/data-policy.md, "Erasure"): rows of an erased trace,
+ * and in the session tables the sessions erased whole; `{erased}` stands for the project's
+ * tombstones (erased_traces). Tables not listed hold no trace or session of their own (rollups
+ * by minute and day are recomputed by the erasure job; dead letters are not erased).
+ */
+export const ERASED_BY: Partial<Record<ProjectTable, string>> = {
+  feedback: 'trace_id NOT IN (SELECT trace_id FROM {erased})',
+  span_facts: 'trace_id NOT IN (SELECT trace_id FROM {erased})',
+  span_log_events: 'trace_id NOT IN (SELECT trace_id FROM {erased})',
+  spans: 'trace_id NOT IN (SELECT trace_id FROM {erased})',
+  trace_cost_days: 'trace_id NOT IN (SELECT trace_id FROM {erased})',
+  trace_figures: 'trace_id NOT IN (SELECT trace_id FROM {erased})',
+  trace_index: 'trace_id NOT IN (SELECT trace_id FROM {erased})',
+  traces: 'trace_id NOT IN (SELECT trace_id FROM {erased})',
+  sessions: 'session_id NOT IN (SELECT session_id FROM {erased} AND whole_session = 1)',
+  session_figures: 'session_id NOT IN (SELECT session_id FROM {erased} AND whole_session = 1)',
+};
+
 /** Tenant and project ids are UUIDs or slugs; anything else is refused before it reaches SQL text. */
 const SCOPE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -67,17 +89,24 @@ const SCOPE_ID = /^[A-Za-z0-9_-]{1,64}$/;
  * project: the engine adds `tenant_id = … AND project_id = …` to each read of each table. With
  * `keptSinceMs` (now minus the project's retention), each table's rows older than that are left
  * out too (RETAINED_SINCE): every answer and every aggregate forgets expired data at once, before
- * storage drops it.
+ * storage drops it. With `erasures`, the rows of erased traces and sessions are left out too
+ * (ERASED_BY), from the moment their tombstones are written.
  */
-export function projectTableFilters(scope: { tenantId: string; projectId: string }, keptSinceMs?: number): string {
+export function projectTableFilters(
+  scope: { tenantId: string; projectId: string },
+  keptSinceMs?: number,
+  options: { erasures?: boolean } = {},
+): string {
   for (const id of [scope.tenantId, scope.projectId]) {
     if (!SCOPE_ID.test(id)) throw new Error(`not a tenant or project id: ${JSON.stringify(id)}`);
   }
   if (keptSinceMs !== undefined && !Number.isSafeInteger(keptSinceMs)) throw new Error(`not a time in milliseconds: ${keptSinceMs}`);
   const project = `tenant_id = ${stringLiteral(scope.tenantId)} AND project_id = ${stringLiteral(scope.projectId)}`;
+  const erased = `erased_traces WHERE ${project}`;
   const filterOf = (table: ProjectTable): string => {
     const retained = keptSinceMs === undefined ? null : retainedCondition(table, keptSinceMs);
-    return retained === null ? project : `${project} AND ${retained}`;
+    const unerased = options.erasures ? ERASED_BY[table]?.replace('{erased}', erased) : undefined;
+    return [project, retained, unerased].filter((part) => part !== null && part !== undefined).join(' AND ');
   };
   return `additional_table_filters = {${PROJECT_TABLES.map((table) => `${stringLiteral(table)}: ${stringLiteral(filterOf(table))}`).join(', ')}}`;
 }

@@ -21,14 +21,16 @@ export interface ProjectStatementScope {
 /**
  * A statement that reads one project's data (the worker's upkeep, feedback, dead letters) with the
  * project's table filters added to its SETTINGS clause (or given one): the engine confines it to
- * that project (projectTableFilters), so whatever its text it reads no other project's rows.
+ * that project (projectTableFilters), so whatever its text it reads no other project's rows. With
+ * `erasures`, it reads no row of an erased trace either (what the API sees).
  */
-export function withProjectFilters(sql: string, scope: ProjectStatementScope): string {
+export function withProjectFilters(sql: string, scope: ProjectStatementScope, options: { erasures?: boolean } = {}): string {
   const statement = sql.trimEnd();
+  const filters = projectTableFilters(scope, undefined, options);
   // A SETTINGS clause that ends the statement: name = value pairs, nothing nested after it.
   return /\bSETTINGS\s+\w+\s*=\s*[\w.']+(\s*,\s*\w+\s*=\s*[\w.']+)*$/.test(statement)
-    ? `${statement}, ${projectTableFilters(scope)}`
-    : `${statement}\nSETTINGS ${projectTableFilters(scope)}`;
+    ? `${statement}, ${filters}`
+    : `${statement}\nSETTINGS ${filters}`;
 }
 
 /**

@@ -136,7 +136,7 @@ export const REFRESH_TRACE_FIGURES_SQL = refreshTraceFiguresSql(
  * session's feedback (count, sum and count of numeric values, so means are exact) through the
  * trace → session mapping. `sessionFilter` picks the sessions (it must keep the scope).
  */
-function refreshSessionFiguresSql(sessionFilter: string): string {
+export function refreshSessionFiguresSql(sessionFilter: string): string {
   return `
   INSERT INTO session_figures (tenant_id, project_id, session_id, trace_count, cost_usd, input_tokens, output_tokens, first_seen, last_seen, user_id,
     feedback, computed_at, retention_days)

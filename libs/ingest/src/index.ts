@@ -9,3 +9,4 @@ export * from './span-log-events';
 export * from './span-metrics.sealer';
 export * from './tenant-usage.repository';
 export * from './retention.repository';
+export * from './erasure.repository';

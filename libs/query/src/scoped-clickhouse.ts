@@ -28,8 +28,8 @@ const TOO_EXPENSIVE = new Set([
 /**
  * The only way the query API reaches ClickHouse, for one project. Scoped by construction: every
  * statement carries the engine-side filter of each project table (`additional_table_filters`,
- * libs/clickhouse/src/project-tables.ts), so it can read no other project's rows whatever its
- * text; the statements' own `tenant_id = {tenantId:String} AND project_id = {projectId:String}`
+ * libs/clickhouse/src/project-tables.ts), so it can read no other project's rows, nothing past the
+ * project's retention and nothing of an erased trace, whatever its text; the statements' own `tenant_id = {tenantId:String} AND project_id = {projectId:String}`
  * are bound here too (they pick the primary key range). Every statement is named (query_id and
  * log_comment) and runs under the per-query limits.
  *
@@ -53,7 +53,7 @@ export class ScopedClickHouse {
     private readonly keptSince?: KeptSince,
   ) {
     this.limits = settingsClause(limits);
-    this.projectFilters = projectTableFilters(scope);
+    this.projectFilters = projectTableFilters(scope, undefined, { erasures: true });
     this.maxResultBytes = limits.maxResultBytes;
   }
 
@@ -64,7 +64,7 @@ export class ScopedClickHouse {
 
   async rows<T>(name: string, sql: string, params: Record<string, unknown> = {}): Promise<T[]> {
     const keptSince = await this.keptSinceMs();
-    const settings = `${this.limits}, ${keptSince === undefined ? this.projectFilters : projectTableFilters(this.scope, keptSince)}`;
+    const settings = `${this.limits}, ${keptSince === undefined ? this.projectFilters : projectTableFilters(this.scope, keptSince, { erasures: true })}`;
     const read = async () => {
       const result = await this.client.query({
         query: `${sql}\n${settings}, log_comment = ${stringLiteral(name)}`,

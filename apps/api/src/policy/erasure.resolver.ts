@@ -1,0 +1,91 @@
+import { Inject } from '@nestjs/common';
+import { Args, Context, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, registerEnumType } from '@nestjs/graphql';
+import type { ClickHouseClient } from '@spanforge/clickhouse';
+import { DomainError, ErrorCode, notFound } from '@spanforge/errors';
+import { ErasureRepository, MAX_ERASED_TRACE_IDS, type ErasureJob, type ErasureStatus } from '@spanforge/ingest';
+import { CLICKHOUSE, Postgres } from '@spanforge/runtime';
+import { ApiKeyScope, TenancyService } from '@spanforge/tenancy';
+import { AdminOrScope } from '../auth/access.decorators';
+import type { RequestContext } from '../graphql/request-context';
+
+enum ErasureStatusEnum {
+  PENDING = 'PENDING',
+  RUNNING = 'RUNNING',
+  COMPLETED = 'COMPLETED',
+}
+registerEnumType(ErasureStatusEnum, {
+  name: 'ErasureStatus',
+  description: 'PENDING: no answer returns the data, storage still holds it; RUNNING: being removed; COMPLETED: no table holds it.',
+});
+
+@InputType('EraseDataInput', { description: 'What to erase: a user’s traces, a session’s, and/or traces by id (at least one).' })
+class EraseDataInput {
+  @Field(() => ID, { description: 'The project.' }) projectId!: string;
+  @Field(() => String, { nullable: true, description: 'Every trace of this user (and their sessions).' }) userId?: string | null;
+  @Field(() => String, { nullable: true, description: 'Every trace of this session.' }) sessionId?: string | null;
+  @Field(() => [String], { nullable: true, description: `These traces (at most ${MAX_ERASED_TRACE_IDS}).` }) traceIds?: string[] | null;
+}
+
+@ObjectType('ErasureJob', {
+  description: 'One erasure: from its answer on no query returns the data; storage holds none of it once COMPLETED.',
+})
+class ErasureJobModel {
+  @Field(() => ID, { description: 'The job.' }) id!: string;
+  @Field(() => ErasureStatusEnum, { description: 'How far it is.' }) status!: ErasureStatus;
+  @Field(() => Date, { description: 'When it was asked for.' }) requestedAt!: Date;
+  @Field(() => Date, { nullable: true, description: 'When storage held none of it; null until then.' }) completedAt!: Date | null;
+  @Field(() => Int, { description: 'The traces it erases, as found when it was asked for.' }) traceCount!: number;
+}
+
+function toModel(job: ErasureJob): ErasureJobModel {
+  return { id: job.id, status: job.status, requestedAt: job.requestedAt, completedAt: job.completedAt, traceCount: job.traceCount };
+}
+
+/** `eraseData` and `erasureJob`: the admin token for any project, a MANAGE key for its own (docs/data-policy.md, "Erasure"). */
+@AdminOrScope(ApiKeyScope.MANAGE)
+@Resolver()
+export class ErasureResolver {
+  private readonly erasures: ErasureRepository;
+
+  constructor(
+    @Inject(CLICKHOUSE) clickhouse: ClickHouseClient,
+    postgres: Postgres,
+    private readonly tenancy: TenancyService,
+  ) {
+    this.erasures = new ErasureRepository(clickhouse, postgres.pool);
+  }
+
+  @Mutation(() => ErasureJobModel, {
+    description:
+      "Erases a user's, a session's or some traces' data: from this answer on no query or aggregate returns it, and a worker then removes it from every table (erasureJob shows how far).",
+  })
+  async eraseData(
+    @Args('input', { type: () => EraseDataInput, description: 'What to erase.' }) input: EraseDataInput,
+    @Context() context: RequestContext,
+  ): Promise<ErasureJobModel> {
+    const project = await this.admitted(context, input.projectId);
+    const requestedBy = context.project ? `key:${context.project.apiKeyId}` : 'admin';
+    return toModel(await this.erasures.request(project, input, requestedBy));
+  }
+
+  @Query(() => ErasureJobModel, { nullable: true, description: 'One erasure; null when there is no such job (for this key’s project).' })
+  async erasureJob(
+    @Args('id', { type: () => ID, description: 'The job.' }) id: string,
+    @Context() context: RequestContext,
+  ): Promise<ErasureJobModel | null> {
+    const job = await this.erasures.job(id, context.project?.projectId);
+    return job ? toModel(job) : null;
+  }
+
+  /** A key may name only its own project; the admin any project that exists. */
+  private async admitted(context: RequestContext, projectId: string): Promise<{ tenantId: string; projectId: string }> {
+    if (context.project) {
+      if (context.project.projectId !== projectId)
+        throw new DomainError(ErrorCode.FORBIDDEN, "this API key belongs to another project: it can erase only its own project's data");
+      return { tenantId: context.project.tenantId, projectId };
+    }
+    const project = await this.tenancy.findProject(projectId);
+    if (!project) throw notFound(`no project ${projectId}`);
+    return { tenantId: project.tenantId, projectId };
+  }
+}

@@ -1,0 +1,59 @@
+import type { ErasureJob } from '@spanforge/ingest';
+import { ErasureRunner } from './erasure.runner';
+
+const job = (id: string): ErasureJob => ({
+  id,
+  tenantId: 't',
+  projectId: 'p',
+  requestedBy: 'admin',
+  userId: null,
+  sessionId: 's',
+  traceIds: [],
+  traceCount: 2,
+  status: 'RUNNING',
+  requestedAt: new Date(0),
+  startedAt: new Date(0),
+  completedAt: null,
+  lastError: null,
+});
+
+describe('ErasureRunner', () => {
+  it('runs every waiting job, completes each, and gives a failed one back with its reason', async () => {
+    const waiting = [job('a'), job('b'), job('c')];
+    const done: string[] = [];
+    const released: Array<[string, string]> = [];
+    const said: string[] = [];
+    const runner = new ErasureRunner({
+      claim: async () => waiting.shift(),
+      erase: async (j) => {
+        if (j.id === 'b') throw new Error('ClickHouse is away');
+      },
+      complete: async (j) => void done.push(j.id),
+      release: async (j, error) => void released.push([j.id, error]),
+      log: { info: (m) => said.push(m), error: (m) => said.push(`error ${m}`) },
+    });
+    await runner.runAll();
+    // A failure ends the round (the job is tried again on the next one); c waits for it.
+    expect(done).toEqual(['a']);
+    expect(released).toEqual([['b', 'ClickHouse is away']]);
+    expect(said[1]).toBe('error erasure b (project p) failed; it is tried again');
+    await runner.runAll();
+    expect(done).toEqual(['a', 'c']);
+  });
+
+  it('says so when looking for a job fails, and stops', async () => {
+    const said: string[] = [];
+    const runner = new ErasureRunner({
+      claim: async () => {
+        throw new Error('PostgreSQL is away');
+      },
+      erase: async () => undefined,
+      complete: async () => undefined,
+      release: async () => undefined,
+      log: { info: (m) => said.push(m), error: (m) => said.push(`error ${m}`) },
+    });
+    await runner.runAll();
+    expect(said).toEqual(['error erasure: looking for a job failed; trying again shortly']);
+    await runner.stop();
+  });
+});

@@ -1,0 +1,72 @@
+import type { ErasureJob } from '@spanforge/ingest';
+
+/** How often an idle worker looks for an erasure to run. */
+export const ERASURE_POLL_MS = 2_000;
+
+export interface ErasureRunnerDeps {
+  claim: () => Promise<ErasureJob | undefined>;
+  erase: (job: ErasureJob) => Promise<void>;
+  complete: (job: ErasureJob) => Promise<void>;
+  release: (job: ErasureJob, error: string) => Promise<void>;
+  log: { info(message: string): void; error(message: string, error?: unknown): void };
+  pollMs?: number;
+}
+
+/**
+ * Runs the erasure jobs (eraseData) in every worker: claims the oldest job no worker runs, erases
+ * its traces from ClickHouse (docs/data-policy.md, "Erasure"), and records it COMPLETED; a failed
+ * attempt is given back with its reason and tried again. Jobs run one at a time per worker.
+ */
+export class ErasureRunner {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(private readonly deps: ErasureRunnerDeps) {}
+
+  start(): void {
+    const tick = () => {
+      this.running = this.runAll().finally(() => {
+        if (!this.stopped) this.timer = setTimeout(tick, this.deps.pollMs ?? ERASURE_POLL_MS).unref();
+      });
+    };
+    this.timer = setTimeout(tick, this.deps.pollMs ?? ERASURE_POLL_MS).unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** Runs jobs until none is waiting (or the runner stops). */
+  async runAll(): Promise<void> {
+    while (!this.stopped) {
+      let job: ErasureJob | undefined;
+      try {
+        job = await this.deps.claim();
+      } catch (error) {
+        this.deps.log.error('erasure: looking for a job failed; trying again shortly', error);
+        return;
+      }
+      if (!job) return;
+      const started = Date.now();
+      try {
+        await this.deps.erase(job);
+        await this.deps.complete(job);
+        this.deps.log.info(
+          `erasure ${job.id} (project ${job.projectId}, ${job.traceCount} trace(s)) completed in ${Date.now() - started} ms`,
+        );
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        this.deps.log.error(`erasure ${job.id} (project ${job.projectId}) failed; it is tried again`, error);
+        try {
+          await this.deps.release(job, reason);
+        } catch (releaseError) {
+          this.deps.log.error(`erasure ${job.id}: giving it back failed; it is claimed again once its claim is stale`, releaseError);
+        }
+        return;
+      }
+    }
+  }
+}

@@ -1,0 +1,399 @@
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import {
+  REFRESH_COST_DAILY_SQL,
+  namedStatement,
+  refreshSessionFiguresSql,
+  withProjectFilters,
+  type ClickHouseClient,
+} from '@spanforge/clickhouse';
+import { badInput } from '@spanforge/errors';
+import type { ProjectRef } from './span.repository';
+
+export type ErasureStatus = 'PENDING' | 'RUNNING' | 'COMPLETED';
+
+/** What an erasure names: a user's traces, a session's, and/or traces by id. */
+export interface ErasureRequest {
+  userId?: string | null;
+  sessionId?: string | null;
+  traceIds?: readonly string[] | null;
+}
+
+/** One erasure as PostgreSQL records it (erasure_jobs): who asked for what, when, and how far it is. */
+export interface ErasureJob {
+  id: string;
+  tenantId: string;
+  projectId: string;
+  requestedBy: string;
+  userId: string | null;
+  sessionId: string | null;
+  traceIds: string[];
+  traceCount: number;
+  status: ErasureStatus;
+  requestedAt: Date;
+  startedAt: Date | null;
+  completedAt: Date | null;
+  lastError: string | null;
+}
+
+/** Trace ids one request may name; a user's or session's traces are found by the service, without limit. */
+export const MAX_ERASED_TRACE_IDS = 10_000;
+const MAX_ID_LENGTH = 256;
+/** The trace id of a session's own tombstone: OTLP trace ids are hex, so no span has it. */
+const SESSION_TOMBSTONE = 'session:';
+/** A job claimed this long ago and not completed is taken to be abandoned (its worker died) and claimed again. */
+export const ERASURE_RECLAIM_AFTER_MS = 10 * 60_000;
+
+/**
+ * The tables whose rows name their trace: the erasure job deletes an erased trace's rows from each.
+ * (The session and run rollups are rebuilt, and the day and minute rollups recomputed, from what is left.)
+ */
+export const ERASED_TRACE_TABLES = [
+  'spans',
+  'span_log_events',
+  'span_facts',
+  'traces',
+  'trace_index',
+  'trace_figures',
+  'trace_cost_days',
+  'feedback',
+] as const;
+
+interface JobRow {
+  id: string;
+  tenant_id: string;
+  project_id: string;
+  requested_by: string;
+  user_id: string | null;
+  session_id: string | null;
+  trace_ids: string[];
+  trace_count: number;
+  status: ErasureStatus;
+  requested_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+  last_error: string | null;
+}
+
+const JOB_COLUMNS =
+  'id, tenant_id, project_id, requested_by, user_id, session_id, trace_ids, trace_count, status, requested_at, started_at, completed_at, last_error';
+
+function toJob(row: JobRow): ErasureJob {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    projectId: row.project_id,
+    requestedBy: row.requested_by,
+    userId: row.user_id,
+    sessionId: row.session_id,
+    traceIds: row.trace_ids,
+    traceCount: Number(row.trace_count),
+    status: row.status,
+    requestedAt: row.requested_at,
+    startedAt: row.started_at,
+    completedAt: row.completed_at,
+    lastError: row.last_error,
+  };
+}
+
+/** The bound parameters of a job's statements; `{jobId}` picks its tombstones. */
+function jobParams(job: ErasureJob): Record<string, unknown> {
+  return { tenantId: job.tenantId, projectId: job.projectId, jobId: job.id };
+}
+
+const JOB_TRACES = `(SELECT trace_id FROM erased_traces
+  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND job_id = {jobId:String})`;
+
+/**
+ * Erasure (docs/data-policy.md, "Erasure"): a request writes its traces' tombstones to ClickHouse
+ * (from then on no API read returns them) and its record to PostgreSQL; a worker's job then
+ * deletes the traces' rows from every table and recomputes what was summed from them.
+ */
+export class ErasureRepository {
+  constructor(
+    private readonly clickhouse: ClickHouseClient,
+    private readonly pool: Pool,
+  ) {}
+
+  /**
+   * Finds the traces a request names (a user's or session's as the project's trace index knows
+   * them; trace ids as given, stored yet or not), writes their tombstones, then records the job.
+   * The tombstones come first: once this answers, no read returns the traces.
+   */
+  async request(project: ProjectRef, request: ErasureRequest, requestedBy: string): Promise<ErasureJob> {
+    const userId = request.userId ?? '';
+    const sessionId = request.sessionId ?? '';
+    const traceIds = [...new Set(request.traceIds ?? [])];
+    if (!userId && !sessionId && traceIds.length === 0) throw badInput('eraseData needs a userId, a sessionId or traceIds');
+    if (traceIds.length > MAX_ERASED_TRACE_IDS) throw badInput(`eraseData takes at most ${MAX_ERASED_TRACE_IDS} traceIds a request`);
+    for (const id of [userId, sessionId, ...traceIds])
+      if (id.length > MAX_ID_LENGTH) throw badInput(`ids are at most ${MAX_ID_LENGTH} characters`);
+    if (traceIds.some((id) => id === '')) throw badInput('traceIds must not be empty strings');
+    const id = randomUUID();
+    const params = { tenantId: project.tenantId, projectId: project.projectId, userId, sessionId, traceIds, jobId: id };
+    const found = await this.clickhouse.query({
+      query: withProjectFilters(
+        `SELECT trace_id, max(session_id) AS session_id, max(user_id) AS user_id FROM trace_index
+         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+         GROUP BY trace_id
+         HAVING ({userId:String} != '' AND user_id = {userId:String}) OR ({sessionId:String} != '' AND session_id = {sessionId:String})
+           OR trace_id IN {traceIds:Array(String)}`,
+        project,
+      ),
+      query_params: params,
+      format: 'JSONEachRow',
+      ...namedStatement('erasure.find_traces'),
+    });
+    const traces = new Map<string, { session_id: string; whole_session: number }>();
+    for (const row of await found.json<{ trace_id: string; session_id: string; user_id: string }>()) {
+      // A trace of the user or session takes its whole session with it; one named by id only itself.
+      const whole = (userId !== '' && row.user_id === userId) || (sessionId !== '' && row.session_id === sessionId);
+      traces.set(row.trace_id, { session_id: row.session_id, whole_session: whole && row.session_id !== '' ? 1 : 0 });
+    }
+    for (const traceId of traceIds) if (!traces.has(traceId)) traces.set(traceId, { session_id: '', whole_session: 0 });
+    if (sessionId && ![...traces.values()].some((t) => t.session_id === sessionId))
+      // A session not stored (yet): a tombstone of its own (under no trace id a span can have)
+      // still leaves out whatever of it arrives.
+      traces.set(`${SESSION_TOMBSTONE}${sessionId}`, { session_id: sessionId, whole_session: 1 });
+    if (traces.size > 0) {
+      await this.clickhouse.insert({
+        table: 'erased_traces',
+        values: [...traces].map(([traceId, t]) => ({
+          tenant_id: project.tenantId,
+          project_id: project.projectId,
+          trace_id: traceId,
+          session_id: t.session_id,
+          whole_session: t.whole_session,
+          job_id: id,
+        })),
+        format: 'JSONEachRow',
+        ...namedStatement('erasure.insert_tombstones'),
+      });
+    }
+    await this.recomputeAggregates(project, id, { onlyUnerased: true });
+    const { rows } = await this.pool.query<JobRow>(
+      `INSERT INTO erasure_jobs (id, tenant_id, project_id, requested_by, user_id, session_id, trace_ids, trace_count)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${JOB_COLUMNS}`,
+      [
+        id,
+        project.tenantId,
+        project.projectId,
+        requestedBy,
+        userId || null,
+        sessionId || null,
+        traceIds,
+        [...traces.keys()].filter((traceId) => !traceId.startsWith(SESSION_TOMBSTONE)).length,
+      ],
+    );
+    return toJob(rows[0]!);
+  }
+
+  /** A job by id, within a project (a key's), or any project's (the admin). */
+  async job(id: string, projectId?: string): Promise<ErasureJob | undefined> {
+    if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+    const { rows } = await this.pool.query<JobRow>(
+      `SELECT ${JOB_COLUMNS} FROM erasure_jobs WHERE id = $1 AND ($2::uuid IS NULL OR project_id = $2)`,
+      [id, projectId ?? null],
+    );
+    return rows[0] ? toJob(rows[0]) : undefined;
+  }
+
+  /**
+   * Takes the oldest job no worker is running (or one whose worker has not finished it within
+   * ERASURE_RECLAIM_AFTER_MS): several workers never take the same job at once.
+   */
+  async claim(): Promise<ErasureJob | undefined> {
+    const { rows } = await this.pool.query<JobRow>(
+      `UPDATE erasure_jobs SET status = 'RUNNING', started_at = now()
+       WHERE id = (SELECT id FROM erasure_jobs
+                   WHERE status = 'PENDING' OR (status = 'RUNNING' AND started_at < now() - make_interval(secs => $1))
+                   ORDER BY requested_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+       RETURNING ${JOB_COLUMNS}`,
+      [ERASURE_RECLAIM_AFTER_MS / 1000],
+    );
+    return rows[0] ? toJob(rows[0]) : undefined;
+  }
+
+  async complete(job: ErasureJob): Promise<void> {
+    await this.pool.query("UPDATE erasure_jobs SET status = 'COMPLETED', completed_at = now(), last_error = NULL WHERE id = $1", [job.id]);
+  }
+
+  /** Gives a failed attempt back, with why: the next claim tries again (every step is idempotent). */
+  async release(job: ErasureJob, error: string): Promise<void> {
+    await this.pool.query("UPDATE erasure_jobs SET status = 'PENDING', last_error = $2 WHERE id = $1", [job.id, error.slice(0, 4_000)]);
+  }
+
+  /** The cost days and span minutes of a job's traces (found before their rows are deleted). */
+  private async touchedAggregates(project: ProjectRef, jobId: string): Promise<{ days: string[]; minutes: number[] }> {
+    const params = { tenantId: project.tenantId, projectId: project.projectId, jobId };
+    const scope = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}';
+    const read = async <T>(name: string, sql: string): Promise<T[]> =>
+      (
+        await this.clickhouse.query({
+          query: withProjectFilters(sql, project),
+          query_params: params,
+          format: 'JSONEachRow',
+          ...namedStatement(name),
+        })
+      ).json<T>();
+    const days = await read<{ day: string }>(
+      'erasure.touched_days',
+      `SELECT DISTINCT toString(day) AS day FROM trace_cost_days WHERE ${scope} AND trace_id IN ${JOB_TRACES}`,
+    );
+    const minutes = await read<{ minute: number }>(
+      'erasure.touched_minutes',
+      `SELECT DISTINCT toUnixTimestamp64Milli(minute) AS minute FROM span_facts WHERE ${scope} AND trace_id IN ${JOB_TRACES}`,
+    );
+    return { days: days.map((row) => row.day), minutes: minutes.map((row) => Number(row.minute)) };
+  }
+
+  /**
+   * The day and minute rollups the job's traces were summed into, without them: each cost day
+   * computed again from the traces' cost rows that are not erased (`onlyUnerased`: before their
+   * rows are deleted, the reads leave them out as the API's do), and each minute marked written
+   * now, so readers take it from span_facts (which leaves them out) until the sealer computes it
+   * again. Done before eraseData answers, so from then on no aggregate counts the traces.
+   */
+  private async recomputeAggregates(
+    project: ProjectRef,
+    jobId: string,
+    options: { onlyUnerased?: boolean; touched?: { days: string[]; minutes: number[] } },
+  ): Promise<void> {
+    const { days, minutes } = options.touched ?? (await this.touchedAggregates(project, jobId));
+    const scope = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}';
+    const run = async (name: string, sql: string, extra: Record<string, unknown>) => {
+      await this.clickhouse.command({
+        query: withProjectFilters(sql, project, { erasures: options.onlyUnerased }),
+        query_params: { tenantId: project.tenantId, projectId: project.projectId, ...extra },
+        ...namedStatement(name),
+      });
+    };
+    if (days.length > 0) await run('erasure.refresh_cost_daily', REFRESH_COST_DAILY_SQL, { days });
+    if (minutes.length > 0) {
+      await run(
+        'erasure.mark_minutes',
+        `INSERT INTO span_minute_marks (tenant_id, project_id, minute, dirty_at, retention_days)
+         SELECT tenant_id, project_id, minute, now64(3), max(retention_days) FROM span_minute_marks
+         WHERE ${scope} AND toUnixTimestamp64Milli(minute) IN {minutes:Array(Int64)}
+         GROUP BY tenant_id, project_id, minute`,
+        { minutes },
+      );
+      await run(
+        'erasure.dirty_minutes',
+        `INSERT INTO span_minute_dirt (dirty_at, tenant_id, project_id, minute)
+         SELECT now64(3), {tenantId:String}, {projectId:String}, fromUnixTimestamp64Milli(arrayJoin({minutes:Array(Int64)}), 'UTC')`,
+        { minutes },
+      );
+    }
+  }
+
+  /**
+   * The job's work in ClickHouse. What was summed from the traces is found first (their sessions,
+   * runs, cost days and span minutes), then their rows are deleted from every table that names
+   * them, the sessions and runs they were part of rebuilt from the spans left, the cost days
+   * recomputed and the minutes marked for the metrics sealer (readers take a marked minute from
+   * span_facts until it is sealed again, so the answers are exact at once). Idempotent.
+   */
+  async erase(job: ErasureJob): Promise<void> {
+    const project = { tenantId: job.tenantId, projectId: job.projectId };
+    const params = jobParams(job);
+    const read = async <T>(name: string, sql: string, extra: Record<string, unknown> = {}): Promise<T[]> =>
+      (
+        await this.clickhouse.query({
+          query: withProjectFilters(sql, project),
+          query_params: { ...params, ...extra },
+          format: 'JSONEachRow',
+          ...namedStatement(name),
+        })
+      ).json<T>();
+    const run = async (name: string, sql: string, extra: Record<string, unknown> = {}, filtered = true): Promise<void> => {
+      await this.clickhouse.command({
+        query: filtered ? withProjectFilters(sql, project) : sql,
+        query_params: { ...params, ...extra },
+        ...namedStatement(name),
+      });
+    };
+    const scope = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}';
+    // The sessions from the tombstones (each names its trace's session), so a retry after the
+    // trace index rows are gone still rebuilds them; the runs from the trace index.
+    const [touched] = await read<{ sessions: string[]; whole: string[]; runs: string[] }>(
+      'erasure.touched',
+      `SELECT (SELECT groupUniqArrayIf(session_id, session_id != '') FROM erased_traces WHERE ${scope} AND job_id = {jobId:String}) AS sessions,
+              (SELECT groupUniqArrayIf(session_id, whole_session = 1 AND session_id != '') FROM erased_traces
+               WHERE ${scope} AND job_id = {jobId:String}) AS whole,
+              (SELECT groupUniqArrayIf(run_id, run_id != '')
+               FROM (SELECT trace_id, max(run_id) AS run_id FROM trace_index WHERE ${scope} AND trace_id IN ${JOB_TRACES} GROUP BY trace_id)) AS runs`,
+    );
+    const touchedAggregates = await this.touchedAggregates(project, job.id);
+    const sessions = touched?.sessions ?? [];
+    const wholeSessions = touched?.whole ?? [];
+    const runs = touched?.runs ?? [];
+
+    // Lightweight deletes: the rows are masked at once and leave their parts at the next merge.
+    for (const table of ERASED_TRACE_TABLES)
+      await run('erasure.delete_traces', `DELETE FROM ${table} WHERE ${scope} AND trace_id IN ${JOB_TRACES}`, {}, false);
+    if (wholeSessions.length > 0) {
+      // Spans of the session under other trace ids (none when every trace of it was erased).
+      await run(
+        'erasure.delete_session_spans',
+        `DELETE FROM spans WHERE ${scope} AND session_id IN {sessions:Array(String)}`,
+        { sessions: wholeSessions },
+        false,
+      );
+    }
+    if (sessions.length > 0) {
+      await run(
+        'erasure.delete_sessions',
+        `DELETE FROM sessions WHERE ${scope} AND session_id IN {sessions:Array(String)}`,
+        { sessions },
+        false,
+      );
+      await run(
+        'erasure.delete_session_figures',
+        `DELETE FROM session_figures WHERE ${scope} AND session_id IN {sessions:Array(String)}`,
+        { sessions },
+        false,
+      );
+      // The sessions' rollup again from the spans left, as sessions_mv writes it.
+      await run(
+        'erasure.rebuild_sessions',
+        `INSERT INTO sessions (tenant_id, project_id, session_id, retention_days, first_seen, last_seen, user_id, trace_ids, error_span_ids, usage)
+         SELECT tenant_id, project_id, session_id, retention_days, min(start_time), max(end_time), max(user_id), groupUniqArray(trace_id),
+           groupUniqArrayIf(span_id, status_code = 'ERROR'),
+           maxMapIf(([span_id], [cost_usd], [tokens_input_uncached], [tokens_cache_read], [tokens_cache_write], [tokens_output], [tokens_reasoning]),
+             usage_is_aggregate = 0 AND (cost_usd > 0 OR tokens_input_uncached + tokens_cache_read + tokens_cache_write + tokens_output + tokens_reasoning > 0))
+         FROM spans FINAL WHERE ${scope} AND session_id IN {sessions:Array(String)}
+         GROUP BY tenant_id, project_id, session_id, retention_days`,
+        { sessions },
+      );
+      await run('erasure.refresh_session_figures', refreshSessionFiguresSql(' AND session_id IN {sessions:Array(String)}'), { sessions });
+    }
+    if (runs.length > 0) {
+      await run('erasure.delete_runs', `DELETE FROM runs WHERE ${scope} AND run_id IN {runs:Array(String)}`, { runs }, false);
+      await run(
+        'erasure.rebuild_runs',
+        `INSERT INTO runs (tenant_id, project_id, run_id, retention_days, first_seen, last_seen, trace_ids)
+         SELECT tenant_id, project_id, run_id, retention_days, min(start_time), max(end_time), groupUniqArray(trace_id)
+         FROM spans FINAL WHERE ${scope} AND run_id IN {runs:Array(String)}
+         GROUP BY tenant_id, project_id, run_id, retention_days`,
+        { runs },
+      );
+    }
+    await this.recomputeAggregates(project, job.id, { touched: touchedAggregates });
+    // Stored cost reports name their most expensive traces and sessions: the erased ones leave the
+    // lists (the totals are sums of the window, not anyone's data, and stay as reported).
+    const erasedTraces = (
+      await read<{ trace_id: string }>(
+        'erasure.job_traces',
+        `SELECT trace_id FROM erased_traces WHERE ${scope} AND job_id = {jobId:String}`,
+      )
+    ).map((row) => row.trace_id);
+    await this.pool.query(
+      `UPDATE cost_reports SET report = jsonb_set(jsonb_set(report,
+         '{topTraces}', COALESCE((SELECT jsonb_agg(t) FROM jsonb_array_elements(report -> 'topTraces') AS t WHERE NOT (t ->> 'traceId' = ANY ($2))), '[]'::jsonb)),
+         '{topSessions}', COALESCE((SELECT jsonb_agg(s) FROM jsonb_array_elements(report -> 'topSessions') AS s WHERE NOT (s ->> 'sessionId' = ANY ($3))), '[]'::jsonb))
+       WHERE project_id = $1 AND expired_at IS NULL AND report ? 'topTraces' AND report ? 'topSessions'`,
+      [job.projectId, erasedTraces, wholeSessions],
+    );
+  }
+}

@@ -1,0 +1,187 @@
+import { ERASED_TRACE_TABLES } from '@spanforge/ingest';
+import { SpanRecorder, graphql } from '../support';
+import { expectedTrace, recordAgentTrace, sendAgentTrace } from './agent-trace';
+import { startIngestHarness, type IngestHarness } from './ingest-harness';
+import { NS_PER_MS, hex, jsonExport, jsonSpan } from './otlp-json';
+import { JSON_TYPE, postTraces } from './raw-otlp';
+
+/*
+ * Erasure (docs/data-policy.md, "Erasure"): from eraseData's answer no query or aggregate returns
+ * the erased traces; once the job is COMPLETED no table holds a row of them. Expected figures are
+ * computed from what is sent: what is left is the one trace not erased.
+ */
+
+const CALL = { model: 'gpt-4o-mini', provider: 'openai', input: 700, cacheRead: 0, output: 50 };
+const ERASE = `mutation($input: EraseDataInput!) { eraseData(input: $input) { id status requestedAt completedAt traceCount } }`;
+const ANSWERS = `query($from: DateTime!, $to: DateTime!) {
+  traces(filter: { from: $from, to: $to }, first: 20) { totalCount nodes { traceId } }
+  sessions(filter: { from: $from, to: $to }, first: 20) { totalCount nodes { sessionId costUsd traceCount } }
+  costBreakdown(groupBy: [MODEL], filter: { from: $from, to: $to }) { keys costUsd spanCount }
+  metrics(query: { view: SPANS, measures: [COUNT, COST_USD], from: $from, to: $to }) { series { points { values } } }
+}`;
+
+interface Answers {
+  traces: { totalCount: number; nodes: Array<{ traceId: string }> };
+  sessions: { totalCount: number; nodes: Array<{ sessionId: string; costUsd: number; traceCount: number }> };
+  costBreakdown: Array<{ keys: string[]; costUsd: number; spanCount: number }>;
+  metrics: { series: Array<{ points: Array<{ values: Array<number | null> }> }> };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('erasure', () => {
+  let h: IngestHarness;
+  beforeAll(async () => {
+    h = await startIngestHarness();
+  });
+  afterAll(() => h?.stop());
+
+  it("leaves a user's and a session's traces out of every answer from eraseData's answer, and out of every table once completed", async () => {
+    const project = await h.newProject('erasure');
+    const start = Date.now() - 3_600_000;
+    // Session "erase-session": two traces; session "keep": one; and a user's own trace, sent as OTLP/JSON.
+    const erasedSession = [
+      await sendAgentTrace(h, project, { session: 'erase-session', calls: [CALL], start }, 0),
+      await sendAgentTrace(h, project, { session: 'erase-session', calls: [CALL], start: start + 10_000 }, 1),
+    ];
+    const keptRecorder = new SpanRecorder();
+    recordAgentTrace(keptRecorder, { session: 'keep', calls: [CALL], start: start + 20_000 });
+    const kept = expectedTrace(keptRecorder.finished());
+    const keptId = await sendAgentTrace(h, project, { session: 'keep', calls: [CALL], start: start + 20_000 }, 2);
+    const userTrace = hex(16);
+    const at = BigInt(start + 30_000) * NS_PER_MS;
+    const userSpan = jsonSpan({
+      traceId: userTrace,
+      name: 'chat gpt-4o-mini',
+      start: at,
+      end: at + 500n * NS_PER_MS,
+      attributes: {
+        'user.id': { stringValue: 'erase-me@example.com' },
+        'session.id': { stringValue: 'user-session' },
+        'gen_ai.operation.name': { stringValue: 'chat' },
+        'gen_ai.request.model': { stringValue: 'gpt-4o-mini' },
+        'gen_ai.usage.input_tokens': { intValue: '100' },
+        'gen_ai.usage.output_tokens': { intValue: '10' },
+      },
+    });
+    expect((await postTraces(h.http, jsonExport([userSpan]), { type: JSON_TYPE, key: project.apiKey })).status).toBe(200);
+    // Feedback on an erased trace: it goes with it.
+    const feedback = await fetch(`${h.api}/v1/feedback`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${project.apiKey}` },
+      body: JSON.stringify({ traceId: erasedSession[0], name: 'helpful', value: 1 }),
+    });
+    expect(feedback.status).toBe(202);
+
+    const range = { from: new Date(start - 3_600_000).toISOString(), to: new Date(Date.now() + 3_600_000).toISOString() };
+    const answers = async () => {
+      const answer = await graphql<Answers>(h.api, ANSWERS, range, project.apiKey);
+      expect(answer.errors).toBeUndefined();
+      return answer.data!;
+    };
+    let before = await answers();
+    for (let i = 0; i < 100 && (before.traces.nodes.length < 4 || before.sessions.nodes.length < 3); i++) {
+      await sleep(100);
+      before = await answers();
+    }
+    expect(before.traces.totalCount).toBe(4);
+
+    const erase = async (input: Record<string, unknown>) => {
+      const answer = await graphql<{ eraseData: { id: string; status: string; traceCount: number; completedAt: string | null } }>(
+        h.api,
+        ERASE,
+        { input: { projectId: project.projectId, ...input } },
+        project.apiKey,
+      );
+      expect(answer.errors).toBeUndefined();
+      return answer.data!.eraseData;
+    };
+    const bySession = await erase({ sessionId: 'erase-session' });
+    const byUser = await erase({ userId: 'erase-me@example.com' });
+    expect(bySession).toMatchObject({ status: 'PENDING', traceCount: 2, completedAt: null });
+    expect(byUser).toMatchObject({ traceCount: 1 });
+
+    // From the answer on: only the kept trace, whatever is asked, aggregates included.
+    const expectKeptOnly = (a: Answers) => {
+      expect(a.traces).toEqual({ totalCount: 1, nodes: [{ traceId: keptId }] });
+      expect(a.sessions).toEqual({
+        totalCount: 1,
+        nodes: [{ sessionId: 'keep', costUsd: expect.closeTo(kept.costUsd, 9), traceCount: 1 }],
+      });
+      const model = a.costBreakdown.find((row) => row.keys[0] === CALL.model);
+      expect(model).toEqual({ keys: [CALL.model], costUsd: expect.closeTo(kept.costUsd, 9), spanCount: kept.llmCalls });
+      const points = a.metrics.series.flatMap((s) => s.points);
+      expect(points.map((p) => p.values[0])).toEqual([kept.spanCount]);
+      expect(points[0]!.values[1]).toBeCloseTo(kept.costUsd, 9);
+    };
+    expectKeptOnly(await answers());
+    const trace = await graphql<{ trace: unknown }>(
+      h.api,
+      'query($id: String!) { trace(traceId: $id) { traceId } }',
+      { id: erasedSession[0] },
+      project.apiKey,
+    );
+    expect(trace.data!.trace).toBeNull();
+
+    // The job runs in the worker; once COMPLETED, no table holds a row of the erased traces.
+    const jobOf = async (id: string) =>
+      (
+        await graphql<{ erasureJob: { status: string; completedAt: string | null } | null }>(
+          h.api,
+          'query($id: ID!) { erasureJob(id: $id) { status completedAt } }',
+          { id },
+          project.apiKey,
+        )
+      ).data!.erasureJob;
+    for (const job of [bySession, byUser]) {
+      let state = await jobOf(job.id);
+      for (let i = 0; i < 300 && state?.status !== 'COMPLETED'; i++) {
+        await sleep(100);
+        state = await jobOf(job.id);
+      }
+      expect(state).toMatchObject({ status: 'COMPLETED', completedAt: expect.any(String) });
+    }
+    const erased = [...erasedSession, userTrace];
+    for (const table of ERASED_TRACE_TABLES) {
+      const [row] = await h.query<{ n: string }>(
+        `SELECT count() AS n FROM ${table} WHERE project_id = {p:String} AND trace_id IN {t:Array(String)}`,
+        {
+          p: project.projectId,
+          t: erased,
+        },
+      );
+      expect({ table, rows: Number(row!.n) }).toEqual({ table, rows: 0 });
+    }
+    for (const table of ['sessions', 'session_figures']) {
+      const [row] = await h.query<{ n: string }>(
+        `SELECT count() AS n FROM ${table} WHERE project_id = {p:String} AND session_id IN ('erase-session', 'user-session')`,
+        { p: project.projectId },
+      );
+      expect({ table, rows: Number(row!.n) }).toEqual({ table, rows: 0 });
+    }
+    // What is left is whole, and the answers are the same once the rows are gone.
+    const [left] = await h.query<{ n: string }>('SELECT count() AS n FROM spans FINAL WHERE project_id = {p:String}', {
+      p: project.projectId,
+    });
+    expect(Number(left!.n)).toBe(kept.spanCount);
+    expectKeptOnly(await answers());
+    // The request is on record: who asked, for what, when.
+    const { rows } = await h.services.pg.query<{ requested_by: string; session_id: string | null; user_id: string | null }>(
+      'SELECT requested_by, session_id, user_id FROM erasure_jobs WHERE project_id = $1 ORDER BY requested_at',
+      [project.projectId],
+    );
+    expect(rows).toEqual([
+      { requested_by: `key:${project.apiKeyId}`, session_id: 'erase-session', user_id: null },
+      { requested_by: `key:${project.apiKeyId}`, session_id: null, user_id: 'erase-me@example.com' },
+    ]);
+  }, 90_000);
+
+  it('refuses a request that names nothing, and a key of another project', async () => {
+    const project = await h.newProject('erasure-refusals');
+    const other = await h.newProject('erasure-other');
+    const code = async (input: Record<string, unknown>, key: string) =>
+      (await graphql(h.api, ERASE, { input: { projectId: project.projectId, ...input } }, key)).errors?.[0]?.extensions?.code;
+    expect(await code({}, project.apiKey)).toBe('BAD_USER_INPUT');
+    expect(await code({ traceIds: [hex(16)] }, other.apiKey)).toBe('FORBIDDEN');
+  });
+});
