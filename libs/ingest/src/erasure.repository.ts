@@ -291,7 +291,8 @@ export class ErasureRepository {
    * The job's work in ClickHouse. What was summed from the traces is found first (their sessions,
    * runs, cost days and span minutes), then their rows are deleted from every table that names
    * them, the sessions and runs they were part of rebuilt from the spans left, the cost days
-   * recomputed and the minutes marked for the metrics sealer (readers take a marked minute from
+   * recomputed, the minute and hour metric rows of their minutes deleted and the minutes marked for
+   * the metrics sealer (readers take a marked minute from
    * span_facts until it is sealed again, so the answers are exact at once). Idempotent.
    */
   async erase(job: ErasureJob): Promise<void> {
@@ -377,6 +378,24 @@ export class ErasureRepository {
          FROM spans FINAL WHERE ${scope} AND run_id IN {runs:Array(String)}
          GROUP BY tenant_id, project_id, run_id, retention_days`,
         { runs },
+      );
+    }
+    if (touchedAggregates.minutes.length > 0) {
+      // The minute and hour rollups computed with the traces in them go; the sealer computes the
+      // minutes again from the span facts left (readers take them from span_facts meanwhile).
+      const minutes = touchedAggregates.minutes;
+      const hours = [...new Set(minutes.map((minute) => minute - (minute % 3_600_000)))];
+      await run(
+        'erasure.delete_minute_metrics',
+        `DELETE FROM span_metrics_minute WHERE ${scope} AND toUnixTimestamp64Milli(minute) IN {minutes:Array(Int64)}`,
+        { minutes },
+        false,
+      );
+      await run(
+        'erasure.delete_hour_metrics',
+        `DELETE FROM span_metrics_hour WHERE ${scope} AND toUnixTimestamp64Milli(hour) IN {hours:Array(Int64)}`,
+        { hours },
+        false,
       );
     }
     await this.recomputeAggregates(project, job.id, { touched: touchedAggregates });
