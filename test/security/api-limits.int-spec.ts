@@ -40,7 +40,8 @@ describe('per-project API limits', () => {
     const project = await h.newProject('looping');
     const answers: Answer[] = [];
     const started = performance.now();
-    for (let i = 0; i < RATE * 2 + 10; i++) answers.push(await graphql(api, '{ traces { totalCount } }', {}, project.apiKey));
+    // A query that costs the engine nothing, so the loop outpaces the rate on a busy machine too.
+    for (let i = 0; i < RATE * 2 + 10; i++) answers.push(await graphql(api, '{ currentProject { id } }', {}, project.apiKey));
     const elapsedSeconds = (performance.now() - started) / 1000;
     // A burst of two seconds' worth goes through, and what the bucket refilled while the loop ran
     // (a busy machine makes the loop slower); the rest does not.

@@ -15,7 +15,12 @@ enum ErasureStatusEnum {
 }
 registerEnumType(ErasureStatusEnum, {
   name: 'ErasureStatus',
-  description: 'PENDING: no answer returns the data, storage still holds it; RUNNING: being removed; COMPLETED: no table holds it.',
+  description: 'How far an erasure is; from the request on, no answer returns the data.',
+  valuesMap: {
+    PENDING: { description: 'Asked for: no answer returns the data; storage still holds it until a worker runs the job.' },
+    RUNNING: { description: 'A worker is removing the data from storage.' },
+    COMPLETED: { description: 'No table holds the data any more.' },
+  },
 });
 
 @InputType('EraseDataInput', { description: 'What to erase: a user’s traces, a session’s, and/or traces by id (at least one).' })

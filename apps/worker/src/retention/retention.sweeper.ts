@@ -1,7 +1,7 @@
 /** How often the sweep runs: retention promises answers within a day, storage within a week. */
 export const RETENTION_SWEEP_INTERVAL_MS = 3_600_000;
-/** The first sweep waits this long after start, so a starting process serves first. */
-export const RETENTION_FIRST_SWEEP_MS = 60_000;
+/** The first sweep waits a whole interval after start: a process restarted often does not sweep each time. */
+export const RETENTION_FIRST_SWEEP_MS = RETENTION_SWEEP_INTERVAL_MS;
 
 export interface RetainingProject {
   tenantId: string;
@@ -22,8 +22,8 @@ export interface RetentionSweeperDeps {
 }
 
 /**
- * What of each project's retention the engine does not do by itself, a minute after start and then
- * every hour. ClickHouse drops expired rows by whole parts (docs/architecture.md, "Retention in
+ * What of each project's retention the engine does not do by itself, every hour (the first an hour
+ * after start). ClickHouse drops expired rows by whole parts (docs/architecture.md, "Retention in
  * storage"); this removes the rows written before a project's retention was set or shortened,
  * whose parts would outlive it, and empties the cost reports kept in PostgreSQL. Idempotent:
  * several workers sweeping at once delete and empty the same rows.
