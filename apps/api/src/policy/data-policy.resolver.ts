@@ -1,9 +1,9 @@
 import { Args, Context, ID, Mutation, Query, Resolver } from '@nestjs/graphql';
-import { DomainError, ErrorCode, notFound } from '@spanforge/errors';
 import type { DataPolicyInput } from '@spanforge/policy';
 import { ApiKeyScope, DataPolicyRepository, TenancyService, type StoredDataPolicy } from '@spanforge/tenancy';
 import { AdminOrScope } from '../auth/access.decorators';
 import type { RequestContext } from '../graphql/request-context';
+import { namedProject } from './project-access';
 import { DataPolicyModel, SetDataPolicyInput, type CaptureModeEnum, type DetectorEnum } from './data-policy.model';
 
 function toModel(stored: StoredDataPolicy): DataPolicyModel {
@@ -60,13 +60,7 @@ export class DataPolicyResolver {
     return toModel(await this.policies.update(input.projectId, change));
   }
 
-  /** A key may name only its own project; the admin any project that exists. */
   private async admitted(context: RequestContext, projectId: string): Promise<void> {
-    if (context.project) {
-      if (context.project.projectId !== projectId)
-        throw new DomainError(ErrorCode.FORBIDDEN, "this API key belongs to another project: it can manage only its own project's policy");
-      return;
-    }
-    if (!(await this.tenancy.findProject(projectId))) throw notFound(`no project ${projectId}`);
+    await namedProject(context, projectId, this.tenancy, "manage only its own project's policy");
   }
 }

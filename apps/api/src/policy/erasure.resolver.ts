@@ -1,12 +1,12 @@
 import { Inject } from '@nestjs/common';
 import { Args, Context, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, registerEnumType } from '@nestjs/graphql';
 import type { ClickHouseClient } from '@spanforge/clickhouse';
-import { DomainError, ErrorCode, notFound } from '@spanforge/errors';
 import { ErasureRepository, MAX_ERASED_TRACE_IDS, type ErasureJob, type ErasureStatus } from '@spanforge/ingest';
 import { CLICKHOUSE, Postgres } from '@spanforge/runtime';
 import { ApiKeyScope, TenancyService } from '@spanforge/tenancy';
 import { AdminOrScope } from '../auth/access.decorators';
 import type { RequestContext } from '../graphql/request-context';
+import { namedProject } from './project-access';
 
 enum ErasureStatusEnum {
   PENDING = 'PENDING',
@@ -68,7 +68,7 @@ export class ErasureResolver {
     @Args('input', { type: () => EraseDataInput, description: 'What to erase.' }) input: EraseDataInput,
     @Context() context: RequestContext,
   ): Promise<ErasureJobModel> {
-    const project = await this.admitted(context, input.projectId);
+    const project = await namedProject(context, input.projectId, this.tenancy, "erase only its own project's data");
     const requestedBy = context.project ? `key:${context.project.apiKeyId}` : 'admin';
     return toModel(await this.erasures.request(project, input, requestedBy));
   }
@@ -80,17 +80,5 @@ export class ErasureResolver {
   ): Promise<ErasureJobModel | null> {
     const job = await this.erasures.job(id, context.project?.projectId);
     return job ? toModel(job) : null;
-  }
-
-  /** A key may name only its own project; the admin any project that exists. */
-  private async admitted(context: RequestContext, projectId: string): Promise<{ tenantId: string; projectId: string }> {
-    if (context.project) {
-      if (context.project.projectId !== projectId)
-        throw new DomainError(ErrorCode.FORBIDDEN, "this API key belongs to another project: it can erase only its own project's data");
-      return { tenantId: context.project.tenantId, projectId };
-    }
-    const project = await this.tenancy.findProject(projectId);
-    if (!project) throw notFound(`no project ${projectId}`);
-    return { tenantId: project.tenantId, projectId };
   }
 }
