@@ -63,22 +63,31 @@ export const RETAINED_SINCE: Record<ProjectTable, string | null> = {
 };
 
 /**
+ * Leaves out the rows whose `column` value is among the project's tombstones (`{erased}` stands
+ * for them: erased_traces of the project, narrowed by `narrowing`). Guarded by a count of those
+ * tombstones, a scalar the engine computes once and folds into the plan: a project that erased
+ * nothing reads its rows exactly as without the filter, without reading `column` at all.
+ */
+const unlessErased = (column: 'trace_id' | 'session_id', narrowing = ''): string =>
+  `((SELECT count() FROM {erased}${narrowing}) = 0 OR ${column} NOT IN (SELECT ${column} FROM {erased}${narrowing}))`;
+
+/**
  * What an erasure hides in each table (docs/data-policy.md, "Erasure"): rows of an erased trace,
- * and in the session tables the sessions erased whole; `{erased}` stands for the project's
- * tombstones (erased_traces). Tables not listed hold no trace or session of their own (rollups
- * by minute and day are recomputed by the erasure job; dead letters are not erased).
+ * and in the session tables the sessions erased whole. Tables not listed hold no trace or session
+ * of their own (rollups by minute and day are recomputed by the erasure job, which also deletes
+ * the dead letters holding the traces; no read returns a letter's content).
  */
 export const ERASED_BY: Partial<Record<ProjectTable, string>> = {
-  feedback: 'trace_id NOT IN (SELECT trace_id FROM {erased})',
-  span_facts: 'trace_id NOT IN (SELECT trace_id FROM {erased})',
-  span_log_events: 'trace_id NOT IN (SELECT trace_id FROM {erased})',
-  spans: 'trace_id NOT IN (SELECT trace_id FROM {erased})',
-  trace_cost_days: 'trace_id NOT IN (SELECT trace_id FROM {erased})',
-  trace_figures: 'trace_id NOT IN (SELECT trace_id FROM {erased})',
-  trace_index: 'trace_id NOT IN (SELECT trace_id FROM {erased})',
-  traces: 'trace_id NOT IN (SELECT trace_id FROM {erased})',
-  sessions: 'session_id NOT IN (SELECT session_id FROM {erased} AND whole_session = 1)',
-  session_figures: 'session_id NOT IN (SELECT session_id FROM {erased} AND whole_session = 1)',
+  feedback: unlessErased('trace_id'),
+  span_facts: unlessErased('trace_id'),
+  span_log_events: unlessErased('trace_id'),
+  spans: unlessErased('trace_id'),
+  trace_cost_days: unlessErased('trace_id'),
+  trace_figures: unlessErased('trace_id'),
+  trace_index: unlessErased('trace_id'),
+  traces: unlessErased('trace_id'),
+  sessions: unlessErased('session_id', ' AND whole_session = 1'),
+  session_figures: unlessErased('session_id', ' AND whole_session = 1'),
 };
 
 /** Tenant and project ids are UUIDs or slugs; anything else is refused before it reaches SQL text. */
@@ -105,7 +114,7 @@ export function projectTableFilters(
   const erased = `erased_traces WHERE ${project}`;
   const filterOf = (table: ProjectTable): string => {
     const retained = keptSinceMs === undefined ? null : retainedCondition(table, keptSinceMs);
-    const unerased = options.erasures ? ERASED_BY[table]?.replace('{erased}', erased) : undefined;
+    const unerased = options.erasures ? ERASED_BY[table]?.replaceAll('{erased}', erased) : undefined;
     return [project, retained, unerased].filter((part) => part !== null && part !== undefined).join(' AND ');
   };
   return `additional_table_filters = {${PROJECT_TABLES.map((table) => `${stringLiteral(table)}: ${stringLiteral(filterOf(table))}`).join(', ')}}`;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { ClickHouseClient } from '@clickhouse/client';
+import { clickHouseErrorCode } from './clickhouse-errors';
 import { projectTableFilters } from './project-tables';
 
 /**
@@ -45,4 +46,99 @@ export async function insertLines(client: ClickHouseClient, query: string, lines
   const result = await client.exec({ query, values: Readable.from(lines), ...namedStatement(name) });
   result.stream.resume();
   await finished(result.stream);
+}
+
+/**
+ * A DELETE as a lightweight update: a patch part masks the rows when the statement returns, with
+ * no mutation (infra/clickhouse/018_lightweight_deletes.sql). Where a table cannot take patch
+ * parts, the engine runs the DELETE as a mutation instead.
+ */
+const AS_PATCH = "lightweight_delete_mode = 'lightweight_update'";
+const UNKNOWN_SETTING = 115;
+
+/** A partition id as ClickHouse names it (`_partition_id`): digits, letters, `-` and `_`. */
+const PARTITION_ID = /^[0-9A-Za-z_-]{1,128}$/;
+
+/**
+ * Deletes the rows of `table` that meet `where` (with its bound parameters) by lightweight DELETEs
+ * confined to the partitions that hold such rows: first one read of the matching rows' partition
+ * ids, then one `DELETE … IN PARTITION ID` per partition. A DELETE of the whole table is a mutation
+ * of every part of every partition; this one touches only the parts of the partitions named, and
+ * nothing when no row matches. Returns the partitions deleted from.
+ *
+ * Each DELETE is a lightweight update (AS_PATCH): the rows are gone from every read when it
+ * returns. Where it falls back to a mutation, it does not wait (`lightweight_deletes_sync = 0`):
+ * the engine runs a mutation only when it has no merge to select for the table, tens of seconds
+ * on a table of many partitions, and a waiting statement would hold an embedded engine's only
+ * connection as long. awaitDeletes waits for such mutations (and returns at once when none).
+ */
+export async function deleteInPartitions(
+  client: ClickHouseClient,
+  table: string,
+  where: string,
+  params: Record<string, unknown>,
+  name: string,
+): Promise<string[]> {
+  const found = await client.query({
+    query: `SELECT DISTINCT _partition_id AS partition FROM ${table} WHERE ${where}`,
+    query_params: params,
+    format: 'JSONEachRow',
+    ...namedStatement(`${name}.partitions`),
+  });
+  const partitions = (await found.json<{ partition: string }>()).map((row) => row.partition).sort();
+  for (const partition of partitions) {
+    if (!PARTITION_ID.test(partition)) throw new Error(`not a partition id: ${JSON.stringify(partition)}`);
+    const statement = `DELETE FROM ${table} IN PARTITION ID '${partition}' WHERE ${where} SETTINGS lightweight_deletes_sync = 0`;
+    try {
+      await client.command({ query: `${statement}, ${AS_PATCH}`, query_params: params, ...namedStatement(name) });
+    } catch (error) {
+      // A server older than lightweight updates: the same DELETE as a mutation.
+      if (clickHouseErrorCode(error) !== UNKNOWN_SETTING) throw error;
+      await client.command({ query: statement, query_params: params, ...namedStatement(name) });
+    }
+  }
+  return partitions;
+}
+
+interface PendingMutation {
+  table: string;
+  mutation_id: string;
+  parts_to_do: string;
+  latest_fail_reason: string;
+}
+
+/**
+ * Waits until the engine has applied every DELETE of `scope`'s rows issued so far in `tables`
+ * (deleteInPartitions): no unfinished mutation of those tables names the project. Throws after
+ * `timeoutMs` with what is still pending and why (a mutation that keeps failing says its reason).
+ * On a cluster this sees the replica it asks; deletes there are for the operator's own tooling.
+ */
+export async function awaitDeletes(
+  client: ClickHouseClient,
+  tables: string[],
+  scope: ProjectStatementScope,
+  options: { timeoutMs?: number; pollMs?: number } = {},
+): Promise<void> {
+  if (tables.length === 0) return;
+  const deadline = Date.now() + (options.timeoutMs ?? 30 * 60_000);
+  for (;;) {
+    const result = await client.query({
+      query: `SELECT table, mutation_id, toString(parts_to_do) AS parts_to_do, latest_fail_reason FROM system.mutations
+              WHERE database = currentDatabase() AND table IN {tables:Array(String)} AND is_done = 0
+                AND position(command, {projectId:String}) > 0 AND position(command, {tenantId:String}) > 0`,
+      query_params: { tables, tenantId: scope.tenantId, projectId: scope.projectId },
+      format: 'JSONEachRow',
+      ...namedStatement('mutations.pending_deletes'),
+    });
+    const pending = await result.json<PendingMutation>();
+    if (pending.length === 0) return;
+    if (Date.now() >= deadline) {
+      const described = pending.map(
+        (m) =>
+          `${m.table} ${m.mutation_id} (${m.parts_to_do} part(s) to do${m.latest_fail_reason ? `; last failure: ${m.latest_fail_reason}` : ''})`,
+      );
+      throw new Error(`deletes not applied after ${options.timeoutMs ?? 30 * 60_000} ms: ${described.join(', ')}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 500));
+  }
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { namedStatement, withProjectFilters, type ClickHouseClient } from '@spanforge/clickhouse';
+import { awaitDeletes, deleteInPartitions, namedStatement, withProjectFilters, type ClickHouseClient } from '@spanforge/clickhouse';
+import { letterHoldsErased } from './dead-letter-traces';
 import type { ProjectRef } from './span.repository';
 
 export type DeadLetterKind = 'span_row' | 'export_job' | 'accounting_job';
@@ -39,6 +40,9 @@ interface DeadLetterRow {
   replayed_at: string | null;
   retention_days: number;
 }
+
+/** Dead letters read at a time when an erasure looks for its traces in them (payloads can be MiBs). */
+const ERASURE_PAGE = 100;
 
 /** Errors are kept to this many characters (a ClickHouse message quotes the input it choked on). */
 const MAX_ERROR_LENGTH = 4_000;
@@ -108,6 +112,43 @@ export class DeadLetterRepository {
       ...namedStatement('ingest.pending_dead_letters'),
     });
     return (await result.json<DeadLetterRow>()).map(fromRow);
+  }
+
+  /**
+   * Deletes the project's dead letters that hold content of `traces` or `sessions` (erasure:
+   * letterHoldsErased), replayed or not. Returns how many letters went.
+   */
+  async eraseHolding(project: ProjectRef, traces: ReadonlySet<string>, sessions: ReadonlySet<string>): Promise<number> {
+    if (traces.size === 0 && sessions.size === 0) return 0;
+    const holding = new Set<string>();
+    let after = '';
+    for (;;) {
+      const result = await this.client.query({
+        query: withProjectFilters(
+          `SELECT id, kind, payload FROM dead_letters
+           WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND kind != 'accounting_job' AND id > {after:String}
+           ORDER BY id LIMIT {page:UInt32}`,
+          project,
+        ),
+        query_params: { ...project, after, page: ERASURE_PAGE },
+        format: 'JSONEachRow',
+        ...namedStatement('erasure.read_dead_letters'),
+      });
+      const letters = await result.json<Pick<DeadLetterRow, 'id' | 'kind' | 'payload'>>();
+      for (const letter of letters) if (letterHoldsErased(letter, traces, sessions)) holding.add(letter.id);
+      if (letters.length < ERASURE_PAGE) break;
+      after = letters.at(-1)!.id;
+    }
+    if (holding.size === 0) return 0;
+    await deleteInPartitions(
+      this.client,
+      'dead_letters',
+      'tenant_id = {tenantId:String} AND project_id = {projectId:String} AND id IN {ids:Array(String)}',
+      { ...project, ids: [...holding] },
+      'erasure.delete_dead_letters',
+    );
+    await awaitDeletes(this.client, ['dead_letters'], project);
+    return holding.size;
   }
 
   /** Marks them replayed (a newer version of each row; the payload stays for the record). */

@@ -2,12 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import {
   REFRESH_COST_DAILY_SQL,
+  awaitDeletes,
+  deleteInPartitions,
   namedStatement,
   refreshSessionFiguresSql,
   withProjectFilters,
   type ClickHouseClient,
 } from '@spanforge/clickhouse';
 import { badInput } from '@spanforge/errors';
+import { DeadLetterRepository } from './dead-letter.repository';
 import type { ProjectRef } from './span.repository';
 
 export type ErasureStatus = 'PENDING' | 'RUNNING' | 'COMPLETED';
@@ -330,31 +333,49 @@ export class ErasureRepository {
     const wholeSessions = touched?.whole ?? [];
     const runs = touched?.runs ?? [];
 
-    // Lightweight deletes: the rows are masked at once and leave their parts at the next merge.
-    for (const table of ERASED_TRACE_TABLES)
-      await run('erasure.delete_traces', `DELETE FROM ${table} WHERE ${scope} AND trace_id IN ${JOB_TRACES}`, {}, false);
-    if (wholeSessions.length > 0) {
-      // Spans of the session under other trace ids (none when every trace of it was erased).
-      await run(
-        'erasure.delete_session_spans',
-        `DELETE FROM spans WHERE ${scope} AND session_id IN {sessions:Array(String)}`,
-        { sessions: wholeSessions },
-        false,
+    // Every delete is issued first; the engine applies them in the background (its merges come
+    // first), and the rebuilds below read the spans only once all of them are applied.
+    const deleted = new Set<string>();
+    const remove = async (name: string, table: string, where: string, extra: Record<string, unknown> = {}): Promise<void> => {
+      if ((await deleteInPartitions(this.clickhouse, table, where, { ...params, ...extra }, name)).length > 0) deleted.add(table);
+    };
+    for (const table of ERASED_TRACE_TABLES) await remove('erasure.delete_traces', table, `${scope} AND trace_id IN ${JOB_TRACES}`);
+    // Spans of whole sessions under other trace ids (none when every trace of them was erased).
+    if (wholeSessions.length > 0)
+      await remove('erasure.delete_session_spans', 'spans', `${scope} AND session_id IN {sessions:Array(String)}`, {
+        sessions: wholeSessions,
+      });
+    // A delete leaves rows written after it alone: the rollups rebuilt below survive it.
+    if (sessions.length > 0) {
+      await remove('erasure.delete_sessions', 'sessions', `${scope} AND session_id IN {sessions:Array(String)}`, { sessions });
+      await remove('erasure.delete_session_figures', 'session_figures', `${scope} AND session_id IN {sessions:Array(String)}`, {
+        sessions,
+      });
+    }
+    if (runs.length > 0) await remove('erasure.delete_runs', 'runs', `${scope} AND run_id IN {runs:Array(String)}`, { runs });
+    const minutes = touchedAggregates.minutes;
+    if (minutes.length > 0) {
+      // The minute and hour rollups computed with the traces in them go; the sealer computes the
+      // minutes again from the span facts left (readers take them from span_facts meanwhile).
+      const hours = [...new Set(minutes.map((minute) => minute - (minute % 3_600_000)))];
+      await remove(
+        'erasure.delete_minute_metrics',
+        'span_metrics_minute',
+        `${scope} AND toUnixTimestamp64Milli(minute) IN {minutes:Array(Int64)}`,
+        {
+          minutes,
+        },
+      );
+      await remove(
+        'erasure.delete_hour_metrics',
+        'span_metrics_hour',
+        `${scope} AND toUnixTimestamp64Milli(hour) IN {hours:Array(Int64)}`,
+        { hours },
       );
     }
+    await awaitDeletes(this.clickhouse, [...deleted], project);
+
     if (sessions.length > 0) {
-      await run(
-        'erasure.delete_sessions',
-        `DELETE FROM sessions WHERE ${scope} AND session_id IN {sessions:Array(String)}`,
-        { sessions },
-        false,
-      );
-      await run(
-        'erasure.delete_session_figures',
-        `DELETE FROM session_figures WHERE ${scope} AND session_id IN {sessions:Array(String)}`,
-        { sessions },
-        false,
-      );
       // The sessions' rollup again from the spans left, as sessions_mv writes it.
       await run(
         'erasure.rebuild_sessions',
@@ -370,7 +391,6 @@ export class ErasureRepository {
       await run('erasure.refresh_session_figures', refreshSessionFiguresSql(' AND session_id IN {sessions:Array(String)}'), { sessions });
     }
     if (runs.length > 0) {
-      await run('erasure.delete_runs', `DELETE FROM runs WHERE ${scope} AND run_id IN {runs:Array(String)}`, { runs }, false);
       await run(
         'erasure.rebuild_runs',
         `INSERT INTO runs (tenant_id, project_id, run_id, retention_days, first_seen, last_seen, trace_ids)
@@ -378,24 +398,6 @@ export class ErasureRepository {
          FROM spans FINAL WHERE ${scope} AND run_id IN {runs:Array(String)}
          GROUP BY tenant_id, project_id, run_id, retention_days`,
         { runs },
-      );
-    }
-    if (touchedAggregates.minutes.length > 0) {
-      // The minute and hour rollups computed with the traces in them go; the sealer computes the
-      // minutes again from the span facts left (readers take them from span_facts meanwhile).
-      const minutes = touchedAggregates.minutes;
-      const hours = [...new Set(minutes.map((minute) => minute - (minute % 3_600_000)))];
-      await run(
-        'erasure.delete_minute_metrics',
-        `DELETE FROM span_metrics_minute WHERE ${scope} AND toUnixTimestamp64Milli(minute) IN {minutes:Array(Int64)}`,
-        { minutes },
-        false,
-      );
-      await run(
-        'erasure.delete_hour_metrics',
-        `DELETE FROM span_metrics_hour WHERE ${scope} AND toUnixTimestamp64Milli(hour) IN {hours:Array(Int64)}`,
-        { hours },
-        false,
       );
     }
     await this.recomputeAggregates(project, job.id, { touched: touchedAggregates });
@@ -414,5 +416,7 @@ export class ErasureRepository {
        WHERE project_id = $1 AND expired_at IS NULL AND report ? 'topTraces' AND report ? 'topSessions'`,
       [job.projectId, erasedTraces, wholeSessions],
     );
+    // Dead letters (spans and exports the store refused, kept for replay) hold content too.
+    await new DeadLetterRepository(this.clickhouse).eraseHolding(project, new Set(erasedTraces), new Set(wholeSessions));
   }
 }

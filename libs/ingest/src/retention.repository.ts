@@ -1,4 +1,4 @@
-import { PROJECT_TABLES, namedStatement, retainedCondition, withProjectFilters, type ClickHouseClient } from '@spanforge/clickhouse';
+import { PROJECT_TABLES, awaitDeletes, deleteInPartitions, retainedCondition, type ClickHouseClient } from '@spanforge/clickhouse';
 import type { ProjectRef } from './span.repository';
 
 const DAY_MS = 86_400_000;
@@ -21,30 +21,21 @@ export class RetentionRepository {
   constructor(private readonly client: ClickHouseClient) {}
 
   /**
-   * Deletes, table by table, a project's rows that outlived its retention (outlivedRows) with a
-   * lightweight DELETE (the rows are masked at once and gone from their parts at the next merge).
-   * A table is only touched when it holds such a row, so a project whose rows all carry its
-   * retention costs one primary-key probe per table. Returns the tables it deleted from.
+   * Deletes, table by table, a project's rows that outlived its retention (outlivedRows) with
+   * lightweight DELETEs confined to the partitions holding such rows (deleteInPartitions), all
+   * issued before it waits for the engine to apply them (awaitDeletes). A project whose rows all
+   * carry its retention costs one read per table and no mutation. Returns the tables it deleted from.
    */
   async removeOutlived(project: ProjectRef, retentionDays: number, now = Date.now()): Promise<string[]> {
     const cleaned: string[] = [];
     for (const table of PROJECT_TABLES) {
       const outlived = outlivedRows(table, retentionDays, now);
       if (outlived === null) continue;
-      const probe = await this.client.query({
-        query: withProjectFilters(`SELECT 1 AS found FROM ${table} WHERE ${outlived} LIMIT 1`, project),
-        query_params: { tenantId: project.tenantId, projectId: project.projectId },
-        format: 'JSONEachRow',
-        ...namedStatement('retention.probe_outlived'),
-      });
-      if ((await probe.json()).length === 0) continue;
-      await this.client.command({
-        query: `DELETE FROM ${table} WHERE ${outlived}`,
-        query_params: { tenantId: project.tenantId, projectId: project.projectId },
-        ...namedStatement('retention.delete_outlived'),
-      });
-      cleaned.push(table);
+      const params = { tenantId: project.tenantId, projectId: project.projectId };
+      const partitions = await deleteInPartitions(this.client, table, outlived, params, 'retention.delete_outlived');
+      if (partitions.length > 0) cleaned.push(table);
     }
+    await awaitDeletes(this.client, cleaned, project);
     return cleaned;
   }
 }
