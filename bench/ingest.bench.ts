@@ -73,19 +73,23 @@ async function main(): Promise<void> {
     progress(
       `ratio end to end / floor: ${(e2e.spansPerSec / floor).toFixed(3)} stored, ${(e2e.settledSpansPerSec / floor).toFixed(3)} settled`,
     );
-    // The data policy's cost: the same corpus to projects without and with a policy, alternating
-    // (without, with, with, without) so that merges left by one run tax both sides alike.
-    const policyRuns: Record<'plain' | 'policy', number[]> = { plain: [], policy: [] };
-    for (const side of ['plain', 'policy', 'policy', 'plain'] as const) {
+    // A data policy's cost: the same corpus to projects without a policy, with redaction, and with
+    // a retention (rows then carry it and fall into partitions by week of expiry), in the order
+    // without, redaction, retention, retention, redaction, without, so that merges left by one run
+    // tax every side alike.
+    const policyRuns: Record<PolicySide, number[]> = { plain: [], policy: [], retention: [] };
+    for (const side of ['plain', 'policy', 'retention', 'retention', 'policy', 'plain'] as const) {
       await quiet(infra.clickhouse);
-      const run = await measureEndToEnd(infra, corpus, endpoint, side === 'policy' ? BENCH_POLICY : undefined);
+      const run = await measureEndToEnd(infra, corpus, endpoint, POLICY_OF[side]);
       if (run.stored !== corpus.spanCount) throw new Error(`${side} run stored ${run.stored} of ${corpus.spanCount} spans`);
       policyRuns[side].push(run.spansPerSec);
-      progress(`end to end ${side === 'policy' ? 'with' : 'without'} a data policy: ${Math.round(run.spansPerSec)} spans/s stored`);
+      progress(`end to end ${side === 'plain' ? 'without a data policy' : `with ${side}`}: ${Math.round(run.spansPerSec)} spans/s stored`);
     }
     const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
     const policyRatio = mean(policyRuns.policy) / mean(policyRuns.plain);
+    const retentionRatio = mean(policyRuns.retention) / mean(policyRuns.plain);
     progress(`data policy (every detector, two patterns): ${policyRatio.toFixed(3)} of the throughput without one`);
+    progress(`retention (${BENCH_RETENTION.retentionDays} days): ${retentionRatio.toFixed(3)} of the throughput without one`);
     const storage = await measureStorage(infra);
     progress(
       `on disk after merges: ${storage.spanRows} span rows, ${storage.bytesPerSpan.spans} B a span in spans, ${storage.bytesPerSpan.allTables} B a span in every table (compressed ${storage.compression}x)`,
@@ -110,6 +114,8 @@ async function main(): Promise<void> {
           plainSpansPerSec: policyRuns.plain.map(Math.round),
           policySpansPerSec: policyRuns.policy.map(Math.round),
           ratio: Number(policyRatio.toFixed(3)),
+          retentionSpansPerSec: policyRuns.retention.map(Math.round),
+          retentionRatio: Number(retentionRatio.toFixed(3)),
         },
         validation: {
           ...validation,
@@ -213,6 +219,15 @@ interface EndToEnd {
 const BENCH_POLICY: DataPolicyInput = {
   redaction: { detectors: [...DETECTORS], patterns: ['ORD-[0-9]{6}', 'CUST-[0-9A-F]{8}'] },
 };
+
+/**
+ * A retention that keeps the whole corpus (it starts on 2026-11-01): each span is checked against
+ * it at arrival and its rows are partitioned by their week of expiry.
+ */
+const BENCH_RETENTION: DataPolicyInput = { retentionDays: 3650 };
+
+type PolicySide = 'plain' | 'policy' | 'retention';
+const POLICY_OF: Record<PolicySide, DataPolicyInput | undefined> = { plain: undefined, policy: BENCH_POLICY, retention: BENCH_RETENTION };
 
 async function measureEndToEnd(infra: BenchStack, corpus: Corpus, endpoint: string, policy?: DataPolicyInput): Promise<EndToEnd> {
   const project = await newProject(infra, policy ? 'bench-e2e-policy' : 'bench-e2e');

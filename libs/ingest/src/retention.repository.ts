@@ -1,4 +1,11 @@
-import { PROJECT_TABLES, awaitDeletes, deleteInPartitions, retainedCondition, type ClickHouseClient } from '@spanforge/clickhouse';
+import {
+  PROJECT_TABLES,
+  awaitDeletes,
+  deleteInPartitions,
+  retainedCondition,
+  type ClickHouseClient,
+  type ProjectTable,
+} from '@spanforge/clickhouse';
 import type { ProjectRef } from './span.repository';
 
 const DAY_MS = 86_400_000;
@@ -9,12 +16,35 @@ const DAY_MS = 86_400_000;
  * (docs/architecture.md, "Retention in storage"), and already older than the retention keeps.
  * Rows written under a shorter retention expire on their own schedule and are not touched.
  */
-function outlivedRows(table: (typeof PROJECT_TABLES)[number], retentionDays: number, now: number): string | null {
+function outlivedRows(table: ProjectTable, retentionDays: number, now: number): string | null {
   const retained = retainedCondition(table, now - retentionDays * DAY_MS);
   if (retained === null) return null;
   if (!Number.isInteger(retentionDays) || retentionDays < 1) throw new Error(`not a retention in days: ${retentionDays}`);
   return `tenant_id = {tenantId:String} AND project_id = {projectId:String} AND (retention_days = 0 OR retention_days > ${retentionDays}) AND NOT (${retained})`;
 }
+
+/**
+ * The order of the sweep: what the worker computes rollups from before the rollups, so that a
+ * rollup computed again while the sweep runs (the metrics sealer re-seals a minute whose row was
+ * deleted) finds its sources gone and writes nothing back.
+ */
+const SOURCES_FIRST: readonly ProjectTable[] = [
+  'spans',
+  'span_log_events',
+  'span_facts',
+  'span_minute_marks',
+  'traces',
+  'trace_index',
+  'sessions',
+  'runs',
+  'trace_figures',
+  'session_figures',
+  'trace_cost_days',
+  'cost_daily',
+  'span_metrics_minute',
+  'span_metrics_hour',
+];
+export const SWEEP_ORDER: readonly ProjectTable[] = [...SOURCES_FIRST, ...PROJECT_TABLES.filter((table) => !SOURCES_FIRST.includes(table))];
 
 /** Removes what a project's retention no longer keeps but its rows' partitions would. */
 export class RetentionRepository {
@@ -28,7 +58,7 @@ export class RetentionRepository {
    */
   async removeOutlived(project: ProjectRef, retentionDays: number, now = Date.now()): Promise<string[]> {
     const cleaned: string[] = [];
-    for (const table of PROJECT_TABLES) {
+    for (const table of SWEEP_ORDER) {
       const outlived = outlivedRows(table, retentionDays, now);
       if (outlived === null) continue;
       const params = { tenantId: project.tenantId, projectId: project.projectId };
