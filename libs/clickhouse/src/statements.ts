@@ -67,8 +67,8 @@ const PARTITION_ID = /^[0-9A-Za-z_-]{1,128}$/;
  * nothing when no row matches. Returns the partitions deleted from.
  *
  * Each DELETE is a lightweight update (AS_PATCH): the rows are gone from every read when it
- * returns, and the patch is then applied to the partition's parts by a mutation in the background
- * (the rows leave the parts at their next merge). Where it falls back to a mutation, it does not wait (`lightweight_deletes_sync = 0`):
+ * returns; then mutations in the background apply the patch to the partition's parts and rewrite
+ * them without the rows (APPLY PATCHES, APPLY DELETED MASK). Where it falls back to a mutation, it does not wait (`lightweight_deletes_sync = 0`):
  * the engine runs a mutation only when it has no merge to select for the table, tens of seconds
  * on a table of many partitions, and a waiting statement would hold an embedded engine's only
  * connection as long. awaitDeletes waits for such mutations (and returns at once when none).
@@ -92,12 +92,14 @@ export async function deleteInPartitions(
     const statement = `DELETE FROM ${table} IN PARTITION ID '${partition}' WHERE ${where} SETTINGS lightweight_deletes_sync = 0`;
     try {
       await client.command({ query: `${statement}, ${AS_PATCH}`, query_params: params, ...namedStatement(name) });
-      // Reads apply a pending patch to every part it covers until a merge applies it, which an old
-      // partition may not see for months: applied in the background now (nothing waits for it).
-      await client.command({
-        query: `ALTER TABLE ${table} APPLY PATCHES IN PARTITION ID '${partition}' SETTINGS mutations_sync = 0`,
-        ...namedStatement(`${name}.apply_patches`),
-      });
+      // Reads apply a pending patch to every part it covers until a merge applies it, and the
+      // masked rows stay in the part files until one rewrites them, which an old partition may not
+      // see for months: both done now by mutations in the background (nothing waits for them).
+      for (const step of ['APPLY PATCHES', 'APPLY DELETED MASK'])
+        await client.command({
+          query: `ALTER TABLE ${table} ${step} IN PARTITION ID '${partition}' SETTINGS mutations_sync = 0`,
+          ...namedStatement(`${name}.${step === 'APPLY PATCHES' ? 'apply_patches' : 'apply_deleted_mask'}`),
+        });
     } catch (error) {
       // A server older than lightweight updates: the same DELETE as a mutation.
       if (clickHouseErrorCode(error) !== UNKNOWN_SETTING) throw error;
