@@ -59,19 +59,26 @@ const UNKNOWN_SETTING = 115;
 /** A partition id as ClickHouse names it (`_partition_id`): digits, letters, `-` and `_`. */
 const PARTITION_ID = /^[0-9A-Za-z_-]{1,128}$/;
 
+/** What deleteInPartitions deleted from: a table's partitions, and whether as patch parts. */
+export interface DeletedPartitions {
+  table: string;
+  partitions: string[];
+  patched: boolean;
+}
+
 /**
  * Deletes the rows of `table` that meet `where` (with its bound parameters) by lightweight DELETEs
  * confined to the partitions that hold such rows: first one read of the matching rows' partition
  * ids, then one `DELETE … IN PARTITION ID` per partition. A DELETE of the whole table is a mutation
  * of every part of every partition; this one touches only the parts of the partitions named, and
- * nothing when no row matches. Returns the partitions deleted from.
+ * nothing when no row matches.
  *
  * Each DELETE is a lightweight update (AS_PATCH): the rows are gone from every read when it
- * returns; then mutations in the background apply the patch to the partition's parts and rewrite
- * them without the rows (APPLY PATCHES, APPLY DELETED MASK). Where it falls back to a mutation, it does not wait (`lightweight_deletes_sync = 0`):
+ * returns. Where it falls back to a mutation, it does not wait (`lightweight_deletes_sync = 0`):
  * the engine runs a mutation only when it has no merge to select for the table, tens of seconds
  * on a table of many partitions, and a waiting statement would hold an embedded engine's only
- * connection as long. awaitDeletes waits for such mutations (and returns at once when none).
+ * connection as long. awaitDeletes waits for such mutations (and returns at once when none);
+ * rewriteWithoutDeleted then takes the rows off the disk.
  */
 export async function deleteInPartitions(
   client: ClickHouseClient,
@@ -79,7 +86,7 @@ export async function deleteInPartitions(
   where: string,
   params: Record<string, unknown>,
   name: string,
-): Promise<string[]> {
+): Promise<DeletedPartitions> {
   const found = await client.query({
     query: `SELECT DISTINCT _partition_id AS partition FROM ${table} WHERE ${where}`,
     query_params: params,
@@ -87,26 +94,40 @@ export async function deleteInPartitions(
     ...namedStatement(`${name}.partitions`),
   });
   const partitions = (await found.json<{ partition: string }>()).map((row) => row.partition).sort();
+  let patched = true;
   for (const partition of partitions) {
     if (!PARTITION_ID.test(partition)) throw new Error(`not a partition id: ${JSON.stringify(partition)}`);
     const statement = `DELETE FROM ${table} IN PARTITION ID '${partition}' WHERE ${where} SETTINGS lightweight_deletes_sync = 0`;
     try {
       await client.command({ query: `${statement}, ${AS_PATCH}`, query_params: params, ...namedStatement(name) });
-      // Reads apply a pending patch to every part it covers until a merge applies it, and the
-      // masked rows stay in the part files until one rewrites them, which an old partition may not
-      // see for months: both done now by mutations in the background (nothing waits for them).
-      for (const step of ['APPLY PATCHES', 'APPLY DELETED MASK'])
-        await client.command({
-          query: `ALTER TABLE ${table} ${step} IN PARTITION ID '${partition}' SETTINGS mutations_sync = 0`,
-          ...namedStatement(`${name}.${step === 'APPLY PATCHES' ? 'apply_patches' : 'apply_deleted_mask'}`),
-        });
     } catch (error) {
       // A server older than lightweight updates: the same DELETE as a mutation.
       if (clickHouseErrorCode(error) !== UNKNOWN_SETTING) throw error;
       await client.command({ query: statement, query_params: params, ...namedStatement(name) });
+      patched = false;
     }
   }
-  return partitions;
+  return { table, partitions, patched };
+}
+
+/**
+ * Takes deleted rows off the disk: reads apply a pending patch to every part it covers until a
+ * merge applies it, and masked rows stay in the part files until one rewrites them, which an old
+ * partition may not see for months. Per partition, `APPLY PATCHES` (for patch deletes) and
+ * `APPLY DELETED MASK`, as mutations in the background that nothing waits for. Called once a
+ * job's reads and writes are done, so the rewrites do not compete with them.
+ */
+export async function rewriteWithoutDeleted(client: ClickHouseClient, deleted: DeletedPartitions[], name: string): Promise<void> {
+  for (const { table, partitions, patched } of deleted) {
+    for (const partition of partitions) {
+      if (!PARTITION_ID.test(partition)) throw new Error(`not a partition id: ${JSON.stringify(partition)}`);
+      for (const step of patched ? ['APPLY PATCHES', 'APPLY DELETED MASK'] : ['APPLY DELETED MASK'])
+        await client.command({
+          query: `ALTER TABLE ${table} ${step} IN PARTITION ID '${partition}' SETTINGS mutations_sync = 0`,
+          ...namedStatement(`${name}.${step.toLowerCase().replaceAll(' ', '_')}`),
+        });
+    }
+  }
 }
 
 interface PendingMutation {

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { awaitDeletes, deleteInPartitions, namedStatement, withProjectFilters, type ClickHouseClient } from '@spanforge/clickhouse';
+import {
+  awaitDeletes,
+  deleteInPartitions,
+  namedStatement,
+  rewriteWithoutDeleted,
+  withProjectFilters,
+  type ClickHouseClient,
+} from '@spanforge/clickhouse';
 import { letterHoldsErased } from './dead-letter-traces';
 import type { ProjectRef } from './span.repository';
 
@@ -140,7 +147,7 @@ export class DeadLetterRepository {
       after = letters.at(-1)!.id;
     }
     if (holding.size === 0) return 0;
-    await deleteInPartitions(
+    const deleted = await deleteInPartitions(
       this.client,
       'dead_letters',
       'tenant_id = {tenantId:String} AND project_id = {projectId:String} AND id IN {ids:Array(String)}',
@@ -148,6 +155,7 @@ export class DeadLetterRepository {
       'erasure.delete_dead_letters',
     );
     await awaitDeletes(this.client, ['dead_letters'], project);
+    await rewriteWithoutDeleted(this.client, [deleted], 'erasure.rewrite_dead_letters');
     return holding.size;
   }
 

@@ -6,8 +6,10 @@ import {
   deleteInPartitions,
   namedStatement,
   refreshSessionFiguresSql,
+  rewriteWithoutDeleted,
   withProjectFilters,
   type ClickHouseClient,
+  type DeletedPartitions,
 } from '@spanforge/clickhouse';
 import { badInput } from '@spanforge/errors';
 import { DeadLetterRepository } from './dead-letter.repository';
@@ -335,9 +337,10 @@ export class ErasureRepository {
 
     // Every delete is issued first; the engine applies them in the background (its merges come
     // first), and the rebuilds below read the spans only once all of them are applied.
-    const deleted = new Set<string>();
+    const deleted: DeletedPartitions[] = [];
     const remove = async (name: string, table: string, where: string, extra: Record<string, unknown> = {}): Promise<void> => {
-      if ((await deleteInPartitions(this.clickhouse, table, where, { ...params, ...extra }, name)).length > 0) deleted.add(table);
+      const partitions = await deleteInPartitions(this.clickhouse, table, where, { ...params, ...extra }, name);
+      if (partitions.partitions.length > 0) deleted.push(partitions);
     };
     for (const table of ERASED_TRACE_TABLES) await remove('erasure.delete_traces', table, `${scope} AND trace_id IN ${JOB_TRACES}`);
     // Spans of whole sessions under other trace ids (none when every trace of them was erased).
@@ -373,7 +376,7 @@ export class ErasureRepository {
         { hours },
       );
     }
-    await awaitDeletes(this.clickhouse, [...deleted], project);
+    await awaitDeletes(this.clickhouse, [...new Set(deleted.map((d) => d.table))], project);
 
     if (sessions.length > 0) {
       // The sessions' rollup again from the spans left, as sessions_mv writes it.
@@ -418,5 +421,7 @@ export class ErasureRepository {
     );
     // Dead letters (spans and exports the store refused, kept for replay) hold content too.
     await new DeadLetterRepository(this.clickhouse).eraseHolding(project, new Set(erasedTraces), new Set(wholeSessions));
+    // Last, so that the partitions' rewrites do not compete with the job's own statements.
+    await rewriteWithoutDeleted(this.clickhouse, deleted, 'erasure.rewrite');
   }
 }

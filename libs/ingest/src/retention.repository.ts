@@ -3,7 +3,9 @@ import {
   awaitDeletes,
   deleteInPartitions,
   retainedCondition,
+  rewriteWithoutDeleted,
   type ClickHouseClient,
+  type DeletedPartitions,
   type ProjectTable,
 } from '@spanforge/clickhouse';
 import type { ProjectRef } from './span.repository';
@@ -53,19 +55,22 @@ export class RetentionRepository {
   /**
    * Deletes, table by table, a project's rows that outlived its retention (outlivedRows) with
    * lightweight DELETEs confined to the partitions holding such rows (deleteInPartitions), all
-   * issued before it waits for the engine to apply them (awaitDeletes). A project whose rows all
+   * issued before it waits for the engine to apply them (awaitDeletes), then the partitions are
+   * rewritten without them in the background (rewriteWithoutDeleted). A project whose rows all
    * carry its retention costs one read per table and no mutation. Returns the tables it deleted from.
    */
   async removeOutlived(project: ProjectRef, retentionDays: number, now = Date.now()): Promise<string[]> {
-    const cleaned: string[] = [];
+    const deleted: DeletedPartitions[] = [];
     for (const table of SWEEP_ORDER) {
       const outlived = outlivedRows(table, retentionDays, now);
       if (outlived === null) continue;
       const params = { tenantId: project.tenantId, projectId: project.projectId };
       const partitions = await deleteInPartitions(this.client, table, outlived, params, 'retention.delete_outlived');
-      if (partitions.length > 0) cleaned.push(table);
+      if (partitions.partitions.length > 0) deleted.push(partitions);
     }
+    const cleaned = deleted.map((d) => d.table);
     await awaitDeletes(this.client, cleaned, project);
+    await rewriteWithoutDeleted(this.client, deleted, 'retention.rewrite');
     return cleaned;
   }
 }
