@@ -205,6 +205,55 @@ describe('erasure', () => {
     ]);
   }, 240_000);
 
+  it('takes a trace erased by id out of its session totals from the answer on, the session keeping its other trace', async () => {
+    const project = await h.newProject('erasure-part');
+    const start = Date.now() - 3_600_000;
+    const keptRecorder = new SpanRecorder();
+    recordAgentTrace(keptRecorder, { session: 'mixed', calls: [CALL, CALL], start: start + 10_000 });
+    const kept = expectedTrace(keptRecorder.finished());
+    const erased = await sendAgentTrace(h, project, { session: 'mixed', calls: [CALL, CALL], start }, 0);
+    const keptId = await sendAgentTrace(h, project, { session: 'mixed', calls: [CALL, CALL], start: start + 10_000 }, 1);
+    const range = { from: new Date(start - 60_000).toISOString(), to: new Date(start + 120_000).toISOString() };
+    const sessions = async () => {
+      const answer = await graphql<Pick<Answers, 'sessions'>>(
+        h.api,
+        'query($from: DateTime!, $to: DateTime!) { sessions(filter: { from: $from, to: $to }, first: 5) { totalCount nodes { sessionId costUsd traceCount } } }',
+        range,
+        project.apiKey,
+      );
+      expect(answer.errors).toBeUndefined();
+      return answer.data!.sessions;
+    };
+    let before = await sessions();
+    for (let i = 0; i < 100 && before.nodes[0]?.traceCount !== 2; i++) {
+      await sleep(100);
+      before = await sessions();
+    }
+    expect(before.nodes).toEqual([{ sessionId: 'mixed', costUsd: expect.any(Number), traceCount: 2 }]);
+    expect(before.nodes[0]!.costUsd).toBeGreaterThan(kept.costUsd);
+
+    const answer = await graphql<{ eraseData: { traceCount: number } }>(
+      h.api,
+      ERASE,
+      { input: { projectId: project.projectId, traceIds: [erased] } },
+      project.apiKey,
+    );
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data!.eraseData.traceCount).toBe(1);
+    // Right after the answer, before any job: the session stays, with the kept trace's totals only.
+    expect(await sessions()).toEqual({
+      totalCount: 1,
+      nodes: [{ sessionId: 'mixed', costUsd: expect.closeTo(kept.costUsd, 9), traceCount: 1 }],
+    });
+    const traces = await graphql<{ traces: { nodes: Array<{ traceId: string }> } }>(
+      h.api,
+      'query($from: DateTime!, $to: DateTime!) { traces(filter: { from: $from, to: $to }, first: 5) { nodes { traceId } } }',
+      range,
+      project.apiKey,
+    );
+    expect(traces.data!.traces.nodes).toEqual([{ traceId: keptId }]);
+  }, 120_000);
+
   it('refuses a request that names nothing, and a key of another project', async () => {
     const project = await h.newProject('erasure-refusals');
     const other = await h.newProject('erasure-other');

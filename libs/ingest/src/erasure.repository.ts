@@ -122,8 +122,10 @@ export class ErasureRepository {
 
   /**
    * Finds the traces a request names (a user's or session's as the project's trace index knows
-   * them; trace ids as given, stored yet or not), writes their tombstones, then records the job.
-   * The tombstones come first: once this answers, no read returns the traces.
+   * them; trace ids as given, stored yet or not), writes their tombstones, recomputes what sums
+   * them (cost days, span minutes, and the sessions that keep other traces), then records the
+   * job. The tombstones come first: once this answers, no read returns the traces and no
+   * aggregate counts them.
    */
   async request(project: ProjectRef, request: ErasureRequest, requestedBy: string): Promise<ErasureJob> {
     const userId = request.userId ?? '';
@@ -176,6 +178,22 @@ export class ErasureRepository {
       });
     }
     await this.recomputeAggregates(project, id, { onlyUnerased: true });
+    // Sessions that keep other traces: their rollup and figures without the erased ones, now (a
+    // session erased whole is left out by the reads' filters already).
+    const partial = [...new Set([...traces.values()].filter((t) => t.whole_session === 0 && t.session_id !== '').map((t) => t.session_id))];
+    if (partial.length > 0) {
+      const where = 'tenant_id = {tenantId:String} AND project_id = {projectId:String} AND session_id IN {sessions:Array(String)}';
+      const deleted = await deleteInPartitions(
+        this.clickhouse,
+        'sessions',
+        where,
+        { ...project, sessions: partial },
+        'erasure.delete_sessions',
+      );
+      await awaitDeletes(this.clickhouse, ['sessions'], project);
+      await this.rebuildSessions(project, partial, { erasures: true });
+      await rewriteWithoutDeleted(this.clickhouse, [deleted], 'erasure.rewrite');
+    }
     const { rows } = await this.pool.query<JobRow>(
       `INSERT INTO erasure_jobs (id, tenant_id, project_id, requested_by, user_id, session_id, trace_ids, trace_count)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${JOB_COLUMNS}`,
@@ -229,6 +247,34 @@ export class ErasureRepository {
   }
 
   /** The cost days and span minutes of a job's traces (found before their rows are deleted). */
+  /**
+   * The sessions' rollup (whose rows the caller deleted) again from their spans, as sessions_mv
+   * writes it, then their figures. With `erasures`, the spans of erased traces are left out
+   * (the request does this for sessions that keep other traces, before the job deletes them).
+   */
+  private async rebuildSessions(project: ProjectRef, sessions: string[], options: { erasures?: boolean } = {}): Promise<void> {
+    const scope = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}';
+    const statements: Array<[string, string]> = [
+      [
+        'erasure.rebuild_sessions',
+        `INSERT INTO sessions (tenant_id, project_id, session_id, retention_days, first_seen, last_seen, user_id, trace_ids, error_span_ids, usage)
+         SELECT tenant_id, project_id, session_id, retention_days, min(start_time), max(end_time), max(user_id), groupUniqArray(trace_id),
+           groupUniqArrayIf(span_id, status_code = 'ERROR'),
+           maxMapIf(([span_id], [cost_usd], [tokens_input_uncached], [tokens_cache_read], [tokens_cache_write], [tokens_output], [tokens_reasoning]),
+             usage_is_aggregate = 0 AND (cost_usd > 0 OR tokens_input_uncached + tokens_cache_read + tokens_cache_write + tokens_output + tokens_reasoning > 0))
+         FROM spans FINAL WHERE ${scope} AND session_id IN {sessions:Array(String)}
+         GROUP BY tenant_id, project_id, session_id, retention_days`,
+      ],
+      ['erasure.refresh_session_figures', refreshSessionFiguresSql(' AND session_id IN {sessions:Array(String)}')],
+    ];
+    for (const [name, sql] of statements)
+      await this.clickhouse.command({
+        query: withProjectFilters(sql, project, options),
+        query_params: { ...project, sessions },
+        ...namedStatement(name),
+      });
+  }
+
   private async touchedAggregates(project: ProjectRef, jobId: string): Promise<{ days: string[]; minutes: number[] }> {
     const params = { tenantId: project.tenantId, projectId: project.projectId, jobId };
     const scope = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}';
@@ -312,9 +358,9 @@ export class ErasureRepository {
           ...namedStatement(name),
         })
       ).json<T>();
-    const run = async (name: string, sql: string, extra: Record<string, unknown> = {}, filtered = true): Promise<void> => {
+    const run = async (name: string, sql: string, extra: Record<string, unknown> = {}): Promise<void> => {
       await this.clickhouse.command({
-        query: filtered ? withProjectFilters(sql, project) : sql,
+        query: withProjectFilters(sql, project),
         query_params: { ...params, ...extra },
         ...namedStatement(name),
       });
@@ -335,8 +381,8 @@ export class ErasureRepository {
     const wholeSessions = touched?.whole ?? [];
     const runs = touched?.runs ?? [];
 
-    // Every delete is issued first; the engine applies them in the background (its merges come
-    // first), and the rebuilds below read the spans only once all of them are applied.
+    // Every delete first (patch parts mask the rows at once; where the engine falls back to a
+    // mutation, awaitDeletes waits for it): the rebuilds below read only the spans left.
     const deleted: DeletedPartitions[] = [];
     const remove = async (name: string, table: string, where: string, extra: Record<string, unknown> = {}): Promise<void> => {
       const partitions = await deleteInPartitions(this.clickhouse, table, where, { ...params, ...extra }, name);
@@ -378,21 +424,7 @@ export class ErasureRepository {
     }
     await awaitDeletes(this.clickhouse, [...new Set(deleted.map((d) => d.table))], project);
 
-    if (sessions.length > 0) {
-      // The sessions' rollup again from the spans left, as sessions_mv writes it.
-      await run(
-        'erasure.rebuild_sessions',
-        `INSERT INTO sessions (tenant_id, project_id, session_id, retention_days, first_seen, last_seen, user_id, trace_ids, error_span_ids, usage)
-         SELECT tenant_id, project_id, session_id, retention_days, min(start_time), max(end_time), max(user_id), groupUniqArray(trace_id),
-           groupUniqArrayIf(span_id, status_code = 'ERROR'),
-           maxMapIf(([span_id], [cost_usd], [tokens_input_uncached], [tokens_cache_read], [tokens_cache_write], [tokens_output], [tokens_reasoning]),
-             usage_is_aggregate = 0 AND (cost_usd > 0 OR tokens_input_uncached + tokens_cache_read + tokens_cache_write + tokens_output + tokens_reasoning > 0))
-         FROM spans FINAL WHERE ${scope} AND session_id IN {sessions:Array(String)}
-         GROUP BY tenant_id, project_id, session_id, retention_days`,
-        { sessions },
-      );
-      await run('erasure.refresh_session_figures', refreshSessionFiguresSql(' AND session_id IN {sessions:Array(String)}'), { sessions });
-    }
+    if (sessions.length > 0) await this.rebuildSessions(project, sessions);
     if (runs.length > 0) {
       await run(
         'erasure.rebuild_runs',
