@@ -138,19 +138,17 @@ interface PendingMutation {
 }
 
 /**
- * Waits until the engine has applied the DELETEs deleteInPartitions ran as mutations (a server
- * without lightweight updates): no unfinished mutation of those tables names `scope`'s project.
- * Patch deletes need no wait, so when every delete was one this asks nothing. Throws after
+ * Waits until the engine has applied every DELETE of `scope`'s rows issued so far in `tables`
+ * (deleteInPartitions): no unfinished mutation of those tables names the project. Throws after
  * `timeoutMs` with what is still pending and why (a mutation that keeps failing says its reason).
  * On a cluster this sees the replica it asks; deletes there are for the operator's own tooling.
  */
 export async function awaitDeletes(
   client: ClickHouseClient,
-  deleted: DeletedPartitions[],
+  tables: string[],
   scope: ProjectStatementScope,
   options: { timeoutMs?: number; pollMs?: number } = {},
 ): Promise<void> {
-  const tables = [...new Set(deleted.filter((d) => !d.patched && d.partitions.length > 0).map((d) => d.table))];
   if (tables.length === 0) return;
   const deadline = Date.now() + (options.timeoutMs ?? 30 * 60_000);
   for (;;) {

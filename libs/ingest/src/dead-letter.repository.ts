@@ -154,7 +154,7 @@ export class DeadLetterRepository {
       { ...project, ids: [...holding] },
       'erasure.delete_dead_letters',
     );
-    await awaitDeletes(this.client, [deleted], project);
+    await awaitDeletes(this.client, ['dead_letters'], project);
     await rewriteWithoutDeleted(this.client, [deleted], 'erasure.rewrite_dead_letters');
     return holding.size;
   }

@@ -69,7 +69,7 @@ export class RetentionRepository {
       if (partitions.partitions.length > 0) deleted.push(partitions);
     }
     const cleaned = deleted.map((d) => d.table);
-    await awaitDeletes(this.client, deleted, project);
+    await awaitDeletes(this.client, cleaned, project);
     await rewriteWithoutDeleted(this.client, deleted, 'retention.rewrite');
     return cleaned;
   }
