@@ -24,6 +24,11 @@ import { innocentTrace, jsonExport } from './otlp-json';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261201);
+/**
+ * Each run writes two exports and reads them back with FINAL: ~1 s on a quiet engine, up to ~3 s
+ * on CI's shared one while earlier suites' merges run (a run of 25 once took 66 s there).
+ */
+const TIMEOUT_MS = 30_000 + RUNS * 6_000;
 
 /** The OTLP trace messages, for protobuf bodies (field numbers from opentelemetry-proto). */
 const OTLP = parse(`
@@ -338,5 +343,6 @@ describe('ingest under fuzzed exports', () => {
         { numRuns: RUNS, seed: SEED, endOnFailure: true },
       );
     },
+    TIMEOUT_MS,
   );
 });
