@@ -141,49 +141,56 @@ async function seedLargeTrace(infra: BenchStack, seed: SeedResult): Promise<stri
 }
 
 /**
- * DURATION_P50/P95/P99 of SPANS by model and hour against the exact percentiles of the same spans
- * as the query defines them (the value at rank ⌊p·(n−1)⌋, from spans FINAL): the largest relative
- * error, and how many figures.
+ * DURATION_P50/P95/P99 from `metrics` against the exact percentiles of the same rows as the query
+ * defines them (the value at rank ⌊p·(n−1)⌋): SPANS by model and hour against spans FINAL, and
+ * TRACES by day against trace_figures FINAL. The largest relative error, and how many figures.
  */
 async function measurePercentileError(
   infra: BenchStack,
   scope: { tenantId: string; projectId: string },
   metrics: MetricsRepository,
   range: { from: string; to: string },
-): Promise<{ max: number; compared: number }> {
-  const answer = await metrics.metrics({
-    view: 'SPANS',
-    measures: ['DURATION_P50_MS', 'DURATION_P95_MS', 'DURATION_P99_MS'],
-    groupBy: ['MODEL'],
-    granularity: 'HOUR',
-    ...range,
-  });
-  const result = await infra.clickhouse.query({
-    query: `SELECT toString(model) AS model, toUnixTimestamp(toStartOfHour(start_time)) * 1000 AS hour, arraySort(groupArray(duration_ns / 1e6)) AS sorted,
-                   arrayMap(p -> sorted[toUInt64(floor(p * (length(sorted) - 1))) + 1], [0.5, 0.95, 0.99]) AS q
-            FROM spans FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-              AND start_time >= parseDateTime64BestEffort({from:String}) AND start_time < parseDateTime64BestEffort({to:String})
-            GROUP BY model, hour`,
-    query_params: { ...scope, ...range },
-    format: 'JSONEachRow',
-  });
-  const exact = new Map(
-    (await result.json<{ model: string; hour: string; q: number[] }>()).map((row) => [`${row.model}|${Number(row.hour)}`, row.q]),
-  );
-  let max = 0;
-  let compared = 0;
-  for (const series of answer.series) {
-    for (const point of series.points) {
-      const want = exact.get(`${series.keys[0]}|${point.time}`);
-      if (!want) continue;
-      point.values.forEach((got, i) => {
-        if (got === null || want[i] === 0) return;
-        max = Math.max(max, Math.abs(got - want[i]!) / want[i]!);
-        compared++;
-      });
+): Promise<{ max: number; compared: number; traces: { max: number; compared: number } }> {
+  const levels = ['DURATION_P50_MS', 'DURATION_P95_MS', 'DURATION_P99_MS'] as const;
+  const exactOf = async (sql: string) => {
+    const result = await infra.clickhouse.query({ query: sql, query_params: { ...scope, ...range }, format: 'JSONEachRow' });
+    return new Map(
+      (await result.json<{ key: string; bucket: string; q: number[] }>()).map((row) => [`${row.key}|${Number(row.bucket)}`, row.q]),
+    );
+  };
+  const compare = (answer: Awaited<ReturnType<MetricsRepository['metrics']>>, exact: Map<string, number[]>) => {
+    let max = 0;
+    let compared = 0;
+    for (const series of answer.series) {
+      for (const point of series.points) {
+        const want = exact.get(`${series.keys[0] ?? ''}|${point.time}`);
+        if (!want) continue;
+        point.values.forEach((got, i) => {
+          if (got === null || want[i] === 0) return;
+          max = Math.max(max, Math.abs(got - want[i]!) / want[i]!);
+          compared++;
+        });
+      }
     }
-  }
-  return { max, compared };
+    return { max, compared };
+  };
+  const ranked = `arrayMap(p -> sorted[toUInt64(floor(p * (length(sorted) - 1))) + 1], [0.5, 0.95, 0.99]) AS q`;
+  const spans = compare(
+    await metrics.metrics({ view: 'SPANS', measures: [...levels], groupBy: ['MODEL'], granularity: 'HOUR', ...range }),
+    await exactOf(`SELECT toString(model) AS key, toUnixTimestamp(toStartOfHour(start_time)) * 1000 AS bucket,
+                     arraySort(groupArray(duration_ns / 1e6)) AS sorted, ${ranked}
+                   FROM spans FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+                     AND start_time >= parseDateTime64BestEffort({from:String}) AND start_time < parseDateTime64BestEffort({to:String})
+                   GROUP BY key, bucket`),
+  );
+  const traces = compare(
+    await metrics.metrics({ view: 'TRACES', measures: [...levels], granularity: 'DAY', ...range }),
+    await exactOf(`SELECT '' AS key, toUnixTimestamp(toStartOfDay(start_time)) * 1000 AS bucket, arraySort(groupArray(duration_ms)) AS sorted, ${ranked}
+                   FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+                     AND start_time >= parseDateTime64BestEffort({from:String}) AND start_time < parseDateTime64BestEffort({to:String})
+                   GROUP BY bucket`),
+  );
+  return { ...spans, traces };
 }
 
 /**
@@ -348,7 +355,7 @@ async function main(): Promise<void> {
     for (const line of targetChecks(query)) progress(line);
     const percentileError = await measurePercentileError(infra, scope, metricsRepository, range);
     progress(
-      `metrics percentiles against the exact values: largest relative error ${(percentileError.max * 100).toFixed(3)} % over ${percentileError.compared} (model, hour, level) figures (target ≤ 1 %)`,
+      `metrics percentiles against the exact values: largest relative error ${(percentileError.max * 100).toFixed(3)} % over ${percentileError.compared} SPANS (model, hour, level) figures, ${(percentileError.traces.max * 100).toFixed(3)} % over ${percentileError.traces.compared} TRACES (day, level) figures (target ≤ 1 %)`,
     );
     if (only.length > 0) {
       // A partial run does not replace the full run's figures in bench/results/latest.json.

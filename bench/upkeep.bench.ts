@@ -9,7 +9,7 @@ import { quiet, seededDatasetArguments, startBenchStack, temporaryDataDir } from
 import { argument, progress, writeResults } from './report';
 import { seededOnce, type SeedResult } from './seed-volume';
 
-const STEPS = ['traceFigures', 'sessionFigures', 'costDaily'] as const;
+const STEPS = ['traceFigures', 'sessionFigures', 'costDaily', 'traceMetrics'] as const;
 type StatementName = (typeof STEPS)[number];
 
 interface Scope {
@@ -67,10 +67,11 @@ async function upkeepRound(repository: SpanRepository, scope: Scope, traceIds: s
     const result = await work();
     return [result, performance.now() - started];
   };
-  const [days, traceFigures] = await timed(() => repository.refreshTraceFigures(scope, traceIds));
+  const [{ days, hours }, traceFigures] = await timed(() => repository.refreshTraceFigures(scope, traceIds));
   const [, sessionFigures] = await timed(() => repository.refreshSessionFigures(scope, traceIds));
   const [, costDaily] = await timed(() => repository.refreshCostDaily(scope, days));
-  return { traceFigures, sessionFigures, costDaily };
+  const [, traceMetrics] = await timed(() => repository.refreshTraceMetricsHours(scope, hours));
+  return { traceFigures, sessionFigures, costDaily, traceMetrics };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;

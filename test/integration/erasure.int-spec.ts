@@ -19,6 +19,7 @@ const ANSWERS = `query($from: DateTime!, $to: DateTime!) {
   sessions(filter: { from: $from, to: $to }, first: 20) { totalCount nodes { sessionId costUsd traceCount } }
   costBreakdown(groupBy: [MODEL], filter: { from: $from, to: $to }) { keys costUsd spanCount }
   metrics(query: { view: SPANS, measures: [COUNT, COST_USD], from: $from, to: $to }) { series { points { values } } }
+  traceMetrics: metrics(query: { view: TRACES, measures: [COUNT, COST_USD], granularity: HOUR, from: $from, to: $to }) { series { points { values } } }
 }`;
 
 interface Answers {
@@ -26,7 +27,12 @@ interface Answers {
   sessions: { totalCount: number; nodes: Array<{ sessionId: string; costUsd: number; traceCount: number }> };
   costBreakdown: Array<{ keys: string[]; costUsd: number; spanCount: number }>;
   metrics: { series: Array<{ points: Array<{ values: Array<number | null> }> }> };
+  traceMetrics: { series: Array<{ points: Array<{ values: Array<number | null> }> }> };
 }
+
+/** The sum of each measure over every point of every series. */
+const totals = (answer: Answers['metrics']): number[] =>
+  answer.series.flatMap((s) => s.points).reduce((sum, p) => sum.map((n, i) => n + (p.values[i] ?? 0)), [0, 0]);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -81,7 +87,11 @@ describe('erasure', () => {
       return answer.data!;
     };
     let before = await answers();
-    for (let i = 0; i < 100 && (before.traces.nodes.length < 4 || before.sessions.nodes.length < 3); i++) {
+    for (
+      let i = 0;
+      i < 100 && (before.traces.nodes.length < 4 || before.sessions.nodes.length < 3 || totals(before.traceMetrics)[0] !== 4);
+      i++
+    ) {
       await sleep(100);
       before = await answers();
     }
@@ -137,6 +147,9 @@ describe('erasure', () => {
       const points = a.metrics.series.flatMap((s) => s.points);
       expect(points.map((p) => p.values[0])).toEqual([kept.spanCount]);
       expect(points[0]!.values[1]).toBeCloseTo(kept.costUsd, 9);
+      const [traceCount, traceCost] = totals(a.traceMetrics);
+      expect(traceCount).toBe(1);
+      expect(traceCost).toBeCloseTo(kept.costUsd, 9);
     };
     expectKeptOnly(await answers());
     const trace = await graphql<{ trace: unknown }>(
@@ -184,6 +197,12 @@ describe('erasure', () => {
       );
       expect({ table, rows: Number(row!.n) }).toEqual({ table, rows: 0 });
     }
+    // The trace-metrics hours that summed the erased traces keep only their computation from what is left.
+    const computations = await h.query<{ n: string }>(
+      'SELECT sum(traces) AS n FROM trace_metrics_hour WHERE project_id = {p:String} GROUP BY hour, computed_at',
+      { p: project.projectId },
+    );
+    expect(Math.max(...computations.map((row) => Number(row.n)))).toBe(1);
     const letters = await h.query<{ id: string }>('SELECT id FROM dead_letters WHERE project_id = {p:String} ORDER BY id', {
       p: project.projectId,
     });

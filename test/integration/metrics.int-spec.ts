@@ -212,6 +212,16 @@ describe('metrics', () => {
       if (Number(row?.n) >= traces.size || Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 100));
     }
+    // …and the trace-metrics hours right after them, in the same round.
+    for (;;) {
+      const [row] = await h.query<{ n: string }>(
+        `SELECT sum(traces) AS n FROM trace_metrics_hour WHERE project_id = {p:String}
+           AND (hour, computed_at) IN (SELECT hour, max(computed_at) FROM trace_metrics_hour WHERE project_id = {p:String} GROUP BY hour)`,
+        { p: project.projectId },
+      );
+      if (Number(row?.n) >= traces.size || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
   });
   afterAll(() => h?.stop());
 
@@ -378,6 +388,88 @@ describe('metrics', () => {
       };
     });
     expect(answer!.series).toStrictEqual(expected);
+  });
+
+  it('files a trace under the hour it starts, also when a late span moves its start an hour earlier', async () => {
+    const own = await h.newProject();
+    const ask = async (query: Record<string, unknown>) => {
+      const answer = await graphql<{ metrics: Answer }>(
+        api,
+        'query($q: MetricsQuery!) { metrics(query: $q) { granularity series { keys points { time values } } } }',
+        { q: query },
+        own.apiKey,
+      );
+      expect(answer.errors).toBeUndefined();
+      return answer.data!.metrics;
+    };
+    const traceId = hex(16);
+    const rootId = hex(8);
+    const at = (iso: string) => BigInt(Date.parse(iso)) * NS_PER_MS;
+    const send = async (span: Record<string, unknown>) =>
+      expect((await postTraces(h.http, jsonExport([span], 'late-service'), { type: JSON_TYPE, key: own.apiKey })).status).toBe(200);
+    /** The traces of each hour of 09:00–12:00 as the rollup has them, once they are `expected` (or after 15 s). */
+    const rollupHours = async (expected: number[]): Promise<number[]> => {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const rows = await h.query<{ hour: string; n: string }>(
+          `SELECT toString(hour) AS hour, sum(traces) AS n FROM trace_metrics_hour WHERE project_id = {p:String}
+             AND (hour, computed_at) IN (SELECT hour, max(computed_at) FROM trace_metrics_hour WHERE project_id = {p:String} GROUP BY hour)
+           GROUP BY hour`,
+          { p: own.projectId },
+        );
+        const byHour = ['09', '10', '11'].map((hh) => Number(rows.find((r) => r.hour === `2026-11-03 ${hh}:00:00`)?.n ?? 0));
+        if (JSON.stringify(byHour) === JSON.stringify(expected) || Date.now() > deadline) return byHour;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const hourly = (extra: Record<string, unknown> = {}) =>
+      ask({
+        view: 'TRACES',
+        measures: ['COUNT', 'DURATION_P50_MS'],
+        granularity: 'HOUR',
+        from: '2026-11-03T09:00:00Z',
+        to: '2026-11-03T12:00:00Z',
+        ...extra,
+      });
+    const expectHours = (answer: Answer, counts: number[], durationMs: number) => {
+      expect(answer.series).toHaveLength(1);
+      const points = answer.series[0]!.points;
+      expect(points.map((p) => p.values[0])).toStrictEqual(counts);
+      for (const [i, count] of counts.entries()) {
+        if (count === 0) expect(points[i]!.values[1]).toBeNull();
+        else expectPercentile(points[i]!.values[1], durationMs);
+      }
+    };
+
+    await send(
+      jsonSpan({ traceId, spanId: rootId, name: 'agent.run', start: at('2026-11-03T10:20:00Z'), end: at('2026-11-03T10:40:00Z') }),
+    );
+    const beforeMs = 20 * 60_000;
+    expect(await rollupHours([0, 1, 0])).toStrictEqual([0, 1, 0]);
+    // From the hour rollup (a range alone), and from the traces themselves (a filter), alike.
+    expectHours(await hourly(), [0, 1, 0], beforeMs);
+    expectHours(await hourly({ filter: { rootName: 'agent.run' } }), [0, 1, 0], beforeMs);
+
+    // A late child that started at 09:50: the trace now starts in the hour before, and leaves 10:00.
+    await send(
+      jsonSpan({
+        traceId,
+        parentSpanId: rootId,
+        name: 'tool.call',
+        start: at('2026-11-03T09:50:00Z'),
+        end: at('2026-11-03T10:05:00Z'),
+      }),
+    );
+    expect(await rollupHours([1, 0, 0])).toStrictEqual([1, 0, 0]);
+    const afterMs = 50 * 60_000;
+    expectHours(await hourly(), [1, 0, 0], afterMs);
+    expectHours(await hourly({ filter: { rootName: 'agent.run' } }), [1, 0, 0], afterMs);
+    // A range of part hours: the whole hour from the rollup, the ends from the traces.
+    const parts = await hourly({ from: '2026-11-03T09:30:00Z', to: '2026-11-03T11:30:00Z' });
+    expectHours(parts, [1, 0, 0], afterMs);
+    // A range from after its start does not hold it.
+    const after = await hourly({ from: '2026-11-03T09:55:00Z', to: '2026-11-03T11:30:00Z' });
+    expect(after.series.flatMap((s) => s.points.map((p) => p.values[0]))).toEqual(expect.not.arrayContaining([1]));
   });
 
   it('refuses what it cannot answer, saying why', async () => {

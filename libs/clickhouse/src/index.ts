@@ -2,6 +2,7 @@ export * from './clickhouse.client';
 export * from './cluster-ddl';
 export * from './migrator';
 export * from './trace-figures.sql';
+export * from './trace-metrics.sql';
 export * from './clickhouse-errors';
 export * from './fair-scheduler';
 export * from './span-metrics.sql';

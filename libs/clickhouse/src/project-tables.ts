@@ -23,7 +23,9 @@ export const PROJECT_TABLES = [
   'spans',
   'trace_cost_days',
   'trace_figures',
+  'trace_hours',
   'trace_index',
+  'trace_metrics_hour',
   'traces',
 ] as const;
 
@@ -58,7 +60,9 @@ export const RETAINED_SINCE: Record<ProjectTable, string | null> = {
   spans: 'start_time >= {since}',
   trace_cost_days: 'day >= toDate({day})',
   trace_figures: 'start_time >= {since}',
+  trace_hours: 'start_time >= {since}',
   trace_index: 'start_time >= {since}',
+  trace_metrics_hour: 'hour >= {hour}',
   traces: 'start_time >= {since}',
 };
 
@@ -74,7 +78,7 @@ const unlessErased = (column: 'trace_id' | 'session_id', narrowing = ''): string
 /**
  * What an erasure hides in each table (docs/data-policy.md, "Erasure"): rows of an erased trace,
  * and in the session tables the sessions erased whole. Tables not listed hold no trace or session
- * of their own (rollups by minute and day are recomputed by the erasure job, which also deletes
+ * of their own (rollups by minute, hour and day are recomputed by the erasure job, which also deletes
  * the dead letters holding the traces; no read returns a letter's content).
  */
 export const ERASED_BY: Partial<Record<ProjectTable, string>> = {
@@ -84,6 +88,7 @@ export const ERASED_BY: Partial<Record<ProjectTable, string>> = {
   spans: unlessErased('trace_id'),
   trace_cost_days: unlessErased('trace_id'),
   trace_figures: unlessErased('trace_id'),
+  trace_hours: unlessErased('trace_id'),
   trace_index: unlessErased('trace_id'),
   traces: unlessErased('trace_id'),
   sessions: unlessErased('session_id', ' AND whole_session = 1'),

@@ -22,7 +22,7 @@ describe('trace-figures.sql', () => {
       'REFRESH_SESSION_FIGURES_SQL',
       'REFRESH_TRACE_FIGURES_SQL',
       'TRACES_DAYS_SQL',
-      'TRACES_START_DAYS_SQL',
+      'TRACES_FILING_SQL',
       'VACATE_TRACE_COST_DAYS_SQL',
     ]);
   });

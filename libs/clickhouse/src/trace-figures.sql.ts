@@ -202,9 +202,13 @@ function refreshCostDailySql(days: string): string {
 /** Recomputes cost_daily for the given days ({days:Array(Date)}): the worker's upkeep for the days a round touched, and bulk loads. */
 export const REFRESH_COST_DAILY_SQL = refreshCostDailySql('SELECT arrayJoin({days:Array(Date)})');
 
-/** The day each of some traces ({traceIds}) is filed under for costs: its start day in trace_figures. */
-export const TRACES_START_DAYS_SQL = `
-  SELECT trace_id, toString(toDate(start_time)) AS day FROM trace_figures FINAL
+/**
+ * Where each of some traces ({traceIds}) is filed, from its start in trace_figures: the UTC day
+ * for costs (trace_cost_days) and the UTC hour (ms) for trace metrics (trace_hours).
+ */
+export const TRACES_FILING_SQL = `
+  SELECT trace_id, toString(toDate(start_time)) AS day, intDiv(toUnixTimestamp64Milli(start_time), 3600000) * 3600000 AS hour_ms
+  FROM trace_figures FINAL
   WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}`;
 
 /**

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import {
   REFRESH_COST_DAILY_SQL,
+  REFRESH_TRACE_METRICS_HOUR_SQL,
   awaitDeletes,
   deleteInPartitions,
   namedStatement,
@@ -51,7 +52,7 @@ export const ERASURE_RECLAIM_AFTER_MS = 10 * 60_000;
 
 /**
  * The tables whose rows name their trace: the erasure job deletes an erased trace's rows from each.
- * (The session and run rollups are rebuilt, and the day and minute rollups recomputed, from what is left.)
+ * (The session and run rollups are rebuilt, and the day, hour and minute rollups recomputed, from what is left.)
  */
 export const ERASED_TRACE_TABLES = [
   'spans',
@@ -61,8 +62,16 @@ export const ERASED_TRACE_TABLES = [
   'trace_index',
   'trace_figures',
   'trace_cost_days',
+  'trace_hours',
   'feedback',
 ] as const;
+
+/** What an erasure's traces were summed into: cost days, span-metrics minutes (ms) and trace-metrics hours (ms). */
+interface TouchedAggregates {
+  days: string[];
+  minutes: number[];
+  traceHours: number[];
+}
 
 interface JobRow {
   id: string;
@@ -275,7 +284,7 @@ export class ErasureRepository {
       });
   }
 
-  private async touchedAggregates(project: ProjectRef, jobId: string): Promise<{ days: string[]; minutes: number[] }> {
+  private async touchedAggregates(project: ProjectRef, jobId: string): Promise<TouchedAggregates> {
     const params = { tenantId: project.tenantId, projectId: project.projectId, jobId };
     const scope = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}';
     const read = async <T>(name: string, sql: string): Promise<T[]> =>
@@ -295,22 +304,31 @@ export class ErasureRepository {
       'erasure.touched_minutes',
       `SELECT DISTINCT toUnixTimestamp64Milli(minute) AS minute FROM span_facts WHERE ${scope} AND trace_id IN ${JOB_TRACES}`,
     );
-    return { days: days.map((row) => row.day), minutes: minutes.map((row) => Number(row.minute)) };
+    const hours = await read<{ hour: number }>(
+      'erasure.touched_trace_hours',
+      `SELECT DISTINCT toUnixTimestamp64Milli(hour) AS hour FROM trace_hours WHERE ${scope} AND trace_id IN ${JOB_TRACES}`,
+    );
+    return {
+      days: days.map((row) => row.day),
+      minutes: minutes.map((row) => Number(row.minute)),
+      traceHours: hours.map((row) => Number(row.hour)),
+    };
   }
 
   /**
-   * The day and minute rollups the job's traces were summed into, without them: each cost day
+   * The day, hour and minute rollups the job's traces were summed into, without them: each cost day
    * computed again from the traces' cost rows that are not erased (`onlyUnerased`: before their
-   * rows are deleted, the reads leave them out as the API's do), and each minute marked written
+   * rows are deleted, the reads leave them out as the API's do), each trace-metrics hour from the
+   * traces left in it, and each minute marked written
    * now, so readers take it from span_facts (which leaves them out) until the sealer computes it
    * again. Done before eraseData answers, so from then on no aggregate counts the traces.
    */
   private async recomputeAggregates(
     project: ProjectRef,
     jobId: string,
-    options: { onlyUnerased?: boolean; touched?: { days: string[]; minutes: number[] } },
+    options: { onlyUnerased?: boolean; touched?: TouchedAggregates },
   ): Promise<void> {
-    const { days, minutes } = options.touched ?? (await this.touchedAggregates(project, jobId));
+    const { days, minutes, traceHours } = options.touched ?? (await this.touchedAggregates(project, jobId));
     const scope = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}';
     const run = async (name: string, sql: string, extra: Record<string, unknown>) => {
       await this.clickhouse.command({
@@ -320,6 +338,7 @@ export class ErasureRepository {
       });
     };
     if (days.length > 0) await run('erasure.refresh_cost_daily', REFRESH_COST_DAILY_SQL, { days });
+    if (traceHours.length > 0) await run('erasure.refresh_trace_metrics_hour', REFRESH_TRACE_METRICS_HOUR_SQL, { hours: traceHours });
     if (minutes.length > 0) {
       await run(
         'erasure.mark_minutes',
@@ -436,6 +455,25 @@ export class ErasureRepository {
       );
     }
     await this.recomputeAggregates(project, job.id, { touched: touchedAggregates });
+    // The computations of those trace-metrics hours from before (they summed the erased traces):
+    // each hour's older rows go, its newest computation, made just now from what is left, stays.
+    const hours = touchedAggregates.traceHours;
+    if (hours.length > 0) {
+      const newest = await read<{ hour_ms: string; computed: string }>(
+        'erasure.newest_trace_metrics',
+        `SELECT toUnixTimestamp64Milli(hour) AS hour_ms, toUnixTimestamp64Micro(max(computed_at)) AS computed FROM trace_metrics_hour
+         WHERE ${scope} AND toUnixTimestamp64Milli(hour) IN {hours:Array(Int64)} GROUP BY hour`,
+        { hours },
+      );
+      await remove(
+        'erasure.delete_older_trace_metrics',
+        'trace_metrics_hour',
+        `${scope} AND toUnixTimestamp64Milli(hour) IN {newestHours:Array(Int64)}
+         AND toUnixTimestamp64Micro(computed_at) < arrayElement({newestMicros:Array(Int64)}, indexOf({newestHours:Array(Int64)}, toUnixTimestamp64Milli(hour)))`,
+        { newestHours: newest.map((row) => Number(row.hour_ms)), newestMicros: newest.map((row) => Number(row.computed)) },
+      );
+      await awaitDeletes(this.clickhouse, ['trace_metrics_hour'], project);
+    }
     // Stored cost reports name their most expensive traces and sessions: the erased ones leave the
     // lists (the totals are sums of the window, not anyone's data, and stay as reported).
     const erasedTraces = (

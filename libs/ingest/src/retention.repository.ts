@@ -43,6 +43,8 @@ const SOURCES_FIRST: readonly ProjectTable[] = [
   'session_figures',
   'trace_cost_days',
   'cost_daily',
+  'trace_hours',
+  'trace_metrics_hour',
   'span_metrics_minute',
   'span_metrics_hour',
 ];

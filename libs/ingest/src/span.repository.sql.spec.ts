@@ -17,15 +17,15 @@ const T2 = '5b8efff798038103d269b633813fc60c';
  */
 const ROW_SCOPED_WRITES = new Set(['ingest.insert_spans', 'ingest.insert_accounting']);
 
-/** What the fake answers ingest.trace_start_days with. */
-let startDays: Array<{ trace_id: string; day: string }> = [];
+/** What the fake answers ingest.trace_filings with. */
+let filings: Array<{ trace_id: string; day: string; hour_ms: number }> = [];
 
 describe('SpanRepository SQL', () => {
-  const { client, record, insertedRows } = recordingClient((queryId) => (queryId === 'ingest.trace_start_days' ? startDays : []));
+  const { client, record, insertedRows } = recordingClient((queryId) => (queryId === 'ingest.trace_filings' ? filings : []));
   const repository = new SpanRepository(client);
 
   beforeEach(() => {
-    startDays = [];
+    filings = [];
   });
 
   /** Checks each statement's scope (or, for a row-scoped write, its rows'), then snapshots it under its query name. */
@@ -67,14 +67,35 @@ describe('SpanRepository SQL', () => {
     expectStatements(await record(() => repository.storedTraces(PROJECT, [T1, T2], [T2])), 1);
   });
 
-  it('refreshTraceFigures: start days read before and after', async () => {
+  it('refreshTraceFigures: filings read before and after', async () => {
     expectStatements(await record(() => repository.refreshTraceFigures(PROJECT, [T1, T2])), 3);
   });
 
-  it('refreshTraceFigures: a trace whose start moved a day earlier leaves its old cost day', async () => {
-    startDays = [{ trace_id: T1, day: '2026-11-19' }];
-    const before = new Map([[T1, '2026-11-20']]);
-    expectStatements(await record(() => repository.refreshTraceFigures(PROJECT, [T1], before)), 3);
+  it('refreshTraceFigures: a trace whose start moved a day earlier leaves its old cost day and hour', async () => {
+    const hour = Date.UTC(2026, 10, 19, 23);
+    filings = [{ trace_id: T1, day: '2026-11-19', hour_ms: hour }];
+    const before = new Map([[T1, { day: '2026-11-20', hourMs: hour + 3_600_000 }]]);
+    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1], before));
+    expectStatements(statements, 4);
+    expect(statements.map((s) => s.queryId)).toEqual([
+      'ingest.refresh_trace_figures',
+      'ingest.trace_filings',
+      'ingest.vacate_trace_cost_days',
+      'ingest.vacate_trace_hours',
+    ]);
+  });
+
+  it('refreshTraceFigures: a trace whose start moved an hour earlier within its day leaves only its old hour', async () => {
+    const hour = Date.UTC(2026, 10, 19, 10);
+    filings = [{ trace_id: T1, day: '2026-11-19', hour_ms: hour }];
+    const before = new Map([[T1, { day: '2026-11-19', hourMs: hour + 3_600_000 }]]);
+    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1], before));
+    expectStatements(statements, 3);
+    expect(statements.map((s) => s.queryId)).toEqual(['ingest.refresh_trace_figures', 'ingest.trace_filings', 'ingest.vacate_trace_hours']);
+  });
+
+  it('refreshTraceMetricsHours', async () => {
+    expectStatements(await record(() => repository.refreshTraceMetricsHours(PROJECT, [Date.UTC(2026, 10, 19, 10)])), 1);
   });
 
   it('refreshSessionFigures', async () => {
@@ -85,8 +106,8 @@ describe('SpanRepository SQL', () => {
     expectStatements(await record(() => repository.refreshCostDaily(PROJECT, ['2026-11-19', '2026-11-20'])), 1);
   });
 
-  it('startDays', async () => {
-    expectStatements(await record(() => repository.startDays(PROJECT, [T1])), 1);
+  it('filings', async () => {
+    expectStatements(await record(() => repository.filings(PROJECT, [T1])), 1);
   });
 
   it('rewrittenSpanLines: sessions only', async () => {
@@ -107,6 +128,7 @@ describe('SpanRepository SQL', () => {
       await repository.refreshTraceFigures(PROJECT, []);
       await repository.refreshSessionFigures(PROJECT, []);
       await repository.refreshCostDaily(PROJECT, []);
+      await repository.refreshTraceMetricsHours(PROJECT, []);
       await repository.rewrittenSpanLines(PROJECT, new Map(), new Set());
     });
     expect(none).toEqual([]);

@@ -2,9 +2,11 @@ import {
   REFRESH_COST_DAILY_SQL,
   REFRESH_SESSION_FIGURES_SQL,
   REFRESH_TRACE_FIGURES_SQL,
+  REFRESH_TRACE_METRICS_HOUR_SQL,
   TRACES_DAYS_SQL,
-  TRACES_START_DAYS_SQL,
+  TRACES_FILING_SQL,
   VACATE_TRACE_COST_DAYS_SQL,
+  VACATE_TRACE_HOURS_SQL,
   insertLines,
   namedStatement,
   withProjectFilters,
@@ -23,6 +25,12 @@ export interface AccountingRow {
   requests: number;
   spans: number;
   bytes: number;
+}
+
+/** Where a trace is filed by its start: the UTC day (costs) and the UTC hour in ms (trace metrics). */
+export interface TraceFiling {
+  day: string;
+  hourMs: number;
 }
 
 export interface StoredTrace {
@@ -96,28 +104,57 @@ export class SpanRepository {
 
   /**
    * Recomputes these traces' figures, after their spans are stored. A trace whose start moved to an
-   * earlier day leaves the day it was filed under for costs. Returns the days whose daily costs
-   * change: the traces' start days, and the days they left. `before` is startDays from before any
-   * refresh of these traces (read here when not given).
+   * earlier day or hour leaves the day it was filed under for costs and the hour it was filed under
+   * for trace metrics. Returns the days whose daily costs change and the hours (ms) whose trace
+   * metrics change: the traces' start days and hours, and those they left. `before` is filings from
+   * before any refresh of these traces (read here when not given).
    */
-  async refreshTraceFigures(project: ProjectRef, traceIds: string[], before?: Map<string, string>): Promise<string[]> {
-    if (traceIds.length === 0) return [];
-    before ??= await this.startDays(project, traceIds);
+  async refreshTraceFigures(
+    project: ProjectRef,
+    traceIds: string[],
+    before?: Map<string, TraceFiling>,
+  ): Promise<{ days: string[]; hours: number[] }> {
+    if (traceIds.length === 0) return { days: [], hours: [] };
+    before ??= await this.filings(project, traceIds);
     await this.client.command({
       query: withProjectFilters(REFRESH_TRACE_FIGURES_SQL, project),
       query_params: { ...project, traceIds },
       ...namedStatement('ingest.refresh_trace_figures'),
     });
-    const after = await this.startDays(project, traceIds);
-    const vacated = [...before].filter(([traceId, day]) => after.has(traceId) && after.get(traceId) !== day);
-    if (vacated.length > 0) {
+    const after = await this.filings(project, traceIds);
+    const left = <K extends keyof TraceFiling>(key: K): Array<[string, TraceFiling[K]]> =>
+      [...before]
+        .filter(([traceId, filing]) => after.has(traceId) && after.get(traceId)![key] !== filing[key])
+        .map(([traceId, filing]) => [traceId, filing[key]]);
+    const vacatedDays = left('day');
+    if (vacatedDays.length > 0) {
       await this.client.command({
         query: withProjectFilters(VACATE_TRACE_COST_DAYS_SQL, project),
-        query_params: { ...project, vacatedTraces: vacated.map(([traceId]) => traceId), vacatedDays: vacated.map(([, day]) => day) },
+        query_params: {
+          ...project,
+          vacatedTraces: vacatedDays.map(([traceId]) => traceId),
+          vacatedDays: vacatedDays.map(([, day]) => day),
+        },
         ...namedStatement('ingest.vacate_trace_cost_days'),
       });
     }
-    return [...new Set([...after.values(), ...vacated.map(([, day]) => day)])];
+    const vacatedHours = left('hourMs');
+    if (vacatedHours.length > 0) {
+      await this.client.command({
+        query: withProjectFilters(VACATE_TRACE_HOURS_SQL, project),
+        query_params: {
+          ...project,
+          vacatedTraces: vacatedHours.map(([traceId]) => traceId),
+          vacatedHours: vacatedHours.map(([, hour]) => hour),
+        },
+        ...namedStatement('ingest.vacate_trace_hours'),
+      });
+    }
+    const filed = [...after.values()];
+    return {
+      days: [...new Set([...filed.map((f) => f.day), ...vacatedDays.map(([, day]) => day)])],
+      hours: [...new Set([...filed.map((f) => f.hourMs), ...vacatedHours.map(([, hour]) => hour)])],
+    };
   }
 
   /** Recomputes the session_figures rows of these traces' sessions (after the traces' own figures). */
@@ -140,15 +177,30 @@ export class SpanRepository {
     });
   }
 
-  /** The day each of these traces is filed under for costs (its start day), by trace id. */
-  async startDays(project: ProjectRef, traceIds: string[]): Promise<Map<string, string>> {
+  /** Recomputes the trace metrics of these hours (ms, UTC). */
+  async refreshTraceMetricsHours(project: ProjectRef, hours: number[]): Promise<void> {
+    if (hours.length === 0) return;
+    await this.client.command({
+      query: withProjectFilters(REFRESH_TRACE_METRICS_HOUR_SQL, project),
+      query_params: { ...project, hours },
+      ...namedStatement('ingest.refresh_trace_metrics_hour'),
+    });
+  }
+
+  /** Where each of these traces is filed (its start day and hour), by trace id. */
+  async filings(project: ProjectRef, traceIds: string[]): Promise<Map<string, TraceFiling>> {
     const result = await this.client.query({
-      query: withProjectFilters(TRACES_START_DAYS_SQL, project),
+      query: withProjectFilters(TRACES_FILING_SQL, project),
       query_params: { ...project, traceIds },
       format: 'JSONEachRow',
-      ...namedStatement('ingest.trace_start_days'),
+      ...namedStatement('ingest.trace_filings'),
     });
-    return new Map((await result.json<{ trace_id: string; day: string }>()).map((r) => [r.trace_id, r.day]));
+    return new Map(
+      (await result.json<{ trace_id: string; day: string; hour_ms: string | number }>()).map((r) => [
+        r.trace_id,
+        { day: r.day, hourMs: Number(r.hour_ms) },
+      ]),
+    );
   }
 
   /**

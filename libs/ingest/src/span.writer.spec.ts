@@ -1,6 +1,6 @@
 import type { DeadLetter } from './dead-letter.repository';
 import type { RowChunk } from './export-rows';
-import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace } from './span.repository';
+import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace, TraceFiling } from './span.repository';
 import { MAX_PARTITIONS_PER_INSERT, SpanWriter, insertsOf } from './span.writer';
 
 /**
@@ -59,22 +59,31 @@ class RecordingRepository {
     return this.sessionless.shift() ?? { text: '', rows: 0 };
   }
 
-  async startDays(_ref: ProjectRef, _traceIds: string[]): Promise<Map<string, string>> {
+  async filings(_ref: ProjectRef, _traceIds: string[]): Promise<Map<string, TraceFiling>> {
     return new Map();
   }
 
-  /** Days refreshTraceFigures reports beyond none (days the traces left): refreshCostDaily gets them. */
+  /** Days and hours refreshTraceFigures reports beyond none (those the traces left): refreshCostDaily and refreshTraceMetricsHours get them. */
   previousDays: string[] = [];
+  previousHours: number[] = [];
 
-  async refreshTraceFigures(_ref: ProjectRef, traceIds: string[], _before?: Map<string, string>): Promise<string[]> {
+  async refreshTraceFigures(
+    _ref: ProjectRef,
+    traceIds: string[],
+    _before?: Map<string, TraceFiling>,
+  ): Promise<{ days: string[]; hours: number[] }> {
     await this.record(`figures ${[...traceIds].sort().join(',')}`);
-    return this.previousDays;
+    return { days: this.previousDays, hours: this.previousHours };
   }
 
   async refreshSessionFigures(): Promise<void> {}
 
   async refreshCostDaily(_ref: ProjectRef, days: string[]): Promise<void> {
     await this.record(days.length > 0 ? `cost daily +${days.join(',')}` : 'cost daily');
+  }
+
+  async refreshTraceMetricsHours(_ref: ProjectRef, hours: number[]): Promise<void> {
+    if (hours.length > 0) await this.record(`trace hours +${hours.join(',')}`);
   }
 }
 
@@ -129,10 +138,17 @@ describe('SpanWriter', () => {
     expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures A', 'figures B']);
   });
 
-  it("recomputes the daily costs of the days the round's traces were filed under before, too", async () => {
+  it("recomputes the daily costs and trace-metrics hours of the days and hours the round's traces were filed under before, too", async () => {
     repository.previousDays = ['2026-11-12'];
+    repository.previousHours = [Date.UTC(2026, 10, 12, 23)];
     await writer.write(chunk('a1', ['A']));
-    expect(repository.log).toEqual(['insert a1', 'stored A', 'figures A', 'cost daily +2026-11-12']);
+    expect(repository.log).toEqual([
+      'insert a1',
+      'stored A',
+      'figures A',
+      'cost daily +2026-11-12',
+      `trace hours +${Date.UTC(2026, 10, 12, 23)}`,
+    ]);
   });
 
   it('keeps up every insert made during a round in one next round', async () => {
@@ -233,14 +249,15 @@ describe('SpanWriter', () => {
 
   it("reads where the round's traces were filed once, so a retry after their refresh still sees the days they left", async () => {
     const snapshots: string[][] = [];
-    repository.startDays = async (_ref: ProjectRef, traceIds: string[]) => {
+    const hour = Date.UTC(2026, 10, 12, 9);
+    repository.filings = async (_ref: ProjectRef, traceIds: string[]) => {
       snapshots.push([...traceIds].sort());
-      return new Map([['A', '2026-11-12']]);
+      return new Map([['A', { day: '2026-11-12', hourMs: hour }]]);
     };
-    const befores: Array<Map<string, string> | undefined> = [];
-    repository.refreshTraceFigures = async (_ref: ProjectRef, _traceIds: string[], before?: Map<string, string>) => {
+    const befores: Array<Map<string, TraceFiling> | undefined> = [];
+    repository.refreshTraceFigures = async (_ref: ProjectRef, _traceIds: string[], before?: Map<string, TraceFiling>) => {
       befores.push(before);
-      return [];
+      return { days: [], hours: [] };
     };
     let failures = 1;
     repository.refreshCostDaily = async () => {
@@ -250,7 +267,7 @@ describe('SpanWriter', () => {
     // Refreshed twice (the first round failed after it), both times with the one snapshot taken before.
     expect(snapshots).toEqual([['A']]);
     expect(befores).toHaveLength(2);
-    expect(befores.every((b) => b?.get('A') === '2026-11-12')).toBe(true);
+    expect(befores.every((b) => b?.get('A')?.day === '2026-11-12' && b.get('A')?.hourMs === hour)).toBe(true);
   });
 
   it('fails the writes of a round whose upkeep keeps failing, so their jobs are retried', async () => {

@@ -4,7 +4,7 @@ import { isTransientClickHouseError } from '@spanforge/clickhouse';
 import { BatchingQueue, type BatchingOptions } from './batching.queue';
 import { newDeadLetterId, type DeadLetter } from './dead-letter.repository';
 import type { ChunkPart, RowChunk } from './export-rows';
-import type { AccountingRow, ProjectRef, SpanRepository } from './span.repository';
+import type { AccountingRow, ProjectRef, SpanRepository, TraceFiling } from './span.repository';
 import { spanPartition } from './span.row';
 
 /**
@@ -280,8 +280,8 @@ export class SpanWriter {
     const groups = groupByProject(items);
     const backfills = new Map<string, RowChunk>();
     // Where each group's traces were filed before this round, read once: a retry after their figures
-    // were refreshed would otherwise see the new days only, and never empty the days they left.
-    const daysBefore = new Map<string, Map<string, string>>();
+    // were refreshed would otherwise see the new days and hours only, and never empty those they left.
+    const filedBefore = new Map<string, Map<string, TraceFiling>>();
     // Each project's upkeep on its own: one that fails fails only the jobs of its own inserts (they
     // retry), never another project's.
     for (const [key, group] of groups) {
@@ -290,8 +290,8 @@ export class SpanWriter {
           backfills.delete(key);
           const backfill = await this.rewrites(group);
           if (backfill) backfills.set(key, backfill);
-          if (!daysBefore.has(key)) daysBefore.set(key, await this.repository.startDays(group.ref, [...group.traces]));
-          await this.refreshFigures(group.ref, group.traces, daysBefore.get(key)!);
+          if (!filedBefore.has(key)) filedBefore.set(key, await this.repository.filings(group.ref, [...group.traces]));
+          await this.refreshFigures(group.ref, group.traces, filedBefore.get(key)!);
         });
       } catch (error) {
         this.sinks.log.error(
@@ -348,12 +348,13 @@ export class SpanWriter {
     };
   }
 
-  /** The touched traces' and sessions' figures, and the daily costs of their days, recomputed. */
-  private async refreshFigures(ref: ProjectRef, traces: Set<string>, daysBefore: Map<string, string>): Promise<void> {
+  /** The touched traces' and sessions' figures, the daily costs of their days and the trace metrics of their hours, recomputed. */
+  private async refreshFigures(ref: ProjectRef, traces: Set<string>, filedBefore: Map<string, TraceFiling>): Promise<void> {
     const traceIds = [...traces];
-    const days = await this.repository.refreshTraceFigures(ref, traceIds, daysBefore);
+    const { days, hours } = await this.repository.refreshTraceFigures(ref, traceIds, filedBefore);
     await this.repository.refreshSessionFigures(ref, traceIds);
     await this.repository.refreshCostDaily(ref, days);
+    await this.repository.refreshTraceMetricsHours(ref, hours);
   }
 }
 

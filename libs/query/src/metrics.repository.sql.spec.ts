@@ -67,6 +67,35 @@ describe('MetricsRepository SQL', () => {
     );
   });
 
+  it('TRACES hourly by root name over a range of part hours: the hour rollup for the whole hours, the traces for the ends', async () => {
+    const statements = await record(() =>
+      repository.metrics({
+        view: 'TRACES',
+        measures: ['COUNT', 'DURATION_P95_MS'],
+        groupBy: ['ROOT_NAME'],
+        granularity: 'HOUR',
+        from: '2026-11-01T00:30:00Z',
+        to: '2026-11-01T05:15:00Z',
+      }),
+    );
+    expectScopedQueries(statements, 1);
+    expect(statements[0]!.sql).toContain('FROM trace_metrics_hour');
+    expect(statements[0]!.params).toEqual(expect.arrayContaining(['rollupFromMs', 'rollupToMs', 'tracesFromMs', 'tracesToMs']));
+  });
+
+  it.each([
+    ['a trace filter', { filter: { userId: 'user-1' } }],
+    ['a dimension the rollup does not keep (USER_ID)', { groupBy: ['USER_ID' as const] }],
+    ['a zone offset by a part hour', { timezone: 'Asia/Kolkata' }],
+  ])('TRACES with %s: the traces themselves, by minute, range-sized', async (_case, extra) => {
+    const statements = await record(() =>
+      repository.metrics({ view: 'TRACES', measures: ['COUNT', 'ERROR_COUNT'], granularity: 'DAY', ...RANGE, ...extra }),
+    );
+    expectScopedQueries(statements, 1);
+    expect(statements[0]!.sql).not.toContain('trace_metrics_hour');
+    expect(statements[0]!.sql).toContain('FROM trace_hours FINAL');
+  });
+
   it('FEEDBACK weekly by score name, only scores of matching traces', async () => {
     expectScopedQueries(
       await record(() =>

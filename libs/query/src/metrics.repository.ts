@@ -1,10 +1,10 @@
-import { SKETCH_LEVEL, sketchPercentile } from '@spanforge/clickhouse';
+import { TRACE_HOUR_AGGREGATES, TRACE_METRIC_HOUR_ROWS_SQL } from '@spanforge/clickhouse';
 import { badInput } from '@spanforge/errors';
 import { autoGranularity, bucketStarts, checkTimeZone, hasWholeHourOffsets, type Granularity } from './metrics-buckets';
 import { parseInstant } from './query.values';
 import type { ScopedClickHouse } from './scoped-clickhouse';
 import { sketch, spanFigureRows } from './span-figures';
-import { traceFilterSql, type TraceFilter } from './trace-filter';
+import { timeRange, traceFilterSql, type TraceFilter } from './trace-filter';
 
 /*
  * The `metrics` query: time series of measures over spans, traces or feedback scores, grouped by
@@ -71,15 +71,76 @@ const MAX_DIMENSIONS = 3;
 const ADDITIVE: ReadonlySet<Measure> = new Set(['COUNT', 'ERROR_COUNT', 'COST_USD', 'INPUT_TOKENS', 'OUTPUT_TOKENS']);
 
 interface ViewSql {
-  /** FROM … WHERE … of the rows, with `t` the row's time (DateTime64) and the view's columns. */
-  /** `hours`: whether hour rows may stand in for their minutes (the buckets are whole UTC hours). */
-  source: (db: ScopedClickHouse, filter: TraceFilter, hours: boolean) => Promise<{ sql: string; params: Record<string, unknown> }>;
+  /**
+   * SELECT of the rows, with `t` the row's time (DateTime64) and the view's columns. `hours`:
+   * whether hour rows may stand in for their minutes (the buckets are whole UTC hours);
+   * `dimensions`: what the query groups by.
+   */
+  source: (
+    db: ScopedClickHouse,
+    filter: TraceFilter,
+    hours: boolean,
+    dimensions: MetricDimension[],
+  ) => Promise<{ sql: string; params: Record<string, unknown> }>;
   measures: Partial<Record<Measure, string>>;
   dimensions: Partial<Record<MetricDimension, string>>;
 }
 
-/** A percentile of raw values with the same sketch as the span rollup, so every view ranks alike. */
-const duration = (column: string, level: keyof typeof SKETCH_LEVEL) => sketchPercentile('', column, level);
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+
+/** The dimensions the trace-metrics hour rollup keeps; grouping by another one reads the traces. */
+const TRACE_ROLLUP_DIMENSIONS: ReadonlySet<MetricDimension> = new Set(['ROOT_NAME', 'SERVICE', 'ITERATIONS']);
+
+/**
+ * The traces (trace_hours: each trace's figures under the UTC hour it starts in, sorted by it) that
+ * start in {fromMs, toMs} and meet `conditions` (a WHERE on the trace figures, or ''), as `h`.
+ * Only the scope and the hours are read under FINAL: conditions on other columns apply to the
+ * newest row of each trace, after FINAL.
+ */
+function tracesStartingIn(conditions: string, fromName: string, toName: string): string {
+  const at = (name: string) => `fromUnixTimestamp64Milli({${name}:Int64}, 'UTC')`;
+  const range = `start_time >= ${at(fromName)} AND start_time < ${at(toName)}`;
+  return `(SELECT * FROM (SELECT * FROM trace_hours FINAL
+             WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+               AND hour >= fromUnixTimestamp64Milli(intDiv({${fromName}:Int64}, ${HOUR_MS}) * ${HOUR_MS}, 'UTC') AND hour < ${at(toName)})
+           WHERE present = 1 AND ${range}${conditions ? ` AND (${conditions.replace(/^ WHERE /, '')})` : ''}) AS h`;
+}
+
+/**
+ * TRACES rows of the trace-metrics shape (t, dimensions, traces, error_traces, sums, duration
+ * sketch): per minute from the traces themselves, or per hour from the rollup. The rollup answers
+ * the whole hours of a range when nothing but the range filters the traces, the buckets are whole
+ * UTC hours and the dimensions are the rollup's; the traces the part hours at its ends, and
+ * everything else. Every part is range-sized: both tables are sorted by hour.
+ */
+async function traceMetricRows(
+  filter: TraceFilter,
+  hours: boolean,
+  dimensions: MetricDimension[],
+): Promise<{ sql: string; params: Record<string, unknown> }> {
+  const { from, to } = timeRange(filter);
+  const traces = traceFilterSql({ ...filter, from: undefined, to: undefined });
+  const params: Record<string, unknown> = { ...traces.params, tracesFromMs: from!, tracesToMs: to! };
+  const perMinute = (fromName: string, toName: string) => `
+    SELECT toDateTime64(intDiv(toUnixTimestamp64Milli(h.start_time), ${MINUTE_MS}) * 60, 0, 'UTC') AS t, h.root_name AS root_name,
+      toString(h.service_name) AS service_name, h.user_id AS user_id, h.iterations AS iterations, ${TRACE_HOUR_AGGREGATES}
+    FROM ${tracesStartingIn(traces.traces, fromName, toName)}
+    GROUP BY t, root_name, service_name, user_id, iterations`;
+  const wholeFromMs = Math.ceil(from! / HOUR_MS) * HOUR_MS;
+  const wholeToMs = Math.floor(to! / HOUR_MS) * HOUR_MS;
+  const rollup = !traces.traces && hours && dimensions.every((d) => TRACE_ROLLUP_DIMENSIONS.has(d)) && wholeFromMs < wholeToMs;
+  if (!rollup) return { sql: perMinute('tracesFromMs', 'tracesToMs'), params };
+  Object.assign(params, { rollupFromMs: wholeFromMs, rollupToMs: wholeToMs });
+  const parts = [
+    `SELECT hour AS t, root_name, toString(service_name) AS service_name, '' AS user_id, iterations, traces, error_traces, cost_usd, input_tokens,
+       output_tokens, duration_sum_ms, duration_sketch
+     FROM (${TRACE_METRIC_HOUR_ROWS_SQL})`,
+  ];
+  if (from! < wholeFromMs) parts.push(perMinute('tracesFromMs', 'rollupFromMs'));
+  if (wholeToMs < to!) parts.push(perMinute('rollupToMs', 'tracesToMs'));
+  return { sql: parts.join('\n    UNION ALL\n'), params };
+}
 
 const VIEWS: Record<MetricsView, ViewSql> = {
   SPANS: {
@@ -107,29 +168,22 @@ const VIEWS: Record<MetricsView, ViewSql> = {
     },
   },
   TRACES: {
-    source: async (_db, filter) => {
-      const sql = traceFilterSql(filter);
-      return {
-        sql: `SELECT start_time AS t, root_name, service_name, user_id, iterations, error_count, cost_usd, input_tokens, output_tokens, duration_ms
-              FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})${sql.traces}`,
-        params: sql.params,
-      };
-    },
+    source: async (_db, filter, hours, dimensions) => traceMetricRows(filter, hours, dimensions),
     measures: {
-      COUNT: 'count()',
-      ERROR_COUNT: 'countIf(error_count > 0)',
-      ERROR_RATE: 'countIf(error_count > 0) / count()',
+      COUNT: 'sum(traces)',
+      ERROR_COUNT: 'sum(error_traces)',
+      ERROR_RATE: 'sum(error_traces) / sum(traces)',
       COST_USD: 'sum(cost_usd)',
       INPUT_TOKENS: 'sum(input_tokens)',
       OUTPUT_TOKENS: 'sum(output_tokens)',
-      DURATION_AVG_MS: 'avg(duration_ms)',
-      DURATION_P50_MS: duration('duration_ms', 'p50'),
-      DURATION_P95_MS: duration('duration_ms', 'p95'),
-      DURATION_P99_MS: duration('duration_ms', 'p99'),
+      DURATION_AVG_MS: 'sum(duration_sum_ms) / sum(traces)',
+      DURATION_P50_MS: sketch('duration', 'p50'),
+      DURATION_P95_MS: sketch('duration', 'p95'),
+      DURATION_P99_MS: sketch('duration', 'p99'),
     },
     dimensions: {
       ROOT_NAME: 'root_name',
-      SERVICE: 'toString(service_name)',
+      SERVICE: 'service_name',
       USER_ID: 'user_id',
       ITERATIONS: 'toString(iterations)',
     },
@@ -219,7 +273,7 @@ export class MetricsRepository {
   async metrics(query: MetricsQuery): Promise<MetricsAnswer> {
     const p = plan(query);
     const hours = p.granularity !== 'MINUTE' && hasWholeHourOffsets(p.zone, p.from, p.to);
-    const source = await p.view.source(this.db, p.filter, hours);
+    const source = await p.view.source(this.db, p.filter, hours, p.dimensions);
     const keys = p.dimensions.length ? `[${p.dimensions.map((d) => p.view.dimensions[d]).join(', ')}]` : '[]';
     const values = p.measures.map((m, i) => `${p.view.measures[m]} AS m${i}`).join(', ');
     const params = { ...source.params, tz: p.zone, limit: p.limit };

@@ -1,0 +1,81 @@
+import { SPAN_SKETCH } from './span-metrics.sql';
+
+/*
+ * Trace metrics by the hour (infra/clickhouse/019_trace_metrics_hour.sql; docs/architecture.md,
+ * "Trace metrics by the hour"): trace_hours files each trace's figures under the UTC hour it starts
+ * in, and trace_metrics_hour sums them per hour × root name × service × iterations. The worker's
+ * upkeep recomputes the hours its round touched; the erasure job the hours of erased traces; the
+ * `metrics` query reads each hour's newest computation.
+ */
+
+const SCOPE = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}';
+
+/** The figure columns of trace_metrics_hour after its dimensions, in its column order. */
+export const TRACE_METRIC_FIGURES = [
+  'traces',
+  'error_traces',
+  'cost_usd',
+  'input_tokens',
+  'output_tokens',
+  'duration_sum_ms',
+  'duration_sketch',
+] as const;
+
+/**
+ * trace_hours rows (`h`, present ones) aggregated into trace_metrics_hour's figure columns: each
+ * row is one trace. Qualified, so the aliases do not shadow the columns they sum.
+ */
+export const TRACE_HOUR_AGGREGATES = `count() AS traces, countIf(h.error_count > 0) AS error_traces, sum(h.cost_usd) AS cost_usd,
+  sum(h.input_tokens) AS input_tokens, sum(h.output_tokens) AS output_tokens, sum(h.duration_ms) AS duration_sum_ms,
+  ${SPAN_SKETCH.replace('(', 'State(')}(h.duration_ms) AS duration_sketch`;
+
+/**
+ * Recomputes trace_metrics_hour for some hours ({hours:Array(Int64)}, ms) of one project from
+ * trace_hours, which holds those hours' traces side by side: the statement reads what the hours
+ * hold. One computation (one computed_at) per statement, with a row of no traces per hour so an
+ * hour whose traces all left has a computation too.
+ */
+export const REFRESH_TRACE_METRICS_HOUR_SQL = `
+  INSERT INTO trace_metrics_hour (tenant_id, project_id, hour, root_name, service_name, iterations, traces, error_traces, cost_usd, input_tokens,
+    output_tokens, duration_sum_ms, duration_sketch, computed_at, retention_days)
+  SELECT {tenantId:String}, {projectId:String}, hour, root_name, service_name, iterations, traces, error_traces, cost_usd, input_tokens,
+    output_tokens, duration_sum_ms, duration_sketch, now64(6), retention_days
+  FROM (
+    SELECT h.hour AS hour, h.root_name AS root_name, toString(h.service_name) AS service_name, h.iterations AS iterations, ${TRACE_HOUR_AGGREGATES},
+      max(h.retention_days) AS retention_days
+    FROM (SELECT * FROM trace_hours FINAL
+          WHERE ${SCOPE} AND toUnixTimestamp64Milli(hour) IN {hours:Array(Int64)} AND present = 1) AS h
+    GROUP BY h.hour, h.root_name, h.service_name, h.iterations
+    UNION ALL
+    SELECT fromUnixTimestamp64Milli(arrayJoin({hours:Array(Int64)}), 'UTC'), '', '', -1, 0, 0, 0, 0, 0, 0,
+      arrayReduce('${SPAN_SKETCH.replace('(', 'State(')}', emptyArrayFloat64()), 0)
+  SETTINGS max_partitions_per_insert_block = 0`;
+
+/**
+ * An empty trace_hours row (present = 0) for each trace ({vacatedTraces}) under the hour it left
+ * ({vacatedHours}, ms, the same order): its start moved to an earlier hour. It takes the retention
+ * of the row it empties, so the two share a partition and it replaces it.
+ */
+export const VACATE_TRACE_HOURS_SQL = `
+  INSERT INTO trace_hours (tenant_id, project_id, hour, trace_id, start_time, duration_ms, root_name, session_id, user_id, run_id, service_name,
+    iterations, cost_usd, input_tokens, output_tokens, error_count, llm_calls, models, present, computed_at, retention_days)
+  SELECT {tenantId:String}, {projectId:String}, v.hour, v.trace_id, v.hour, 0, '', '', '', '', '', 0, 0, 0, 0, 0, 0, [], 0, now64(6),
+    ifNull(r.retention_days, 0)
+  FROM (SELECT tupleElement(p, 1) AS trace_id, fromUnixTimestamp64Milli(tupleElement(p, 2), 'UTC') AS hour
+        FROM (SELECT arrayJoin(arrayZip({vacatedTraces:Array(String)}, {vacatedHours:Array(Int64)})) AS p)) AS v
+  LEFT JOIN (SELECT trace_id, hour, max(retention_days) AS retention_days FROM trace_hours
+             WHERE ${SCOPE} AND trace_id IN {vacatedTraces:Array(String)} AND toUnixTimestamp64Milli(hour) IN {vacatedHours:Array(Int64)}
+             GROUP BY trace_id, hour) AS r ON r.trace_id = v.trace_id AND r.hour = v.hour
+  SETTINGS max_partitions_per_insert_block = 0`;
+
+const HOURS_IN_RANGE =
+  "hour >= fromUnixTimestamp64Milli({rollupFromMs:Int64}, 'UTC') AND hour < fromUnixTimestamp64Milli({rollupToMs:Int64}, 'UTC')";
+
+/**
+ * The rows of each hour's newest computation in {rollupFromMs, rollupToMs} (whole hours, ms), the
+ * rows of no traces left out. No FINAL: rows of one computation share computed_at.
+ */
+export const TRACE_METRIC_HOUR_ROWS_SQL = `
+  SELECT * FROM trace_metrics_hour
+  WHERE ${SCOPE} AND ${HOURS_IN_RANGE} AND traces > 0
+    AND (hour, computed_at) IN (SELECT hour, max(computed_at) FROM trace_metrics_hour WHERE ${SCOPE} AND ${HOURS_IN_RANGE} GROUP BY hour)`;
