@@ -303,6 +303,52 @@ describe('metrics', () => {
     },
   );
 
+  it('answers by span name from the hour rollup that keeps names, and without names from the one that does not, alike', async () => {
+    // The sealed phase above merged the past hours: both hour rollups hold them.
+    for (const table of ['span_metrics_hour', 'span_metrics_hour_coarse']) {
+      const [row] = await h.query<{ n: string }>(`SELECT count() AS n FROM ${table} WHERE project_id = {p:String}`, {
+        p: project.projectId,
+      });
+      expect({ table, rows: Number(row!.n) > 0 }).toEqual({ table, rows: true });
+    }
+    const days = ['2026-10-24', '2026-10-25', '2026-10-26'];
+    const byName = await metrics({
+      view: 'SPANS',
+      measures: ['COUNT', 'DURATION_P95_MS'],
+      groupBy: ['NAME'],
+      granularity: 'DAY',
+      timezone: ZONE,
+      ...RANGE,
+    });
+    const names = [...new Set(sent.map((s) => s.name))];
+    expect(byName.series.map((s) => s.keys[0]).sort()).toStrictEqual([...names].sort());
+    for (const series of byName.series) {
+      series.points.forEach((point, i) => {
+        const spans = sent.filter((s) => s.name === series.keys[0] && localDay(s.startMs) === days[i]);
+        expect(point.values[0]).toBe(spans.length);
+        expectPercentile(
+          point.values[1],
+          quantile(
+            spans.map((s) => s.durationMs),
+            0.95,
+          ),
+        );
+      });
+    }
+    const all = await metrics({ view: 'SPANS', measures: ['COUNT', 'DURATION_P95_MS'], granularity: 'DAY', timezone: ZONE, ...RANGE });
+    all.series[0]!.points.forEach((point, i) => {
+      const spans = sent.filter((s) => localDay(s.startMs) === days[i]);
+      expect(point.values[0]).toBe(spans.length);
+      expectPercentile(
+        point.values[1],
+        quantile(
+          spans.map((s) => s.durationMs),
+          0.95,
+        ),
+      );
+    });
+  });
+
   it('puts each trace in the local day it starts, with its wall time, errors and cost', async () => {
     const answer = await metrics({
       view: 'TRACES',

@@ -102,33 +102,55 @@ export function sealedMinuteRowsSql(minutes: MinuteCondition): string {
 }
 
 /**
- * The whole hours in {hourFromMs, hourToMs} (ms) that hold span rows (their marks), each with
- * whether its hour rows stand for all its minutes: the oldest minute computation their newest
- * merge took (each group's row keeps the oldest of its minutes) is at least as new as the newest
- * span row of the hour. Answers `hour_ms` and `current` (1 or 0).
+ * The two hour rollups: span_metrics_hour (012) by model, provider, span type, service and span
+ * name, and span_metrics_hour_coarse (020), the same without the name, written from it by a view
+ * under the same computations. A read that does not group by name reads the coarse one: far fewer
+ * sketch states to merge when names are many.
  */
-export const HOURS_WITH_DATA_SQL = `
+export type SpanHourTable = 'span_metrics_hour' | 'span_metrics_hour_coarse';
+
+/**
+ * The whole hours in {hourFromMs, hourToMs} (ms) that hold span rows (their marks), each with
+ * whether its hour rows (in `table`) stand for all its minutes: the oldest minute computation
+ * their newest merge took (each group's row keeps the oldest of its minutes; the merges are told
+ * apart by computed_at in one read) is at least as new as the newest span row of the hour.
+ * Answers `hour_ms` and `current` (1 or 0).
+ */
+export function hoursWithDataSql(table: SpanHourTable): string {
+  return `
   SELECT toUnixTimestamp64Milli(d.hour) AS hour_ms, h.vouched >= d.dirty AS current
   FROM (SELECT ${HOUR_OF_MINUTE} AS hour, max(dirty_at) AS dirty FROM span_minute_marks
         WHERE ${SCOPE} AND minute >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND minute < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')
         GROUP BY hour) AS d
-  LEFT JOIN (SELECT hour, min(min_source_computed_at) AS vouched FROM span_metrics_hour
-             WHERE ${SCOPE} AND hour >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND hour < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')
-               AND (hour, computed_at) IN (SELECT hour, max(computed_at) FROM span_metrics_hour
-                                           WHERE ${SCOPE} AND hour >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND hour < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')
-                                           GROUP BY hour)
+  LEFT JOIN (SELECT hour, argMax(oldest, computed_at) AS vouched
+             FROM (SELECT hour, computed_at, min(min_source_computed_at) AS oldest FROM ${table}
+                   WHERE ${SCOPE} AND hour >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND hour < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')
+                   GROUP BY hour, computed_at)
              GROUP BY hour) AS h ON d.hour = h.hour`;
+}
+
+export const HOURS_WITH_DATA_SQL = hoursWithDataSql('span_metrics_hour');
+export const COARSE_HOURS_WITH_DATA_SQL = hoursWithDataSql('span_metrics_hour_coarse');
 
 const HOUR_RANGE =
   "hour >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND hour < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')";
 
-/** The rows of each listed hour's ({currentHoursMs}, within {hourFromMs, hourToMs}) newest computation (no FINAL, as for minutes). */
-export const CURRENT_HOUR_ROWS_SQL = `
-  SELECT * FROM span_metrics_hour
+/**
+ * The rows of each listed hour's ({currentHoursMs}, within {hourFromMs, hourToMs}) newest
+ * computation in `table` (no FINAL: the rows of one computation share computed_at; in the coarse
+ * table a group may come as several rows of one computation, which readers sum like any other).
+ */
+export function currentHourRowsSql(table: SpanHourTable): string {
+  return `
+  SELECT * FROM ${table}
   WHERE ${SCOPE} AND ${HOUR_RANGE} AND toUnixTimestamp64Milli(hour) IN {currentHoursMs:Array(Int64)}
-    AND (hour, computed_at) IN (SELECT hour, max(computed_at) FROM span_metrics_hour
+    AND (hour, computed_at) IN (SELECT hour, max(computed_at) FROM ${table}
                                 WHERE ${SCOPE} AND ${HOUR_RANGE} AND toUnixTimestamp64Milli(hour) IN {currentHoursMs:Array(Int64)}
                                 GROUP BY hour)`;
+}
+
+export const CURRENT_HOUR_ROWS_SQL = currentHourRowsSql('span_metrics_hour');
+export const COARSE_CURRENT_HOUR_ROWS_SQL = currentHourRowsSql('span_metrics_hour_coarse');
 
 /**
  * span_metrics_minute figure columns of the rows `r` merged into an hour's: sums, and sketch states

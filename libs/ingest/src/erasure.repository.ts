@@ -434,12 +434,8 @@ export class ErasureRepository {
           minutes,
         },
       );
-      await remove(
-        'erasure.delete_hour_metrics',
-        'span_metrics_hour',
-        `${scope} AND toUnixTimestamp64Milli(hour) IN {hours:Array(Int64)}`,
-        { hours },
-      );
+      for (const table of ['span_metrics_hour', 'span_metrics_hour_coarse'])
+        await remove('erasure.delete_hour_metrics', table, `${scope} AND toUnixTimestamp64Milli(hour) IN {hours:Array(Int64)}`, { hours });
     }
     await awaitDeletes(this.clickhouse, [...new Set(deleted.map((d) => d.table))], project);
 

@@ -47,6 +47,7 @@ const SOURCES_FIRST: readonly ProjectTable[] = [
   'trace_metrics_hour',
   'span_metrics_minute',
   'span_metrics_hour',
+  'span_metrics_hour_coarse',
 ];
 export const SWEEP_ORDER: readonly ProjectTable[] = [...SOURCES_FIRST, ...PROJECT_TABLES.filter((table) => !SOURCES_FIRST.includes(table))];
 

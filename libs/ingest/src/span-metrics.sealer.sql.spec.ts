@@ -27,8 +27,12 @@ describe('SpanMetricsSealer SQL', () => {
       'ingest.span_metrics_seal',
       'ingest.span_metrics_due_hours',
       'ingest.span_metrics_seal_hours',
+      'ingest.span_metrics_seal_coarse_hours',
     ]);
-    for (const statement of [statements[1]!, statements[4]!]) expectScopedSql(statement);
-    expect([statements[0], statements[1], statements[3], statements[4]]).toMatchSnapshot();
+    for (const statement of [statements[1]!, statements[4]!, statements[5]!]) expectScopedSql(statement);
+    // The coarse hour rollup: the same merge without the span name.
+    expect(statements[5]!.sql).toContain('INSERT INTO span_metrics_hour_coarse');
+    expect(statements[5]!.sql).not.toMatch(/\bname\b/);
+    expect([statements[0], statements[1], statements[3], statements[4], statements[5]]).toMatchSnapshot();
   });
 });

@@ -8,6 +8,7 @@ import {
   SPAN_METRIC_DIMENSIONS,
   SPAN_METRIC_FIGURES,
   type ClickHouseClient,
+  type SpanHourTable,
 } from '@spanforge/clickhouse';
 import type { ProjectRef } from './span.repository';
 import type { WriterLog } from './span.writer';
@@ -59,12 +60,16 @@ const SEAL_SQL = `
 
 /**
  * One project's hours ({hoursMs}) merged again from their minute rows, each minute's newest
- * computation: the hour row records the newest minute computation it took (source_computed_at).
+ * computation, into one hour rollup (`table`: with the span name, or without it, grouped by the
+ * other dimensions): the hour row records the newest minute computation it took
+ * (source_computed_at) and the oldest (min_source_computed_at).
  */
-const SEAL_HOURS_SQL = `
-  INSERT INTO span_metrics_hour (tenant_id, project_id, hour, ${dimensions}, ${SPAN_METRIC_FIGURES.join(', ')}, source_computed_at, min_source_computed_at, computed_at,
-    retention_days)
-  SELECT {tenantId:String}, {projectId:String}, ${HOUR_OF_MINUTE.replaceAll('minute', 'r.minute')} AS hour, ${SPAN_METRIC_DIMENSIONS.map((d) => `r.${d}`).join(', ')},
+function sealHoursSql(table: SpanHourTable): string {
+  const dimensions = table === 'span_metrics_hour' ? SPAN_METRIC_DIMENSIONS : SPAN_METRIC_DIMENSIONS.filter((d) => d !== 'name');
+  return `
+  INSERT INTO ${table} (tenant_id, project_id, hour, ${dimensions.join(', ')}, ${SPAN_METRIC_FIGURES.join(', ')}, source_computed_at, min_source_computed_at,
+    computed_at, retention_days)
+  SELECT {tenantId:String}, {projectId:String}, ${HOUR_OF_MINUTE.replaceAll('minute', 'r.minute')} AS hour, ${dimensions.map((d) => `r.${d}`).join(', ')},
          ${MINUTE_TO_HOUR_FIGURES}, max(r.computed_at), min(r.computed_at), now64(6), max(r.retention_days)
   FROM (SELECT * FROM span_metrics_minute FINAL
         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND minute >= fromUnixTimestamp64Milli(arrayMin({hoursMs:Array(Int64)}), 'UTC') AND minute < fromUnixTimestamp64Milli(arrayMax({hoursMs:Array(Int64)}) + 3600000, 'UTC')
@@ -74,12 +79,17 @@ const SEAL_HOURS_SQL = `
                                           AND minute >= fromUnixTimestamp64Milli(arrayMin({hoursMs:Array(Int64)}), 'UTC') AND minute < fromUnixTimestamp64Milli(arrayMax({hoursMs:Array(Int64)}) + 3600000, 'UTC')
           AND toUnixTimestamp64Milli(${HOUR_OF_MINUTE}) IN {hoursMs:Array(Int64)}
                                         GROUP BY minute)) AS r
-  GROUP BY hour, ${SPAN_METRIC_DIMENSIONS.map((d) => `r.${d}`).join(', ')}
+  GROUP BY hour, ${dimensions.map((d) => `r.${d}`).join(', ')}
   SETTINGS max_partitions_per_insert_block = 0`;
+}
+
+/** The hour rollups, in the order the sealer writes them: the one it checks for merged hours (the coarse one) last. */
+const SEAL_HOURS = (['span_metrics_hour', 'span_metrics_hour_coarse'] as const).map((table) => ({ table, sql: sealHoursSql(table) }));
 
 /**
  * Each project's hours due for merging: whole hours past the horizon with a minute computed in
- * the lookback whose hour row is missing or merged before that computation.
+ * the lookback whose hour row is missing or merged before that computation. Read from the hour
+ * rollup written last, so an hour merged into the first and not the second is merged again.
  */
 const DUE_HOURS_SQL = `
   SELECT m.tenant_id AS tenant_id, m.project_id AS project_id, groupArray(toUnixTimestamp64Milli(m.hour)) AS hours
@@ -87,7 +97,7 @@ const DUE_HOURS_SQL = `
         WHERE computed_at >= now64(6) - INTERVAL {lookbackSeconds:UInt32} SECOND
         GROUP BY tenant_id, project_id, hour
         HAVING hour + INTERVAL 1 HOUR <= now() - INTERVAL {afterSeconds:UInt32} SECOND) AS m
-  LEFT JOIN (SELECT tenant_id, project_id, hour, max(source_computed_at) AS merged FROM span_metrics_hour
+  LEFT JOIN (SELECT tenant_id, project_id, hour, max(source_computed_at) AS merged FROM span_metrics_hour_coarse
              WHERE computed_at >= now64(6) - INTERVAL {lookbackSeconds:UInt32} SECOND - INTERVAL 1 DAY
              GROUP BY tenant_id, project_id, hour) AS h
     ON m.tenant_id = h.tenant_id AND m.project_id = h.project_id AND m.hour = h.hour
@@ -188,11 +198,12 @@ export class SpanMetricsSealer {
     const hours = [...hoursMs].sort((a, b) => a - b);
     const perStatement = Math.max(1, Math.floor(this.minutesPerStatement / 60));
     for (let at = 0; at < hours.length; at += perStatement) {
-      await this.client.command({
-        query: withProjectFilters(SEAL_HOURS_SQL, project),
-        query_params: { ...project, hoursMs: hours.slice(at, at + perStatement) },
-        ...namedStatement('ingest.span_metrics_seal_hours'),
-      });
+      for (const { table, sql } of SEAL_HOURS)
+        await this.client.command({
+          query: withProjectFilters(sql, project),
+          query_params: { ...project, hoursMs: hours.slice(at, at + perStatement) },
+          ...namedStatement(table === 'span_metrics_hour' ? 'ingest.span_metrics_seal_hours' : 'ingest.span_metrics_seal_coarse_hours'),
+        });
     }
   }
 }

@@ -84,6 +84,17 @@ describe('MetricsRepository SQL', () => {
   });
 
   it.each([
+    ['MODEL', 'span_metrics_hour_coarse'],
+    ['NAME', 'span_metrics_hour'],
+  ] as const)('SPANS hourly by %s: the hour rows from %s', async (dimension, table) => {
+    const statements = await record(() =>
+      repository.metrics({ view: 'SPANS', measures: ['COUNT'], groupBy: [dimension], granularity: 'HOUR', ...RANGE }),
+    );
+    expectScopedQueries(statements, 2);
+    for (const statement of statements) expect(statement.sql).toMatch(new RegExp(`FROM ${table}\\b(?!_)`));
+  });
+
+  it.each([
     ['a trace filter', { filter: { userId: 'user-1' } }],
     ['a dimension the rollup does not keep (USER_ID)', { groupBy: ['USER_ID' as const] }],
     ['a zone offset by a part hour', { timezone: 'Asia/Kolkata' }],

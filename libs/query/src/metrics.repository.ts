@@ -144,7 +144,7 @@ async function traceMetricRows(
 
 const VIEWS: Record<MetricsView, ViewSql> = {
   SPANS: {
-    source: (db, filter, hours) => spanFigureRows(db, filter, { hours }),
+    source: (db, filter, hours, dimensions) => spanFigureRows(db, filter, { hours, names: dimensions.includes('NAME') }),
     measures: {
       COUNT: 'sum(spans)',
       ERROR_COUNT: 'sum(errors)',
@@ -288,21 +288,26 @@ export class MetricsRepository {
       );
       return { granularity: p.granularity, series: assemble(p, [[]], rows) };
     }
-    // One pass over the source: each series' buckets and (GROUPING SETS) its whole range, whose first
-    // measure ranks the series; the buckets of the top `limit` series come back, with their place.
+    // One pass over the source: each series' buckets and its whole range, whose first measure ranks
+    // the series; the buckets of the top `limit` series come back, with their place. A count or sum
+    // over the whole range is the sum of its buckets'; any other first measure (a percentile, a
+    // rate) is aggregated over the whole range too (GROUPING SETS), which costs a second merge.
+    const additive = ADDITIVE.has(p.measures[0]!);
+    const perBucket = additive
+      ? `SELECT *, 0 AS whole, sum(m0) OVER (PARTITION BY keys) AS series_rank
+         FROM (SELECT ${keys} AS keys, ${bucket} AS bucket, ${values} FROM (${source.sql}) GROUP BY keys, bucket)`
+      : `SELECT *, max(if(whole = 1, m0, NULL)) OVER (PARTITION BY keys) AS series_rank
+         FROM (
+           SELECT ${keys} AS keys, ${bucket} AS bucket, grouping(bucket) AS whole, ${values}
+           FROM (${source.sql})
+           GROUP BY GROUPING SETS ((keys, bucket), (keys))
+         )`;
     const rows = await this.db.rows<PointRow & { place: number }>(
       'query.metrics_points',
       `SELECT keys, bucket, place, ${p.measures.map((_, i) => `m${i}`).join(', ')}
        FROM (
          SELECT *, dense_rank() OVER (ORDER BY series_rank DESC NULLS LAST, keys) AS place
-         FROM (
-           SELECT *, max(if(whole = 1, m0, NULL)) OVER (PARTITION BY keys) AS series_rank
-           FROM (
-             SELECT ${keys} AS keys, ${bucket} AS bucket, grouping(bucket) AS whole, ${values}
-             FROM (${source.sql})
-             GROUP BY GROUPING SETS ((keys, bucket), (keys))
-           )
-         )
+         FROM (${perBucket})
        )
        WHERE whole = 0 AND place <= {limit:UInt32}
        ORDER BY place, bucket`,

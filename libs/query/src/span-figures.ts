@@ -1,4 +1,6 @@
 import {
+  COARSE_CURRENT_HOUR_ROWS_SQL,
+  COARSE_HOURS_WITH_DATA_SQL,
   HOURS_WITH_DATA_SQL,
   CURRENT_HOUR_ROWS_SQL,
   SKETCH_LEVEL,
@@ -35,6 +37,8 @@ export function sketch(of: 'duration' | 'ttft', level: keyof typeof SKETCH_LEVEL
 
 const FIGURES = SPAN_METRIC_FIGURES.join(', ');
 const DIMENSIONS = SPAN_METRIC_DIMENSIONS.join(', ');
+/** The dimensions as the coarse hour rollup answers them: every one but the name, which is ''. */
+const COARSE_DIMENSIONS = SPAN_METRIC_DIMENSIONS.map((d) => (d === 'name' ? "'' AS name" : d)).join(', ');
 
 const at = (name: string) => `fromUnixTimestamp64Milli({${name}:Int64}, 'UTC')`;
 
@@ -50,7 +54,7 @@ const at = (name: string) => `fromUnixTimestamp64Milli({${name}:Int64}, 'UTC')`;
 export async function spanFigureRows(
   db: ScopedClickHouse,
   filter: TraceFilter,
-  options: { hours: boolean } = { hours: true },
+  options: { hours: boolean; names?: boolean } = { hours: true },
 ): Promise<{ sql: string; params: Record<string, unknown> }> {
   // All time when the filter gives no range: from the first to the last instant the store holds.
   const { from, to } = timeRange(filter);
@@ -83,7 +87,9 @@ export async function spanFigureRows(
 
   const hourFromMs = Math.ceil(sealFromMs / HOUR_MS) * HOUR_MS;
   const hourToMs = Math.floor(sealToMs / HOUR_MS) * HOUR_MS;
-  const hours = options.hours && hourFromMs < hourToMs ? await hoursWithData(db, hourFromMs, hourToMs) : { current: [], stale: [] };
+  // Without names asked for, the hour rows come from the rollup without them (name '' in the rows).
+  const coarse = !options.names;
+  const hours = options.hours && hourFromMs < hourToMs ? await hoursWithData(db, hourFromMs, hourToMs, coarse) : { current: [], stale: [] };
   // The whole minutes the hour rows do not answer: the part hours at the ends, and the hours with span rows that are not current.
   let minutes: MinuteCondition = (column) => `${column} >= ${at('sealFromMs')} AND ${column} < ${at('sealToMs')}`;
   if (hours.current.length > 0) {
@@ -104,7 +110,13 @@ export async function spanFigureRows(
   // When the current hours answer the whole range, the minute parts would read nothing: leave them out.
   const hoursAreAll = hours.current.length > 0 && hours.stale.length === 0 && hourFromMs === fromMs && hourToMs === toMs;
   const parts = [
-    ...(hours.current.length > 0 ? [`SELECT hour AS t, ${DIMENSIONS}, ${FIGURES} FROM (${CURRENT_HOUR_ROWS_SQL})`] : []),
+    ...(hours.current.length > 0
+      ? [
+          coarse
+            ? `SELECT hour AS t, ${COARSE_DIMENSIONS}, ${FIGURES} FROM (${COARSE_CURRENT_HOUR_ROWS_SQL})`
+            : `SELECT hour AS t, ${DIMENSIONS}, ${FIGURES} FROM (${CURRENT_HOUR_ROWS_SQL})`,
+        ]
+      : []),
     ...(hoursAreAll
       ? []
       : [
@@ -116,11 +128,17 @@ export async function spanFigureRows(
 }
 
 /** The hours of [hourFromMs, hourToMs) that hold span rows, split by whether their hour rows are current (ms since the epoch). */
-async function hoursWithData(db: ScopedClickHouse, hourFromMs: number, hourToMs: number): Promise<{ current: number[]; stale: number[] }> {
-  const rows = await db.rows<{ hour_ms: string | number; current: number | boolean }>('query.span_hours_with_data', HOURS_WITH_DATA_SQL, {
-    hourFromMs,
-    hourToMs,
-  });
+async function hoursWithData(
+  db: ScopedClickHouse,
+  hourFromMs: number,
+  hourToMs: number,
+  coarse: boolean,
+): Promise<{ current: number[]; stale: number[] }> {
+  const rows = await db.rows<{ hour_ms: string | number; current: number | boolean }>(
+    'query.span_hours_with_data',
+    coarse ? COARSE_HOURS_WITH_DATA_SQL : HOURS_WITH_DATA_SQL,
+    { hourFromMs, hourToMs },
+  );
   const current: number[] = [];
   const stale: number[] = [];
   for (const row of rows) (Number(row.current) === 1 ? current : stale).push(Number(row.hour_ms));
