@@ -110,7 +110,8 @@ export function sealedMinuteRowsSql(minutes: MinuteCondition): string {
 export type SpanHourTable = 'span_metrics_hour' | 'span_metrics_hour_coarse';
 
 /**
- * The whole hours in {hourFromMs, hourToMs} (ms) that hold span rows (their marks), each with
+ * The whole hours in {hourFromMs, hourToMs} (ms) that hold span rows (their marks, per hour in
+ * span_hour_marks), each with
  * whether its hour rows (in `table`) stand for all its minutes: the oldest minute computation
  * their newest merge took (each group's row keeps the oldest of its minutes; the merges are told
  * apart by computed_at in one read) is at least as new as the newest span row of the hour.
@@ -119,8 +120,8 @@ export type SpanHourTable = 'span_metrics_hour' | 'span_metrics_hour_coarse';
 export function hoursWithDataSql(table: SpanHourTable): string {
   return `
   SELECT toUnixTimestamp64Milli(d.hour) AS hour_ms, h.vouched >= d.dirty AS current
-  FROM (SELECT ${HOUR_OF_MINUTE} AS hour, max(dirty_at) AS dirty FROM span_minute_marks
-        WHERE ${SCOPE} AND minute >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND minute < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')
+  FROM (SELECT hour, max(dirty_at) AS dirty FROM span_hour_marks
+        WHERE ${SCOPE} AND hour >= fromUnixTimestamp64Milli({hourFromMs:Int64}, 'UTC') AND hour < fromUnixTimestamp64Milli({hourToMs:Int64}, 'UTC')
         GROUP BY hour) AS d
   LEFT JOIN (SELECT hour, argMax(oldest, computed_at) AS vouched
              FROM (SELECT hour, computed_at, min(min_source_computed_at) AS oldest FROM ${table}

@@ -142,6 +142,12 @@ interface PendingMutation {
  * (deleteInPartitions): no unfinished mutation of those tables names the project. Throws after
  * `timeoutMs` with what is still pending and why (a mutation that keeps failing says its reason).
  * On a cluster this sees the replica it asks; deletes there are for the operator's own tooling.
+ *
+ * Asked after every delete, also one sent as a patch (`lightweight_update`): where a patch is not
+ * possible (a table rebuilt without the block number and offset columns, a part written before
+ * them), the engine runs the same DELETE as a mutation without saying so, and only
+ * system.mutations shows it. Skipping the poll for patched deletes was tried and failed the CI
+ * (a rebuild read rows the mutation had not removed yet).
  */
 export async function awaitDeletes(
   client: ClickHouseClient,

@@ -45,6 +45,8 @@ export interface ErasureJob {
 /** Trace ids one request may name; a user's or session's traces are found by the service, without limit. */
 export const MAX_ERASED_TRACE_IDS = 10_000;
 const MAX_ID_LENGTH = 256;
+/** The condition that confines a statement of the erasure to its project (bound parameters). */
+const SCOPE = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}';
 /** The trace id of a session's own tombstone: OTLP trace ids are hex, so no span has it. */
 const SESSION_TOMBSTONE = 'session:';
 /** A job claimed this long ago and not completed is taken to be abandoned (its worker died) and claimed again. */
@@ -262,7 +264,6 @@ export class ErasureRepository {
    * (the request does this for sessions that keep other traces, before the job deletes them).
    */
   private async rebuildSessions(project: ProjectRef, sessions: string[], options: { erasures?: boolean } = {}): Promise<void> {
-    const scope = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}';
     const statements: Array<[string, string]> = [
       [
         'erasure.rebuild_sessions',
@@ -271,7 +272,7 @@ export class ErasureRepository {
            groupUniqArrayIf(span_id, status_code = 'ERROR'),
            maxMapIf(([span_id], [cost_usd], [tokens_input_uncached], [tokens_cache_read], [tokens_cache_write], [tokens_output], [tokens_reasoning]),
              usage_is_aggregate = 0 AND (cost_usd > 0 OR tokens_input_uncached + tokens_cache_read + tokens_cache_write + tokens_output + tokens_reasoning > 0))
-         FROM spans FINAL WHERE ${scope} AND session_id IN {sessions:Array(String)}
+         FROM spans FINAL WHERE ${SCOPE} AND session_id IN {sessions:Array(String)}
          GROUP BY tenant_id, project_id, session_id, retention_days`,
       ],
       ['erasure.refresh_session_figures', refreshSessionFiguresSql(' AND session_id IN {sessions:Array(String)}')],
@@ -286,7 +287,6 @@ export class ErasureRepository {
 
   private async touchedAggregates(project: ProjectRef, jobId: string): Promise<TouchedAggregates> {
     const params = { tenantId: project.tenantId, projectId: project.projectId, jobId };
-    const scope = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}';
     const read = async <T>(name: string, sql: string): Promise<T[]> =>
       (
         await this.clickhouse.query({
@@ -298,15 +298,15 @@ export class ErasureRepository {
       ).json<T>();
     const days = await read<{ day: string }>(
       'erasure.touched_days',
-      `SELECT DISTINCT toString(day) AS day FROM trace_cost_days WHERE ${scope} AND trace_id IN ${JOB_TRACES}`,
+      `SELECT DISTINCT toString(day) AS day FROM trace_cost_days WHERE ${SCOPE} AND trace_id IN ${JOB_TRACES}`,
     );
     const minutes = await read<{ minute: number }>(
       'erasure.touched_minutes',
-      `SELECT DISTINCT toUnixTimestamp64Milli(minute) AS minute FROM span_facts WHERE ${scope} AND trace_id IN ${JOB_TRACES}`,
+      `SELECT DISTINCT toUnixTimestamp64Milli(minute) AS minute FROM span_facts WHERE ${SCOPE} AND trace_id IN ${JOB_TRACES}`,
     );
     const hours = await read<{ hour: number }>(
       'erasure.touched_trace_hours',
-      `SELECT DISTINCT toUnixTimestamp64Milli(hour) AS hour FROM trace_hours WHERE ${scope} AND trace_id IN ${JOB_TRACES}`,
+      `SELECT DISTINCT toUnixTimestamp64Milli(hour) AS hour FROM trace_hours WHERE ${SCOPE} AND trace_id IN ${JOB_TRACES}`,
     );
     return {
       days: days.map((row) => row.day),
@@ -329,7 +329,6 @@ export class ErasureRepository {
     options: { onlyUnerased?: boolean; touched?: TouchedAggregates },
   ): Promise<void> {
     const { days, minutes, traceHours } = options.touched ?? (await this.touchedAggregates(project, jobId));
-    const scope = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}';
     const run = async (name: string, sql: string, extra: Record<string, unknown>) => {
       await this.clickhouse.command({
         query: withProjectFilters(sql, project, { erasures: options.onlyUnerased }),
@@ -344,7 +343,7 @@ export class ErasureRepository {
         'erasure.mark_minutes',
         `INSERT INTO span_minute_marks (tenant_id, project_id, minute, dirty_at, retention_days)
          SELECT tenant_id, project_id, minute, now64(3), max(retention_days) FROM span_minute_marks
-         WHERE ${scope} AND toUnixTimestamp64Milli(minute) IN {minutes:Array(Int64)}
+         WHERE ${SCOPE} AND toUnixTimestamp64Milli(minute) IN {minutes:Array(Int64)}
          GROUP BY tenant_id, project_id, minute`,
         { minutes },
       );
@@ -384,16 +383,15 @@ export class ErasureRepository {
         ...namedStatement(name),
       });
     };
-    const scope = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}';
     // The sessions from the tombstones (each names its trace's session), so a retry after the
     // trace index rows are gone still rebuilds them; the runs from the trace index.
     const [touched] = await read<{ sessions: string[]; whole: string[]; runs: string[] }>(
       'erasure.touched',
-      `SELECT (SELECT groupUniqArrayIf(session_id, session_id != '') FROM erased_traces WHERE ${scope} AND job_id = {jobId:String}) AS sessions,
+      `SELECT (SELECT groupUniqArrayIf(session_id, session_id != '') FROM erased_traces WHERE ${SCOPE} AND job_id = {jobId:String}) AS sessions,
               (SELECT groupUniqArrayIf(session_id, whole_session = 1 AND session_id != '') FROM erased_traces
-               WHERE ${scope} AND job_id = {jobId:String}) AS whole,
+               WHERE ${SCOPE} AND job_id = {jobId:String}) AS whole,
               (SELECT groupUniqArrayIf(run_id, run_id != '')
-               FROM (SELECT trace_id, max(run_id) AS run_id FROM trace_index WHERE ${scope} AND trace_id IN ${JOB_TRACES} GROUP BY trace_id)) AS runs`,
+               FROM (SELECT trace_id, max(run_id) AS run_id FROM trace_index WHERE ${SCOPE} AND trace_id IN ${JOB_TRACES} GROUP BY trace_id)) AS runs`,
     );
     const touchedAggregates = await this.touchedAggregates(project, job.id);
     const sessions = touched?.sessions ?? [];
@@ -407,20 +405,20 @@ export class ErasureRepository {
       const partitions = await deleteInPartitions(this.clickhouse, table, where, { ...params, ...extra }, name);
       if (partitions.partitions.length > 0) deleted.push(partitions);
     };
-    for (const table of ERASED_TRACE_TABLES) await remove('erasure.delete_traces', table, `${scope} AND trace_id IN ${JOB_TRACES}`);
+    for (const table of ERASED_TRACE_TABLES) await remove('erasure.delete_traces', table, `${SCOPE} AND trace_id IN ${JOB_TRACES}`);
     // Spans of whole sessions under other trace ids (none when every trace of them was erased).
     if (wholeSessions.length > 0)
-      await remove('erasure.delete_session_spans', 'spans', `${scope} AND session_id IN {sessions:Array(String)}`, {
+      await remove('erasure.delete_session_spans', 'spans', `${SCOPE} AND session_id IN {sessions:Array(String)}`, {
         sessions: wholeSessions,
       });
     // A delete leaves rows written after it alone: the rollups rebuilt below survive it.
     if (sessions.length > 0) {
-      await remove('erasure.delete_sessions', 'sessions', `${scope} AND session_id IN {sessions:Array(String)}`, { sessions });
-      await remove('erasure.delete_session_figures', 'session_figures', `${scope} AND session_id IN {sessions:Array(String)}`, {
+      await remove('erasure.delete_sessions', 'sessions', `${SCOPE} AND session_id IN {sessions:Array(String)}`, { sessions });
+      await remove('erasure.delete_session_figures', 'session_figures', `${SCOPE} AND session_id IN {sessions:Array(String)}`, {
         sessions,
       });
     }
-    if (runs.length > 0) await remove('erasure.delete_runs', 'runs', `${scope} AND run_id IN {runs:Array(String)}`, { runs });
+    if (runs.length > 0) await remove('erasure.delete_runs', 'runs', `${SCOPE} AND run_id IN {runs:Array(String)}`, { runs });
     const minutes = touchedAggregates.minutes;
     if (minutes.length > 0) {
       // The minute and hour rollups computed with the traces in them go; the sealer computes the
@@ -429,13 +427,13 @@ export class ErasureRepository {
       await remove(
         'erasure.delete_minute_metrics',
         'span_metrics_minute',
-        `${scope} AND toUnixTimestamp64Milli(minute) IN {minutes:Array(Int64)}`,
+        `${SCOPE} AND toUnixTimestamp64Milli(minute) IN {minutes:Array(Int64)}`,
         {
           minutes,
         },
       );
       for (const table of ['span_metrics_hour', 'span_metrics_hour_coarse'])
-        await remove('erasure.delete_hour_metrics', table, `${scope} AND toUnixTimestamp64Milli(hour) IN {hours:Array(Int64)}`, { hours });
+        await remove('erasure.delete_hour_metrics', table, `${SCOPE} AND toUnixTimestamp64Milli(hour) IN {hours:Array(Int64)}`, { hours });
     }
     await awaitDeletes(this.clickhouse, [...new Set(deleted.map((d) => d.table))], project);
 
@@ -445,7 +443,7 @@ export class ErasureRepository {
         'erasure.rebuild_runs',
         `INSERT INTO runs (tenant_id, project_id, run_id, retention_days, first_seen, last_seen, trace_ids)
          SELECT tenant_id, project_id, run_id, retention_days, min(start_time), max(end_time), groupUniqArray(trace_id)
-         FROM spans FINAL WHERE ${scope} AND run_id IN {runs:Array(String)}
+         FROM spans FINAL WHERE ${SCOPE} AND run_id IN {runs:Array(String)}
          GROUP BY tenant_id, project_id, run_id, retention_days`,
         { runs },
       );
@@ -458,13 +456,13 @@ export class ErasureRepository {
       const newest = await read<{ hour_ms: string; computed: string }>(
         'erasure.newest_trace_metrics',
         `SELECT toUnixTimestamp64Milli(hour) AS hour_ms, toUnixTimestamp64Micro(max(computed_at)) AS computed FROM trace_metrics_hour
-         WHERE ${scope} AND toUnixTimestamp64Milli(hour) IN {hours:Array(Int64)} GROUP BY hour`,
+         WHERE ${SCOPE} AND toUnixTimestamp64Milli(hour) IN {hours:Array(Int64)} GROUP BY hour`,
         { hours },
       );
       await remove(
         'erasure.delete_older_trace_metrics',
         'trace_metrics_hour',
-        `${scope} AND toUnixTimestamp64Milli(hour) IN {newestHours:Array(Int64)}
+        `${SCOPE} AND toUnixTimestamp64Milli(hour) IN {newestHours:Array(Int64)}
          AND toUnixTimestamp64Micro(computed_at) < arrayElement({newestMicros:Array(Int64)}, indexOf({newestHours:Array(Int64)}, toUnixTimestamp64Milli(hour)))`,
         { newestHours: newest.map((row) => Number(row.hour_ms)), newestMicros: newest.map((row) => Number(row.computed)) },
       );
@@ -475,7 +473,7 @@ export class ErasureRepository {
     const erasedTraces = (
       await read<{ trace_id: string }>(
         'erasure.job_traces',
-        `SELECT trace_id FROM erased_traces WHERE ${scope} AND job_id = {jobId:String}`,
+        `SELECT trace_id FROM erased_traces WHERE ${SCOPE} AND job_id = {jobId:String}`,
       )
     ).map((row) => row.trace_id);
     await this.pool.query(

@@ -35,6 +35,7 @@ const SOURCES_FIRST: readonly ProjectTable[] = [
   'span_log_events',
   'span_facts',
   'span_minute_marks',
+  'span_hour_marks',
   'traces',
   'trace_index',
   'sessions',
