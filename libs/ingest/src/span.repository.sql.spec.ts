@@ -1,4 +1,5 @@
 import { describeStatementChecks, expectScopedSql, recordingClient, type RecordedStatement } from '@spanforge/testing/sql';
+import type { ClickHouseClient } from '@spanforge/clickhouse';
 import { SpanRepository, type AccountingRow } from './span.repository';
 
 /**
@@ -96,6 +97,20 @@ describe('SpanRepository SQL', () => {
 
   it('refreshTraceMetricsHours', async () => {
     expectStatements(await record(() => repository.refreshTraceMetricsHours(PROJECT, [Date.UTC(2026, 10, 19, 10)])), 1);
+  });
+
+  it.each([
+    ['refreshCostDaily', (r: SpanRepository) => r.refreshCostDaily(PROJECT, ['2026-11-19']), 'trace_cost_days'],
+    ['refreshTraceMetricsHours', (r: SpanRepository) => r.refreshTraceMetricsHours(PROJECT, [Date.UTC(2026, 10, 19, 10)]), 'trace_hours'],
+  ] as const)('%s leaves out erased traces, as the reads do, in the table it sums', async (_name, call, table) => {
+    // The statement as sent, with its engine-side filters whole (the recorder shortens them).
+    const sent: string[] = [];
+    const client = { command: async ({ query }: { query: string }) => void sent.push(query) } as unknown as ClickHouseClient;
+    await call(new SpanRepository(client));
+    expect(sent).toHaveLength(1);
+    const filters = sent[0]!.slice(sent[0]!.indexOf('additional_table_filters'));
+    const filterOf = new RegExp(`'${table}': '((?:[^'\\\\]|\\\\.|'')*)'`).exec(filters)?.[1] ?? '';
+    expect(filterOf).toContain('NOT IN (SELECT trace_id FROM erased_traces');
   });
 
   it('refreshSessionFigures', async () => {

@@ -167,21 +167,25 @@ export class SpanRepository {
     });
   }
 
-  /** Recomputes the daily cost rows of these days (UTC). */
+  /**
+   * Recomputes the daily cost rows of these days (UTC). Like every rollup refresh of the upkeep, it
+   * leaves out erased traces (their tombstones) as the API's reads do: between an erasure's answer
+   * and its job deleting their rows, a round touching the same day must not count them again.
+   */
   async refreshCostDaily(project: ProjectRef, days: string[]): Promise<void> {
     if (days.length === 0) return;
     await this.client.command({
-      query: withProjectFilters(REFRESH_COST_DAILY_SQL, project),
+      query: withProjectFilters(REFRESH_COST_DAILY_SQL, project, { erasures: true }),
       query_params: { ...project, days },
       ...namedStatement('ingest.refresh_cost_daily'),
     });
   }
 
-  /** Recomputes the trace metrics of these hours (ms, UTC). */
+  /** Recomputes the trace metrics of these hours (ms, UTC), erased traces left out (as refreshCostDaily). */
   async refreshTraceMetricsHours(project: ProjectRef, hours: number[]): Promise<void> {
     if (hours.length === 0) return;
     await this.client.command({
-      query: withProjectFilters(REFRESH_TRACE_METRICS_HOUR_SQL, project),
+      query: withProjectFilters(REFRESH_TRACE_METRICS_HOUR_SQL, project, { erasures: true }),
       query_params: { ...project, hours },
       ...namedStatement('ingest.refresh_trace_metrics_hour'),
     });
