@@ -90,9 +90,9 @@ describe('dead letters', () => {
     // What an operator sees: the log line, the metric, the accounting in ingestStats, the admin list.
     expect(logged.join('')).toContain(`${refused.length} span(s) of export`);
     expect(logged.join('')).toContain(`refused by ClickHouse and dead-lettered: Cannot parse input: unexpected ${MARKER}`);
-    expect(await h.services.metrics.getSingleMetricAsString('spanforge_dead_lettered_spans_total')).toContain(
-      `spanforge_dead_lettered_spans_total{reason="store_refused"} ${refused.length}`,
-    );
+    // The worker counts them once their accounting is stored too, which the reads above do not wait for.
+    const counted = `spanforge_dead_lettered_spans_total{reason="store_refused"} ${refused.length}`;
+    await waitFor(async () => (await h.services.metrics.getSingleMetricAsString('spanforge_dead_lettered_spans_total')).includes(counted));
     const stats = await graphql<{
       ingestStats: Array<{ accepted: number; deadLettered: number; deadLetteredByReason: Array<{ reason: string; spans: number }> }>;
     }>(api, '{ ingestStats { accepted deadLettered deadLetteredByReason { reason spans } } }', {}, poisoned.apiKey);
