@@ -126,34 +126,23 @@ export class SpanRepository {
       [...before]
         .filter(([traceId, filing]) => after.has(traceId) && after.get(traceId)![key] !== filing[key])
         .map(([traceId, filing]) => [traceId, filing[key]]);
-    const vacatedDays = left('day');
-    if (vacatedDays.length > 0) {
-      await this.client.command({
-        query: withProjectFilters(VACATE_TRACE_COST_DAYS_SQL, project),
-        query_params: {
-          ...project,
-          vacatedTraces: vacatedDays.map(([traceId]) => traceId),
-          vacatedDays: vacatedDays.map(([, day]) => day),
-        },
-        ...namedStatement('ingest.vacate_trace_cost_days'),
-      });
-    }
-    const vacatedHours = left('hourMs');
-    if (vacatedHours.length > 0) {
-      await this.client.command({
-        query: withProjectFilters(VACATE_TRACE_HOURS_SQL, project),
-        query_params: {
-          ...project,
-          vacatedTraces: vacatedHours.map(([traceId]) => traceId),
-          vacatedHours: vacatedHours.map(([, hour]) => hour),
-        },
-        ...namedStatement('ingest.vacate_trace_hours'),
-      });
-    }
+    // An empty row under each day and hour a trace left, so their recomputation leaves it out.
+    const vacate = async <K extends keyof TraceFiling>(key: K, sql: string, param: string, name: string) => {
+      const vacated = left(key);
+      if (vacated.length > 0)
+        await this.client.command({
+          query: withProjectFilters(sql, project),
+          query_params: { ...project, vacatedTraces: vacated.map(([traceId]) => traceId), [param]: vacated.map(([, at]) => at) },
+          ...namedStatement(name),
+        });
+      return vacated.map(([, at]) => at);
+    };
+    const vacatedDays = await vacate('day', VACATE_TRACE_COST_DAYS_SQL, 'vacatedDays', 'ingest.vacate_trace_cost_days');
+    const vacatedHours = await vacate('hourMs', VACATE_TRACE_HOURS_SQL, 'vacatedHours', 'ingest.vacate_trace_hours');
     const filed = [...after.values()];
     return {
-      days: [...new Set([...filed.map((f) => f.day), ...vacatedDays.map(([, day]) => day)])],
-      hours: [...new Set([...filed.map((f) => f.hourMs), ...vacatedHours.map(([, hour]) => hour)])],
+      days: [...new Set([...filed.map((f) => f.day), ...vacatedDays])],
+      hours: [...new Set([...filed.map((f) => f.hourMs), ...vacatedHours])],
     };
   }
 
