@@ -1,13 +1,14 @@
 import 'reflect-metadata';
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import path from 'node:path';
+import { WORKER_PARTICIPANT } from '@spanforge/clickhouse';
 import { startBenchStack, temporaryDataDir } from './bench-stack';
 import { argument, percentile, progress, writeResults } from './report';
 
 /**
- * `npm run bench:soak [-- --minutes N] [--report-minutes M] [--spans-per-second R]`: a day of load,
+ * `npm run bench:soak [-- --minutes N] [--report-minutes M] [--spans-per-second R] [--keep-data DIR]`: a day of load,
  * compressed. The all-in-one takes continuous ingest at half the end-to-end rate bench:ingest last
  * measured (or R), while a dashboard loop queries, scores are posted and a cost report is run every
  * minute. Every M minutes (default 5) it reports accepted spans/s, the stored lag, the queue depth,
@@ -31,7 +32,18 @@ interface Window {
   rssMiB: { allInOne: number; postgres: number; loadClient: number };
   queryP50Ms: number;
   queryP99Ms: number;
+  /** Each dashboard query's p50 (ms), by its root field. */
+  queryP50MsByField: Record<string, number>;
   queries: number;
+  /** The project's statements' wait for their turn at the engine, p50 and p95 (ms). */
+  statementWaitMs: { p50: number; p95: number };
+  /** The share of the window's time the engine spent on the worker's and on the project's statements. */
+  engineShare: { worker: number; project: number };
+  /** The statements that took the most engine time in the window: count, total and p50 (ms). */
+  topStatements: Array<{ statement: string; count: number; totalMs: number; p50Ms: number }>;
+  /** Active parts of the tables the dashboard reads, and merges in progress, at the window's end. */
+  parts: Record<string, number>;
+  merges: number;
   scores: number;
   reports: number;
 }
@@ -74,7 +86,13 @@ async function main(): Promise<void> {
   const minutes = Number(argument('--minutes', '60'));
   const reportMinutes = Number(argument('--report-minutes', '5'));
   const rate = Number(argument('--spans-per-second', String(defaultRate())));
-  const dataDir = temporaryDataDir('spanforge-soak-');
+  // --keep-data DIR: the run's data stays in DIR (empty or absent) for a look afterwards.
+  const kept = argument('--keep-data', '');
+  const dataDir = kept ? path.resolve(kept) : temporaryDataDir('spanforge-soak-');
+  if (kept) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o755 });
+    if (readdirSync(dataDir).length > 0) throw new Error(`--keep-data ${dataDir}: not empty`);
+  }
   const stack = await startBenchStack(dataDir, { ALLOW_PRIVATE_WEBHOOKS: 'true', QUEUE_MAX_BACKLOG: '1000000' });
   const receiver = createServer((request, response) => {
     request.resume();
@@ -135,7 +153,21 @@ async function main(): Promise<void> {
 
     const started = Date.now();
     const until = started + minutes * 60_000;
-    const latencies: Array<{ at: number; ms: number }> = [];
+    const latencies: Array<{ at: number; ms: number; field: string }> = [];
+    const waits: Array<{ at: number; ms: number }> = [];
+    const engineMs = { worker: 0, project: 0 };
+    let statementMs = new Map<string, number[]>();
+    stack.querySlots.observeWaits((participant, ms) => {
+      if (participant === project.id) waits.push({ at: Date.now(), ms });
+    });
+    stack.querySlots.observeRuns((participant, ms, statement) => {
+      if (participant === WORKER_PARTICIPANT) engineMs.worker += ms;
+      else if (participant === project.id) engineMs.project += ms;
+      const name = statement || '(unnamed)';
+      const times = statementMs.get(name) ?? [];
+      times.push(ms);
+      statementMs.set(name, times);
+    });
     const traceIds: string[] = [];
     let scores = 0;
     let reports = 0;
@@ -144,7 +176,7 @@ async function main(): Promise<void> {
         for (const document of DASHBOARD) {
           const begun = performance.now();
           const data = await graphql(document);
-          latencies.push({ at: Date.now(), ms: performance.now() - begun });
+          latencies.push({ at: Date.now(), ms: performance.now() - begun, field: /\{\s*(\w+)/.exec(document)![1]! });
           const nodes = (data.traces as { nodes?: Array<{ traceId: string }> } | undefined)?.nodes;
           if (nodes) traceIds.splice(0, traceIds.length, ...nodes.map((n) => n.traceId));
         }
@@ -187,12 +219,53 @@ async function main(): Promise<void> {
       });
       return Number((await result.json<{ n: string }>())[0]?.n ?? 0);
     };
+    const activeParts = async () => {
+      const result = await stack.clickhouse.query({
+        query: `SELECT table, count() AS n FROM system.parts
+                WHERE active AND database = currentDatabase() AND table IN ({tables:Array(String)}) GROUP BY table ORDER BY table`,
+        query_params: {
+          tables: ['spans', 'traces', 'trace_index', 'trace_figures', 'sessions', 'session_figures', 'cost_daily', 'trace_hours'],
+        },
+        format: 'JSONEachRow',
+      });
+      return Object.fromEntries((await result.json<{ table: string; n: string }>()).map((r) => [r.table, Number(r.n)]));
+    };
+    const runningMerges = async () => {
+      const result = await stack.clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
+      return Number((await result.json<{ n: string }>())[0]?.n ?? 0);
+    };
     const report = async () => {
       for (let minute = reportMinutes; started + minute * 60_000 <= until + 1_000; minute += reportMinutes) {
         const due = started + minute * 60_000;
         if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
         const from = due - reportMinutes * 60_000;
-        const inWindow = latencies.filter((l) => l.at > from && l.at <= due).map((l) => l.ms);
+        const windowLatencies = latencies.filter((l) => l.at > from && l.at <= due);
+        const inWindow = windowLatencies.map((l) => l.ms);
+        const byField: Record<string, number> = {};
+        for (const field of new Set(windowLatencies.map((l) => l.field)))
+          byField[field] = Number(
+            percentile(
+              windowLatencies.filter((l) => l.field === field).map((l) => l.ms),
+              0.5,
+            ).toFixed(1),
+          );
+        const windowWaits = waits.filter((w) => w.at > from && w.at <= due).map((w) => w.ms);
+        const windowMs = reportMinutes * 60_000;
+        const share = {
+          worker: Number((engineMs.worker / windowMs).toFixed(3)),
+          project: Number((engineMs.project / windowMs).toFixed(3)),
+        };
+        engineMs.worker = engineMs.project = 0;
+        const topStatements = [...statementMs]
+          .map(([statement, times]) => ({
+            statement,
+            count: times.length,
+            totalMs: Math.round(times.reduce((a, b) => a + b, 0)),
+            p50Ms: Number(percentile(times, 0.5).toFixed(1)),
+          }))
+          .sort((a, b) => b.totalMs - a.totalMs)
+          .slice(0, 8);
+        statementMs = new Map();
         const spans = accepted.filter((a) => a.at > from && a.at <= due).reduce((n, a) => n + a.spans, 0);
         // What the gateways accepted and the store does not hold yet, in seconds of the offered rate.
         const lag = Math.max(0, (await acceptedByGateway()) - (await storedSpans())) / rate;
@@ -208,7 +281,13 @@ async function main(): Promise<void> {
           },
           queryP50Ms: Number(percentile(inWindow, 0.5).toFixed(1)),
           queryP99Ms: Number(percentile(inWindow, 0.99).toFixed(1)),
+          queryP50MsByField: byField,
           queries: inWindow.length,
+          statementWaitMs: { p50: Number(percentile(windowWaits, 0.5).toFixed(1)), p95: Number(percentile(windowWaits, 0.95).toFixed(1)) },
+          engineShare: share,
+          topStatements,
+          parts: await activeParts(),
+          merges: await runningMerges(),
           scores,
           reports,
         };
@@ -235,7 +314,7 @@ async function main(): Promise<void> {
   } finally {
     receiver.close();
     await stack.shutdown.run();
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!kept) rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

@@ -1,4 +1,4 @@
-import { FairScheduler } from './fair-scheduler';
+import { FairScheduler, scheduledClient } from './fair-scheduler';
 
 /** A statement that finishes when released, recording when it started. */
 function gate(log: string[], name: string) {
@@ -84,6 +84,23 @@ describe('FairScheduler', () => {
     expect(waits[1]![1]).toBeGreaterThanOrEqual(20);
   });
 
+  it('reports each statement’s time at the engine as it ends', async () => {
+    const scheduler = new FairScheduler(1);
+    const runs: Array<[string, number, string]> = [];
+    scheduler.observeRuns((participant, ms, statement) => runs.push([participant, ms, statement]));
+    await Promise.all([
+      scheduler.run('A', () => new Promise((r) => setTimeout(r, 25)), 'query.slow'),
+      scheduler.run('B', async () => undefined),
+    ]);
+    expect(runs.map(([participant, , statement]) => [participant, statement])).toEqual([
+      ['A', 'query.slow'],
+      ['B', ''],
+    ]);
+    // A's time is its own 25 ms; B's excludes the 25 ms it waited.
+    expect(runs[0]![1]).toBeGreaterThanOrEqual(20);
+    expect(runs[1]![1]).toBeLessThan(5);
+  });
+
   it("gives a weighted participant (the worker) that many times another's share of the time", async () => {
     const scheduler = new FairScheduler(1);
     scheduler.setWeight('worker', 3);
@@ -119,5 +136,15 @@ describe('FairScheduler', () => {
     runs.push(scheduler.run('B', takes('b0', 10)));
     await Promise.all(runs);
     expect(log.indexOf('b0')).toBeLessThan(log.indexOf('a2'));
+  });
+
+  it('names the statements of a scheduled client after their query ids', async () => {
+    const scheduler = new FairScheduler(1);
+    const names: string[] = [];
+    scheduler.observeRuns((_participant, _ms, statement) => names.push(statement));
+    const client = scheduledClient({ query: async (_params: { query_id?: string }) => 'answer' }, scheduler, 'worker');
+    await client.query({ query_id: 'upkeep.trace_figures:5f0c7c1e-0000-4000-8000-000000000000' });
+    await client.query({});
+    expect(names).toEqual(['upkeep.trace_figures', '']);
   });
 });

@@ -24,6 +24,7 @@ export class FairScheduler {
   private readonly used = new Map<string, number>();
   private readonly weights = new Map<string, number>();
   private readonly waitObservers: Array<(participant: string, waitedMs: number) => void> = [];
+  private readonly runObservers: Array<(participant: string, ranMs: number, statement: string) => void> = [];
 
   constructor(private readonly slots: number) {
     if (!Number.isInteger(slots) || slots < 1) throw new Error(`a scheduler needs at least one slot, got ${slots}`);
@@ -43,6 +44,14 @@ export class FairScheduler {
     this.waitObservers.push(observer);
   }
 
+  /**
+   * Calls `observer` with each statement's time at the engine (from its start to its end) and its
+   * name (what `run` was given; '' without one), as it ends.
+   */
+  observeRuns(observer: (participant: string, ranMs: number, statement: string) => void): void {
+    this.runObservers.push(observer);
+  }
+
   /** Statements waiting for a slot now, of all participants. */
   get queued(): number {
     let total = 0;
@@ -50,7 +59,7 @@ export class FairScheduler {
     return total;
   }
 
-  async run<T>(participant: string, work: () => Promise<T>): Promise<T> {
+  async run<T>(participant: string, work: () => Promise<T>, statement = ''): Promise<T> {
     const asked = performance.now();
     await this.turn(participant);
     const started = performance.now();
@@ -58,7 +67,9 @@ export class FairScheduler {
     try {
       return await work();
     } finally {
-      this.finish(participant, performance.now() - started);
+      const ran = performance.now() - started;
+      this.finish(participant, ran);
+      for (const observe of this.runObservers) observe(participant, ran, statement);
     }
   }
 
@@ -127,6 +138,12 @@ export class FairScheduler {
 
 const SCHEDULED = new Set(['query', 'exec', 'command', 'insert']);
 
+/** A statement's name from its query id (`<name>:<uuid>`, namedStatement), '' when it has none. */
+function statementName(params: unknown): string {
+  const queryId = (params as { query_id?: unknown } | undefined)?.query_id;
+  return typeof queryId === 'string' && queryId.includes(':') ? queryId.slice(0, queryId.lastIndexOf(':')) : '';
+}
+
 /**
  * The same client, with each statement waiting for its slot in `scheduler` as `participant`: in
  * the all-in-one process the worker's inserts and upkeep share the engine's time with the API's
@@ -137,7 +154,8 @@ export function scheduledClient<C extends object>(client: C, scheduler: FairSche
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver) as unknown;
       if (typeof property !== 'string' || !SCHEDULED.has(property) || typeof value !== 'function') return value;
-      return (...args: unknown[]) => scheduler.run(participant, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args));
+      return (...args: unknown[]) =>
+        scheduler.run(participant, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args), statementName(args[0]));
     },
   });
 }

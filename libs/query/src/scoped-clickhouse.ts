@@ -82,7 +82,7 @@ export class ScopedClickHouse {
       return parseEachRow<T>(text);
     };
     try {
-      return await (this.scheduler ? this.scheduler.run(this.scope.projectId, read) : read());
+      return await (this.scheduler ? this.scheduler.run(this.scope.projectId, read, name) : read());
     } catch (error) {
       const type = (error as { type?: string }).type ?? '';
       if (TOO_EXPENSIVE.has(type))
