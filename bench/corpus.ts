@@ -51,6 +51,11 @@ export interface CorpusOptions {
   /** Spans per OTLP export request, as a BatchSpanProcessor would send (default 512). */
   spansPerRequest?: number;
   startTime?: number;
+  /**
+   * The traces' starts spread evenly over this many ms from `startTime` (a load generator's round:
+   * spans stamped about when they are sent, as live traffic's are). Default: 1–6 s apart.
+   */
+  spreadMs?: number;
 }
 
 export interface Corpus {
@@ -96,10 +101,11 @@ export function buildCorpus(options: CorpusOptions): Corpus {
   let clock = options.startTime ?? Date.UTC(2026, 10, 1);
   const perSession = options.tracesPerSession ?? 20;
   for (let t = 0; t < options.traces; t++) {
-    const session = `session-${Math.floor(t / perSession)}`;
+    // The seed in the id: corpora built with other seeds (a load generator's rounds) are other sessions, as live traffic's are.
+    const session = `session-${options.seed ?? 42}-${Math.floor(t / perSession)}`;
     const iterations = 1 + Math.floor(random() * random() * 6);
     clock += 1_000 + Math.floor(random() * 5_000);
-    let at = clock;
+    let at = options.spreadMs === undefined ? clock : (options.startTime ?? 0) + Math.floor((t * options.spreadMs) / options.traces);
     const root = start(
       tracer,
       'agent.run',

@@ -18,6 +18,7 @@ async function main(): Promise<void> {
       traces: Math.max(1, Math.round((spansPerSecond * ROUND_SECONDS) / 10)),
       seed: 1_000 + round,
       startTime: started,
+      spreadMs: ROUND_SECONDS * 1000,
     });
     const statuses: Record<string, number> = {};
     let spans = 0;
