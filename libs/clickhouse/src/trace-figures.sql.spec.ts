@@ -23,6 +23,7 @@ describe('trace-figures.sql', () => {
       'REFRESH_TRACE_FIGURES_SQL',
       'TRACES_DAYS_SQL',
       'TRACES_FILING_SQL',
+      'TRACES_TIME_SQL',
       'VACATE_TRACE_COST_DAYS_SQL',
     ]);
   });

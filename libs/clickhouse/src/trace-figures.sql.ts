@@ -113,22 +113,38 @@ export const REFRESH_DAY_TRACE_FIGURES_SQL = refreshTraceFiguresSql(
   ' WHERE toDate(f.start_time) = {day:Date}',
 );
 
-/**
- * The days that hold spans of some traces ({traceIds}), from their first start to their last end
- * as trace_index knows them (two primary-key lookups): a trace that runs for days is read whole
- * even when only its newest spans came in. Written by the same insert as the spans, so it covers
- * every span stored.
- */
-export const TRACES_DAYS_SQL = `
-  (SELECT toDate(min(start_time)) FROM trace_index
-    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)})
-  AND (SELECT toDate(max(end_time)) FROM trace_index
+/** The first start of some traces' spans ({traceIds}), as trace_index knows them: a primary-key lookup. */
+const TRACES_FIRST_START_SQL = `(SELECT min(start_time) FROM trace_index
     WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)})`;
+
+/** The last end of some traces' spans ({traceIds}), as trace_index knows them. */
+const TRACES_LAST_END_SQL = `(SELECT max(end_time) FROM trace_index
+    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)})`;
+
+/**
+ * The time some traces' spans cover ({traceIds}), from their first start to their last end, for
+ * `start_time BETWEEN …`: every span of those traces starts in it (a span never ends before it
+ * starts: the gateway refuses one). trace_index is written by the same insert as the spans, so it
+ * covers every span stored, and a trace that runs for days is read whole even when only its newest
+ * spans came in. Each part of `spans` knows the range of its spans' starts, so the engine skips the
+ * parts that hold none of them: under ingest, the merged parts of older spans. A round of upkeep
+ * then reads what its traces' time holds instead of every granule of the day (their ids are random).
+ */
+export const TRACES_TIME_SQL = `${TRACES_FIRST_START_SQL}
+  AND ${TRACES_LAST_END_SQL}`;
+
+/**
+ * The days that hold spans of some traces ({traceIds}), for tables filed by day (the traces
+ * rollup). The same two lookups as TRACES_TIME_SQL: ClickHouse evaluates identical scalar
+ * subqueries once per statement.
+ */
+export const TRACES_DAYS_SQL = `toDate(${TRACES_FIRST_START_SQL})
+  AND toDate(${TRACES_LAST_END_SQL})`;
 
 /** Recomputes the trace_figures rows of some traces of one project. */
 export const REFRESH_TRACE_FIGURES_SQL = refreshTraceFiguresSql(
   ` AND day BETWEEN ${TRACES_DAYS_SQL} AND trace_id IN {traceIds:Array(String)}`,
-  ` AND toDate(start_time) BETWEEN ${TRACES_DAYS_SQL} AND trace_id IN {traceIds:Array(String)}`,
+  ` AND start_time BETWEEN ${TRACES_TIME_SQL} AND trace_id IN {traceIds:Array(String)}`,
 );
 
 /**

@@ -4,6 +4,7 @@ import {
   REFRESH_TRACE_FIGURES_SQL,
   REFRESH_TRACE_METRICS_HOUR_SQL,
   TRACES_DAYS_SQL,
+  TRACES_TIME_SQL,
   TRACES_FILING_SQL,
   VACATE_TRACE_COST_DAYS_SQL,
   VACATE_TRACE_HOURS_SQL,
@@ -231,7 +232,7 @@ export class SpanRepository {
               FROM (
                 SELECT * FROM spans FINAL
                 WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-                  AND toDate(start_time) BETWEEN ${TRACES_DAYS_SQL}
+                  AND start_time BETWEEN ${TRACES_TIME_SQL}
                   AND trace_id IN {traceIds:Array(String)} AND (${wanted.join(' OR ')}))`,
         project,
       ),
