@@ -803,6 +803,16 @@ describe('query API', () => {
     expect(total).toBe(traces.length);
     expect(seen).toEqual([...traces].reverse().map((t) => t.expected.traceId));
 
+    // The total is counted only when asked for, directly or through a fragment; the page is the same either way.
+    const firstPage = await q<{ traces: { nodes: Array<{ traceId: string }>; totalCount?: number } }>(
+      '{ traces(first: 4) { nodes { traceId } } }',
+    );
+    expect(firstPage.data!.traces).toEqual({ nodes: seen.slice(0, 4).map((traceId) => ({ traceId })) });
+    const throughFragment = await q<{ traces: { totalCount: number } }>(
+      '{ traces(first: 4) { ...Counted } } fragment Counted on TraceConnection { totalCount }',
+    );
+    expect(throughFragment.data!.traces.totalCount).toBe(traces.length);
+
     const count = async (filter: Record<string, unknown>) =>
       (await q<{ traces: { totalCount: number } }>('query($f: TraceFilter) { traces(filter: $f) { totalCount } }', { f: filter })).data!
         .traces.totalCount;
@@ -877,6 +887,9 @@ describe('query API', () => {
       .sort((a, b) => b.costUsd - a.costUsd);
     expect(result.data!.sessions.totalCount).toBe(2);
     expect(result.data!.sessions.nodes.map((n) => n.sessionId)).toEqual(expected.map((e) => e.sessionId));
+    // Without totalCount (not counted) the page is the same.
+    const uncounted = await q<{ sessions: { nodes: Array<{ sessionId: string }> } }>('{ sessions { nodes { sessionId } } }');
+    expect(uncounted.data!.sessions).toEqual({ nodes: expected.map((e) => ({ sessionId: e.sessionId })) });
     result.data!.sessions.nodes.forEach((node, i) => {
       expect(node).toMatchObject({
         traceCount: expected[i]!.traceCount,

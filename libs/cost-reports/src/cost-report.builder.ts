@@ -67,7 +67,7 @@ export async function buildCostReport(
     reports.totals(from, to),
     reports.totals(from - (to - from), from),
     analytics.costBreakdown(request.groupBy, range),
-    analytics.sessions(range, TOP, undefined),
+    analytics.sessions(range, TOP, undefined, false),
     reports.topTraces(from, to, TOP),
   ]);
   const currentTotals = totals(current);

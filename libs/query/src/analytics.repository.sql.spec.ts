@@ -111,6 +111,12 @@ describe('AnalyticsRepository SQL', () => {
   it('sessions: feedback without bounds', async () => {
     expectScopedQueries(await record(() => repository.sessions({ feedback: { name: 'helpful' } }, 20, undefined)), 2);
   });
+
+  it('sessions without their total: one read, no count', async () => {
+    const statements = await record(() => repository.sessions(undefined, 20, undefined, false));
+    expectScopedQueries(statements, 1);
+    expect(statements[0]!.queryId).toBe('query.sessions_page');
+  });
 });
 
 describeStatementChecks();

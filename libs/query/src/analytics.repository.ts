@@ -193,12 +193,16 @@ export class AnalyticsRepository {
     );
   }
 
-  /** Sessions, most expensive first, a page at a time, from session_figures; a session is in range when it overlaps it. */
+  /**
+   * Sessions, most expensive first, a page at a time, from session_figures; a session is in range
+   * when it overlaps it. With `count: false` the total (a second read) is not made: undefined.
+   */
   async sessions(
     filter: SessionFilter | undefined,
     first: number,
     after: [number, string] | undefined,
-  ): Promise<{ rows: SessionRecord[]; total: number }> {
+    count = true,
+  ): Promise<{ rows: SessionRecord[]; total: number | undefined }> {
     const f = filter ?? {};
     const having: string[] = [];
     const params: Record<string, unknown> = {};
@@ -234,14 +238,14 @@ export class AnalyticsRepository {
       FROM session_figures FINAL
       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${having.map((c) => ` AND ${c}`).join('')}`;
     const cursor = after ? ' WHERE (cost_usd, session_id) < ({afterCost:Float64}, {afterSession:String})' : '';
-    const [rows, [count]] = await Promise.all([
+    const [rows, counted] = await Promise.all([
       this.db.rows<SessionRecord>(
         'query.sessions_page',
         `SELECT session_id, trace_count, cost_usd, input_tokens, output_tokens, first_seen, last_seen, feedback FROM (${base})${cursor} ORDER BY cost_usd DESC, session_id DESC LIMIT {limit:UInt32}`,
         { ...params, ...(after ? { afterCost: after[0], afterSession: after[1] } : {}), limit: first + 1 },
       ),
-      this.db.rows<{ n: number }>('query.sessions_count', `SELECT count() AS n FROM (${base})`, params),
+      count ? this.db.rows<{ n: number }>('query.sessions_count', `SELECT count() AS n FROM (${base})`, params) : undefined,
     ]);
-    return { rows, total: Number(count?.n ?? 0) };
+    return { rows, total: counted && Number(counted[0]?.n ?? 0) };
   }
 }

@@ -87,6 +87,12 @@ describe('TraceRepository SQL', () => {
   it('page: every trace filter, after a cursor', async () => {
     expectScopedQueries(await record(() => repository.page(FILTER, 50, ['1795165200000000000', TRACE])), 2);
   });
+
+  it('page without its total: one read, no count', async () => {
+    const statements = await record(() => repository.page(FILTER, 20, undefined, false));
+    expectScopedQueries(statements, 1);
+    expect(statements[0]!.queryId).toBe('query.traces_page');
+  });
 });
 
 describeStatementChecks();

@@ -234,12 +234,17 @@ export class TraceRepository {
     return row && Number(row.n) >= 20 ? Number(row.median) : undefined;
   }
 
-  /** A page of traces, newest first, and the total matching the filter, from trace_figures. */
+  /**
+   * A page of traces, newest first, and the total matching the filter, from trace_figures. The
+   * total is a second read of every matching trace: with `count: false` (the caller did not ask for
+   * it) it is not made, and `total` is undefined.
+   */
   async page(
     filter: TraceFilter | undefined,
     first: number,
     after: [string, string] | undefined,
-  ): Promise<{ rows: TraceFiguresRow[]; total: number }> {
+    count = true,
+  ): Promise<{ rows: TraceFiguresRow[]; total: number | undefined }> {
     const sql = traceFilterSql(filter);
     const figures = `SELECT *, toString(toUnixTimestamp64Nano(start_time)) AS start_ns, [] AS span_types, [] AS llm_spans, '' AS root_span_id, '' AS root_type
       FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}`;
@@ -247,15 +252,17 @@ export class TraceRepository {
       ? `${sql.traces ? ' AND' : ' WHERE'} (toUnixTimestamp64Nano(start_time), trace_id) < ({afterNs:Int64}, {afterTrace:String})`
       : '';
     const params = { ...sql.params, ...(after ? { afterNs: after[0], afterTrace: after[1] } : {}), limit: first + 1 };
-    const [rows, [count]] = await Promise.all([
+    const [rows, counted] = await Promise.all([
       this.db.rows<TraceFiguresRow>(
         'query.traces_page',
         `SELECT * FROM (${figures})${sql.traces}${cursor} ORDER BY start_time DESC, trace_id DESC LIMIT {limit:UInt32}`,
         params,
       ),
-      this.db.rows<{ n: number }>('query.traces_count', `SELECT count() AS n FROM (${figures})${sql.traces}`, sql.params),
+      count
+        ? this.db.rows<{ n: number }>('query.traces_count', `SELECT count() AS n FROM (${figures})${sql.traces}`, sql.params)
+        : undefined,
     ]);
-    return { rows, total: Number(count?.n ?? 0) };
+    return { rows, total: counted && Number(counted[0]?.n ?? 0) };
   }
 }
 

@@ -174,13 +174,14 @@ export class TraceReads {
     private readonly repository: TraceRepository,
   ) {}
 
-  /** A page of traces, newest first, and how many match. */
+  /** A page of traces, newest first, and how many match (undefined when `count` is false: not counted). */
   tracesPage(
     filter: TraceFilter | undefined,
     first: number,
     after: [string, string] | undefined,
-  ): Promise<{ rows: TraceFiguresRow[]; total: number }> {
-    return this.repository.page(filter, first, after);
+    count = true,
+  ): Promise<{ rows: TraceFiguresRow[]; total: number | undefined }> {
+    return this.repository.page(filter, first, after, count);
   }
 
   /** A trace's figures as last recomputed, or (its first batch is being written) from the rollup; undefined when it does not exist. */

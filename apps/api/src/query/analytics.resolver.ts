@@ -1,9 +1,11 @@
-import { Args, Context, Int, Query, Resolver } from '@nestjs/graphql';
+import { Args, Context, Info, Int, Query, Resolver } from '@nestjs/graphql';
+import type { GraphQLResolveInfo } from 'graphql';
 import { AnalyticsRepository, decodeCursor, encodeCursor, isoOf, pageSize, sessionScores, usd } from '@spanforge/query';
 import { ApiKeyScope } from '@spanforge/tenancy';
 import { RequireScope } from '../auth/access.decorators';
 import { ProjectReads, type RequestContext } from '../graphql/request-context';
 import { CostDimension, CostRow, IterationLatency, SessionConnection, SessionFilterInput, TraceFilterInput } from './query.model';
+import { selectedFields } from './selection';
 
 /** The project aggregates (latency by iterations, sessions, cost breakdown; docs/api.md), served from the rollups. */
 @RequireScope(ApiKeyScope.READ)
@@ -40,10 +42,13 @@ export class AnalyticsResolver {
     @Args('first', { type: () => Int, nullable: true, description: 'Page size, 1 to 200; absent: 20.' }) first?: number,
     @Args('after', { type: () => String, nullable: true, description: 'pageInfo.endCursor of the previous page; absent: the first page.' })
     after?: string,
+    @Info() info?: GraphQLResolveInfo,
   ): Promise<SessionConnection> {
     const size = pageSize(first);
     const cursor = decodeCursor(after, ['number', 'string']) as [number, string] | undefined;
-    const { rows, total } = await this.repository(context).sessions(filter, size, cursor);
+    // The total is a second read of every matching session: made only when asked for.
+    const counted = !info || selectedFields(info).has('totalCount');
+    const { rows, total } = await this.repository(context).sessions(filter, size, cursor, counted);
     const page = rows.slice(0, size);
     const last = page[page.length - 1];
     return {
@@ -57,7 +62,8 @@ export class AnalyticsResolver {
         lastSeen: isoOf(r.last_seen),
         feedback: sessionScores(r),
       })),
-      totalCount: total,
+      // Not asked for (not counted): never sent.
+      totalCount: total ?? 0,
       pageInfo: { hasNextPage: rows.length > size, endCursor: last ? encodeCursor([Number(last.cost_usd), last.session_id]) : null },
     };
   }

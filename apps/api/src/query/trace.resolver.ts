@@ -91,13 +91,16 @@ export class TraceResolver {
       );
     }
     const cursor = decodeCursor(after, ['string', 'string']) as [string, string] | undefined;
-    const { rows, total } = await reads.tracesPage(filter, size, cursor);
+    // The total is a second read of every matching trace: made only when asked for.
+    const counted = !info || selectedFields(info).has('totalCount');
+    const { rows, total } = await reads.tracesPage(filter, size, cursor, counted);
     const loopsAsked = heavy.some((f) => LOOP_FIELDS.includes(f));
     const nodes = rows.slice(0, size).map((row) => toTrace(row, loopsAsked));
     const last = rows[Math.min(rows.length, size) - 1];
     return {
       nodes,
-      totalCount: total,
+      // Not asked for (not counted): never sent.
+      totalCount: total ?? 0,
       pageInfo: { hasNextPage: rows.length > size, endCursor: last ? encodeCursor([last.start_ns, last.trace_id]) : null },
     };
   }
