@@ -199,32 +199,33 @@ describe('roles as separate processes on shared services', () => {
       return;
     }
     const [doomed, survivor] = workers();
-    // The kill must land while the doomed worker holds jobs. The survivor is paused (SIGSTOP) for
-    // the burst, so every active job in Redis is the doomed one's; it is killed as soon as it holds
-    // any, and the survivor resumes and must take the orphaned jobs over once their locks lapse.
+    // The kill must land while both workers hold jobs of the burst: each job records the process
+    // holding it (processedBy, host:pid), so the test waits until both have some, kills one with
+    // SIGKILL, and the other must finish its own and take the orphaned ones over once their locks lapse.
     const queue = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    const holderOf = (worker: RunningRole) => `${os.hostname()}:${worker.process.child.pid}`;
     try {
-      survivor!.process.child.kill('SIGSTOP');
-      let held = 0;
+      const held = { doomed: 0, survivor: 0 };
       const burst = sendTraces(BURST);
       await waitFor(
         async () => {
-          held = await queue.llen('bull:ingest:active');
-          return held > 0;
+          const active = await queue.lrange('bull:ingest:active', 0, -1);
+          const holders = await Promise.all(active.map((id) => queue.hget(`bull:ingest:${id}`, 'pb')));
+          held.doomed = holders.filter((h) => h === holderOf(doomed!)).length;
+          held.survivor = holders.filter((h) => h === holderOf(survivor!)).length;
+          return held.doomed > 0 && held.survivor > 0;
         },
-        'the doomed worker to hold jobs',
+        'both workers to hold jobs at once',
         30_000,
       );
       doomed!.process.child.kill('SIGKILL');
-      survivor!.process.child.kill('SIGCONT');
       await burst;
       await doomed!.process.exited;
-      process.stderr.write(`scaled-out: worker killed holding ${held} job(s)\n`);
-      expect(held).toBeGreaterThan(0);
+      process.stderr.write(`scaled-out: worker killed holding ${held.doomed} job(s) while the other held ${held.survivor}\n`);
+      expect(held.doomed).toBeGreaterThan(0);
       await expectFiguresAsSent('one worker killed', 90_000);
       expect(survivor!.process.child.exitCode).toBeNull();
     } finally {
-      if (survivor!.process.child.exitCode === null) survivor!.process.child.kill('SIGCONT');
       queue.disconnect();
     }
   }, 150_000);

@@ -1,8 +1,16 @@
+import { hostname } from 'node:os';
 import { Queue, Worker, createPostgresBackend, withBackend, type Job, type QueueOptions, type WorkerOptions } from 'bullmq';
 import IORedis from 'ioredis';
 import { Pool } from 'pg';
 import { ThrottledWarning, reasonOf, stderrLog, type ErrorLog } from '@spanforge/postgres';
 import { JobConsumer, type JobConsumerOptions, type JobProcessor } from './job-consumer';
+
+/**
+ * The name each job records as its `processedBy` while a process of ours holds it (BullMQ's
+ * worker name): which host and process has an active job, for an operator looking at the queue
+ * and for the tests that kill a worker holding jobs.
+ */
+export const PROCESS_NAME = `${hostname()}:${process.pid}`;
 
 export type QueueBackendKind = 'redis' | 'postgres';
 
@@ -86,7 +94,7 @@ abstract class TrackingBackend implements QueueBackend {
   }
 
   worker<T>(name: string, processor: WorkerProcessor<T>, options: Omit<WorkerOptions, 'connection'> = {}): Worker<T> {
-    const worker = this.makeWorker(name, processor, options);
+    const worker = this.makeWorker(name, processor, { name: PROCESS_NAME, ...options });
     this.reportErrors(worker as unknown as ErrorEmitter, `worker of queue "${name}" (${this.kind})`);
     this.workers.push(worker as unknown as Worker);
     return worker;
@@ -95,7 +103,7 @@ abstract class TrackingBackend implements QueueBackend {
   consumer<T>(name: string, processor: JobProcessor<T>, options: JobConsumerOptions): JobConsumer<T> {
     // No processor and no autorun: the consumer fetches and finishes jobs itself, and closes the worker.
     // A 1 s block (instead of 5 s) bounds how long closing waits for the fetch on an empty queue.
-    const worker = this.makeWorker<T>(name, null, { ...options, autorun: false, drainDelay: 1 });
+    const worker = this.makeWorker<T>(name, null, { name: PROCESS_NAME, ...options, autorun: false, drainDelay: 1 });
     this.reportErrors(worker as unknown as ErrorEmitter, `consumer of queue "${name}" (${this.kind})`);
     const consumer = new JobConsumer<T>(worker, processor, options);
     this.jobConsumers.push(consumer as unknown as JobConsumer<unknown>);
