@@ -80,6 +80,25 @@ export interface TraceFiguresRow {
 const ANY_PARTITIONS = '\n  SETTINGS max_partitions_per_insert_block = 0';
 
 /**
+ * Each span of the traces `spanFilter` picks once, as its newest copy (what `FINAL` keeps: a
+ * ReplacingMergeTree keeps the greatest `ingested_at` per day, trace and span), with the columns
+ * the cost rows need. Grouped instead of read with FINAL because the engine does not skip parts by
+ * a condition on a column outside the sorting key when FINAL is asked for (a skipped part could
+ * hold a newer copy); here every copy of these spans starts within the filter's time, so the parts
+ * it skips hold none of them.
+ */
+function newestSpanCopiesSql(spanFilter: string): string {
+  return `
+        SELECT trace_id, argMax(toString(model), ingested_at) AS span_model, argMax(toString(provider), ingested_at) AS span_provider,
+          argMax(toString(span_type), ingested_at) AS span_kind, argMax(toString(service_name), ingested_at) AS span_service,
+          argMax(cost_usd, ingested_at) AS span_cost, argMax(input_tokens, ingested_at) AS span_input,
+          argMax(output_tokens, ingested_at) AS span_output, argMax(usage_is_aggregate, ingested_at) AS span_is_aggregate
+        FROM spans
+        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${spanFilter}
+        GROUP BY toDate(start_time), trace_id, span_id`;
+}
+
+/**
  * Recomputes trace_figures rows (005_trace_and_session_figures.sql): the figures from the rollup,
  * and the per-(model, provider, type, service) cost rows from the traces' spans (each span once).
  * `spanFilter` restricts the spans read to the same traces as `rowFilter` (by day and id).
@@ -96,10 +115,10 @@ function refreshTraceFiguresSql(rowFilter: string, spanFilter: string, outerFilt
   LEFT JOIN (
     SELECT trace_id, groupArray((model, provider, span_type, service, cost, input, output, n)) AS cost_rows
     FROM (
-      SELECT trace_id, toString(model) AS model, toString(provider) AS provider, toString(span_type) AS span_type, toString(service_name) AS service,
-        sum(cost_usd) AS cost, sum(input_tokens) AS input, sum(output_tokens) AS output, toUInt32(count()) AS n
-      FROM spans FINAL
-      WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND usage_is_aggregate = 0${spanFilter}
+      SELECT trace_id, span_model AS model, span_provider AS provider, span_kind AS span_type, span_service AS service,
+        sum(span_cost) AS cost, sum(span_input) AS input, sum(span_output) AS output, toUInt32(count()) AS n
+      FROM (${newestSpanCopiesSql(spanFilter)})
+      WHERE span_is_aggregate = 0
       GROUP BY trace_id, model, provider, span_type, service)
     GROUP BY trace_id) AS c ON c.trace_id = f.trace_id${outerFilter}${ANY_PARTITIONS}`;
 }

@@ -227,13 +227,17 @@ export class SpanRepository {
     ].filter(Boolean);
     const result = await this.client.query({
       // The filter sits in a subquery: in the outer SELECT the REPLACE aliases would shadow the columns.
+      // Each span's newest copy (what FINAL keeps) by LIMIT 1 BY instead of FINAL, so that the
+      // traces' time skips the parts of older spans (the engine skips none under FINAL).
       query: withProjectFilters(
         `SELECT * REPLACE (${replaced.join(', ')})
               FROM (
-                SELECT * FROM spans FINAL
-                WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-                  AND start_time BETWEEN ${TRACES_TIME_SQL}
-                  AND trace_id IN {traceIds:Array(String)} AND (${wanted.join(' OR ')}))`,
+                SELECT * FROM (
+                  SELECT * FROM spans
+                  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+                    AND start_time BETWEEN ${TRACES_TIME_SQL} AND trace_id IN {traceIds:Array(String)}
+                  ORDER BY ingested_at DESC LIMIT 1 BY toDate(start_time), trace_id, span_id)
+                WHERE ${wanted.join(' OR ')})`,
         project,
       ),
       query_params: {
