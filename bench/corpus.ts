@@ -104,6 +104,7 @@ export function buildCorpus(options: CorpusOptions): Corpus {
     // The seed in the id: corpora built with other seeds (a load generator's rounds) are other sessions, as live traffic's are.
     const session = `session-${options.seed ?? 42}-${Math.floor(t / perSession)}`;
     const iterations = 1 + Math.floor(random() * random() * 6);
+    // Drawn with spreadMs too, so the rest of a seed's corpus is the same either way.
     clock += 1_000 + Math.floor(random() * 5_000);
     let at = options.spreadMs === undefined ? clock : (options.startTime ?? 0) + Math.floor((t * options.spreadMs) / options.traces);
     const root = start(

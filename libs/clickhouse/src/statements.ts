@@ -13,6 +13,17 @@ export function namedStatement(name: string): { query_id: string; clickhouse_set
   return { query_id: `${name}:${randomUUID()}`, clickhouse_settings: { log_comment: name } };
 }
 
+/**
+ * What makes two `spans` rows copies of one span: the table's sorting key past the scope
+ * (002_spans.sql); of the copies, the one with the greatest `ingested_at` is the span (what `FINAL`
+ * keeps). The upkeep's span reads take the newest copy per this key themselves (`argMax` here,
+ * `LIMIT 1 BY` in the rewrites) instead of asking for FINAL: under FINAL the engine skips no part by
+ * a condition on a column outside the sorting key (a skipped part could hold a newer copy), and
+ * their time bound (TRACES_TIME_SQL) holds every copy of their traces' spans, so the parts it skips
+ * hold none of them.
+ */
+export const SPAN_COPY_KEY = 'toDate(start_time), trace_id, span_id';
+
 /** One project of one tenant: whose data a project statement may read. */
 export interface ProjectStatementScope {
   tenantId: string;

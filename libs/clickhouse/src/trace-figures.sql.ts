@@ -1,3 +1,5 @@
+import { SPAN_COPY_KEY } from './statements';
+
 /**
  * The per-trace figures (duration, iterations, cost, tokens, errors; docs/architecture.md), computed from the `traces` rollup: its rows of one
  * trace (one per day its spans start on) are merged with GROUP BY, then each figure is derived.
@@ -79,14 +81,7 @@ export interface TraceFiguresRow {
  */
 const ANY_PARTITIONS = '\n  SETTINGS max_partitions_per_insert_block = 0';
 
-/**
- * Each span of the traces `spanFilter` picks once, as its newest copy (what `FINAL` keeps: a
- * ReplacingMergeTree keeps the greatest `ingested_at` per day, trace and span), with the columns
- * the cost rows need. Grouped instead of read with FINAL because the engine does not skip parts by
- * a condition on a column outside the sorting key when FINAL is asked for (a skipped part could
- * hold a newer copy); here every copy of these spans starts within the filter's time, so the parts
- * it skips hold none of them.
- */
+/** Each span of the traces `spanFilter` picks once, as its newest copy (SPAN_COPY_KEY), with the columns the cost rows need. */
 function newestSpanCopiesSql(spanFilter: string): string {
   return `
         SELECT trace_id, argMax(toString(model), ingested_at) AS span_model, argMax(toString(provider), ingested_at) AS span_provider,
@@ -95,7 +90,7 @@ function newestSpanCopiesSql(spanFilter: string): string {
           argMax(output_tokens, ingested_at) AS span_output, argMax(usage_is_aggregate, ingested_at) AS span_is_aggregate
         FROM spans
         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${spanFilter}
-        GROUP BY toDate(start_time), trace_id, span_id`;
+        GROUP BY ${SPAN_COPY_KEY}`;
 }
 
 /**

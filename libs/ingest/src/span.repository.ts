@@ -5,6 +5,7 @@ import {
   REFRESH_TRACE_METRICS_HOUR_SQL,
   TRACES_DAYS_SQL,
   TRACES_TIME_SQL,
+  SPAN_COPY_KEY,
   TRACES_FILING_SQL,
   VACATE_TRACE_COST_DAYS_SQL,
   VACATE_TRACE_HOURS_SQL,
@@ -227,8 +228,7 @@ export class SpanRepository {
     ].filter(Boolean);
     const result = await this.client.query({
       // The filter sits in a subquery: in the outer SELECT the REPLACE aliases would shadow the columns.
-      // Each span's newest copy (what FINAL keeps) by LIMIT 1 BY instead of FINAL, so that the
-      // traces' time skips the parts of older spans (the engine skips none under FINAL).
+      // Each span's newest copy by LIMIT 1 BY, not FINAL, so that the traces' time skips the parts of older spans (SPAN_COPY_KEY).
       query: withProjectFilters(
         `SELECT * REPLACE (${replaced.join(', ')})
               FROM (
@@ -236,7 +236,7 @@ export class SpanRepository {
                   SELECT * FROM spans
                   WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
                     AND start_time BETWEEN ${TRACES_TIME_SQL} AND trace_id IN {traceIds:Array(String)}
-                  ORDER BY ingested_at DESC LIMIT 1 BY toDate(start_time), trace_id, span_id)
+                  ORDER BY ingested_at DESC LIMIT 1 BY ${SPAN_COPY_KEY})
                 WHERE ${wanted.join(' OR ')})`,
         project,
       ),

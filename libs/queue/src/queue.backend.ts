@@ -10,7 +10,7 @@ import { JobConsumer, type JobConsumerOptions, type JobProcessor } from './job-c
  * worker name): which host and process has an active job, for an operator looking at the queue
  * and for the tests that kill a worker holding jobs.
  */
-export const PROCESS_NAME = `${hostname()}:${process.pid}`;
+const PROCESS_NAME = `${hostname()}:${process.pid}`;
 
 export type QueueBackendKind = 'redis' | 'postgres';
 
