@@ -4,8 +4,10 @@ import path from 'node:path';
 import {
   REFRESH_ALL_SESSION_FIGURES_SQL,
   REFRESH_COST_DAILY_SQL,
+  REFRESH_COST_MINUTE_SQL,
   REFRESH_DAY_TRACE_FIGURES_SQL,
   REFRESH_TRACE_METRICS_HOUR_SQL,
+  REFRESH_TRACE_METRICS_MINUTE_SQL,
   SEAL_SAFETY_SECONDS,
 } from '@spanforge/clickhouse';
 import { SpanMetricsSealer } from '@spanforge/ingest';
@@ -130,11 +132,15 @@ export async function seedVolume(infra: BenchStack, spans: number): Promise<Seed
   }
   await infra.clickhouse.command({ query: REFRESH_ALL_SESSION_FIGURES_SQL, query_params: scope });
   const days = Array.from({ length: SEED_DAYS + 1 }, (_, d) => new Date(SEED_BASE_MS + d * 86_400_000).toISOString().slice(0, 10));
-  await infra.clickhouse.command({ query: REFRESH_COST_DAILY_SQL, query_params: { ...scope, days } });
+  // Daily costs and trace metrics from minutes, as the worker's upkeep computes them: every minute of each day first.
   for (let d = 0; d <= SEED_DAYS; d++) {
-    const hours = Array.from({ length: 24 }, (_, h) => SEED_BASE_MS + d * 86_400_000 + h * 3_600_000);
+    const minutes = Array.from({ length: 1440 }, (_, m) => SEED_BASE_MS + d * 86_400_000 + m * 60_000);
+    const hours = minutes.filter((_, m) => m % 60 === 0);
+    await infra.clickhouse.command({ query: REFRESH_COST_MINUTE_SQL, query_params: { ...scope, minutes } });
+    await infra.clickhouse.command({ query: REFRESH_TRACE_METRICS_MINUTE_SQL, query_params: { ...scope, minutes } });
     await infra.clickhouse.command({ query: REFRESH_TRACE_METRICS_HOUR_SQL, query_params: { ...scope, hours } });
   }
+  await infra.clickhouse.command({ query: REFRESH_COST_DAILY_SQL, query_params: { ...scope, days } });
   process.stderr.write('\n');
   return {
     tenantId: tenant.id,

@@ -67,10 +67,10 @@ async function upkeepRound(repository: SpanRepository, scope: Scope, traceIds: s
     const result = await work();
     return [result, performance.now() - started];
   };
-  const [{ days, hours }, traceFigures] = await timed(() => repository.refreshTraceFigures(scope, traceIds));
+  const [{ minutes }, traceFigures] = await timed(() => repository.refreshTraceFigures(scope, traceIds));
   const [, sessionFigures] = await timed(() => repository.refreshSessionFigures(scope, traceIds));
-  const [, costDaily] = await timed(() => repository.refreshCostDaily(scope, days));
-  const [, traceMetrics] = await timed(() => repository.refreshTraceMetricsHours(scope, hours));
+  const [, costDaily] = await timed(() => repository.refreshDailyCosts(scope, minutes));
+  const [, traceMetrics] = await timed(() => repository.refreshTraceMetrics(scope, minutes));
   return { traceFigures, sessionFigures, costDaily, traceMetrics };
 }
 

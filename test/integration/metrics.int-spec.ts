@@ -501,6 +501,134 @@ describe('metrics', () => {
     expect(after.series.flatMap((s) => s.points.map((p) => p.values[0]))).toEqual(expect.not.arrayContaining([1]));
   });
 
+  it('counts a trace once in daily costs and trace metrics when a late root moves its start a minute earlier', async () => {
+    const own = await h.newProject();
+    const at = (iso: string) => BigInt(Date.parse(iso)) * NS_PER_MS;
+    const send = async (spans: Array<Record<string, unknown>>) =>
+      expect((await postTraces(h.http, jsonExport(spans, 'minute-service'), { type: JSON_TYPE, key: own.apiKey })).status).toBe(200);
+    const call = (traceId: string, parentSpanId: string, model: string, startIso: string, input: number, output: number) => {
+      const span: SentSpan = {
+        traceId,
+        name: 'chat',
+        model,
+        startMs: Date.parse(startIso),
+        durationMs: 20_000,
+        input,
+        output,
+        error: false,
+        wrapper: false,
+      };
+      const json = jsonSpan({
+        traceId,
+        parentSpanId,
+        name: 'chat',
+        start: at(startIso),
+        end: BigInt(span.startMs + span.durationMs) * NS_PER_MS,
+        attributes: llmAttributes(span),
+      });
+      return { span, json };
+    };
+    // Trace M: its call (10:20:30) comes first, its root (from 10:19:40) later: the trace leaves
+    // minute 10:20 for 10:19. Trace S starts in 10:20 and stays there.
+    const [moving, movingRoot, staying, stayingRoot] = [hex(16), hex(8), hex(16), hex(8)];
+    const movingCall = call(moving, movingRoot, MODEL_A, '2026-11-04T10:20:30Z', 1_000, 200);
+    const stayingCall = call(staying, stayingRoot, MODEL_B, '2026-11-04T10:20:10Z', 3_000, 400);
+    await send([
+      movingCall.json,
+      jsonSpan({
+        traceId: staying,
+        spanId: stayingRoot,
+        name: 'agent.run',
+        start: at('2026-11-04T10:20:05Z'),
+        end: at('2026-11-04T10:20:40Z'),
+      }),
+      stayingCall.json,
+    ]);
+    const costsOfDay = async () =>
+      (
+        await graphql<{ costBreakdown: Array<{ keys: string[]; costUsd: number; spanCount: number }> }>(
+          api,
+          `
+            query {
+              costBreakdown(groupBy: [MODEL], filter: { from: "2026-11-04T00:00:00Z", to: "2026-11-05T00:00:00Z" }) {
+                keys
+                costUsd
+                spanCount
+              }
+            }
+          `,
+          {},
+          own.apiKey,
+        )
+      ).data?.costBreakdown ?? [];
+    // The root only once the first export's figures are kept up (filed under 10:20), so that it moves the trace.
+    const firstRound = Date.now() + 15_000;
+    while (!(await costsOfDay()).some((row) => row.keys[0] === MODEL_A) && Date.now() < firstRound)
+      await new Promise((r) => setTimeout(r, 50));
+    await send([
+      jsonSpan({
+        traceId: moving,
+        spanId: movingRoot,
+        name: 'agent.run',
+        start: at('2026-11-04T10:19:40Z'),
+        end: at('2026-11-04T10:21:00Z'),
+      }),
+    ]);
+
+    // Each call once, and the two roots (no model, no cost) once each.
+    const expectedCosts = [
+      ...[movingCall.span, stayingCall.span]
+        .map((s) => ({ keys: [s.model], costUsd: costOfSpan(s), spanCount: 1 }))
+        .sort((a, b) => b.costUsd - a.costUsd),
+      { keys: [''], costUsd: 0, spanCount: 2 },
+    ];
+    const traceHour = {
+      view: 'TRACES',
+      measures: ['COUNT', 'COST_USD', 'DURATION_P50_MS'],
+      granularity: 'HOUR',
+      from: '2026-11-04T10:00:00Z',
+      to: '2026-11-04T11:00:00Z',
+    };
+    const durations = [80_000, 35_000];
+    let costs: Array<{ keys: string[]; costUsd: number; spanCount: number }> = [];
+    let hour: Answer | undefined;
+    // The upkeep runs after the second export's insert: wait until the figures hold the root.
+    const deadline = Date.now() + 15_000;
+    do {
+      costs = await costsOfDay();
+      hour = await metrics(traceHour, own.apiKey);
+      const p50 = hour.series[0]?.points[0]?.values[2];
+      if (typeof p50 === 'number' && Math.abs(p50 - quantile(durations, 0.5)!) <= quantile(durations, 0.5)! * 0.01) break;
+      await new Promise((r) => setTimeout(r, 100));
+    } while (Date.now() < deadline);
+
+    // Each call's cost once: the moved trace is counted under its new minute only.
+    expect(costs.map((c) => c.keys)).toStrictEqual(expectedCosts.map((c) => c.keys));
+    for (const [i, row] of costs.entries()) {
+      expect(row.spanCount).toBe(expectedCosts[i]!.spanCount);
+      expect(row.costUsd).toBeCloseTo(expectedCosts[i]!.costUsd, 9);
+    }
+    const [count, cost, p50] = hour!.series[0]!.points[0]!.values;
+    expect(count).toBe(2);
+    expect(cost).toBeCloseTo(
+      expectedCosts.reduce((n, c) => n + c.costUsd, 0),
+      9,
+    );
+    expectPercentile(p50, quantile(durations, 0.5));
+    // The minute rollups as stored: the moved trace in 10:19, the other in 10:20 (each a root and a call), nothing twice.
+    const minutes = await h.query<{ minute: string; traces: string; spans: string }>(
+      `SELECT toString(t.minute) AS minute, t.traces AS traces, c.spans AS spans
+       FROM (SELECT minute, sum(traces) AS traces FROM trace_metrics_minute FINAL WHERE project_id = {p:String} GROUP BY minute) AS t
+       LEFT JOIN (SELECT minute, sum(spans) AS spans FROM cost_minute FINAL WHERE project_id = {p:String} GROUP BY minute) AS c ON c.minute = t.minute
+       ORDER BY minute`,
+      { p: own.projectId },
+    );
+    expect(minutes.map((m) => [m.minute, Number(m.traces), Number(m.spans)])).toStrictEqual([
+      ['2026-11-04 10:19:00', 1, 2],
+      ['2026-11-04 10:20:00', 1, 2],
+    ]);
+  });
+
   it('refuses what it cannot answer, saying why', async () => {
     const refuse = async (query: Record<string, unknown>, message: RegExp) => {
       const answer = await graphql(api, 'query($q: MetricsQuery!) { metrics(query: $q) { granularity } }', { q: query }, project.apiKey);

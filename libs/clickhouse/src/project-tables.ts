@@ -7,6 +7,7 @@
  */
 export const PROJECT_TABLES = [
   'cost_daily',
+  'cost_minute',
   'dead_letters',
   'erased_traces',
   'feedback',
@@ -28,6 +29,8 @@ export const PROJECT_TABLES = [
   'trace_hours',
   'trace_index',
   'trace_metrics_hour',
+  'trace_metrics_minute',
+  'trace_minutes',
   'traces',
 ] as const;
 
@@ -45,6 +48,7 @@ export type ProjectTable = (typeof PROJECT_TABLES)[number];
  */
 export const RETAINED_SINCE: Record<ProjectTable, string | null> = {
   cost_daily: 'day >= toDate({day})',
+  cost_minute: 'minute >= {minute}',
   dead_letters: 'dead_lettered_at >= {since}',
   // Tombstones outlive what they erased: a late span of an erased trace is still left out.
   erased_traces: null,
@@ -67,6 +71,8 @@ export const RETAINED_SINCE: Record<ProjectTable, string | null> = {
   trace_hours: 'start_time >= {since}',
   trace_index: 'start_time >= {since}',
   trace_metrics_hour: 'hour >= {hour}',
+  trace_metrics_minute: 'minute >= {minute}',
+  trace_minutes: 'start_time >= {since}',
   traces: 'start_time >= {since}',
 };
 
@@ -93,6 +99,7 @@ export const ERASED_BY: Partial<Record<ProjectTable, string>> = {
   trace_cost_days: unlessErased('trace_id'),
   trace_figures: unlessErased('trace_id'),
   trace_hours: unlessErased('trace_id'),
+  trace_minutes: unlessErased('trace_id'),
   trace_index: unlessErased('trace_id'),
   traces: unlessErased('trace_id'),
   sessions: unlessErased('session_id', ' AND whole_session = 1'),

@@ -154,9 +154,19 @@ export const CURRENT_HOUR_ROWS_SQL = currentHourRowsSql('span_metrics_hour');
 export const COARSE_CURRENT_HOUR_ROWS_SQL = currentHourRowsSql('span_metrics_hour_coarse');
 
 /**
- * span_metrics_minute figure columns of the rows `r` merged into an hour's: sums, and sketch states
- * merged as states. Qualified, so the aliases do not shadow the columns they sum.
+ * Figure columns of rollup rows (`row` names them) merged into a coarser period's: sums, and sketch
+ * states (columns ending in `_sketch`) merged as states. Qualified, so the aliases do not shadow the
+ * columns they sum.
  */
-export const MINUTE_TO_HOUR_FIGURES = SPAN_METRIC_FIGURES.map((column) =>
-  column.endsWith('_sketch') ? `${SPAN_SKETCH.replace('(', 'MergeState(')}(r.${column}) AS ${column}` : `sum(r.${column}) AS ${column}`,
-).join(', ');
+export function mergedFigures(columns: readonly string[], row: string): string {
+  return columns
+    .map((column) =>
+      column.endsWith('_sketch')
+        ? `${SPAN_SKETCH.replace('(', 'MergeState(')}(${row}.${column}) AS ${column}`
+        : `sum(${row}.${column}) AS ${column}`,
+    )
+    .join(', ');
+}
+
+/** span_metrics_minute figure columns of the rows `r` merged into an hour's. */
+export const MINUTE_TO_HOUR_FIGURES = mergedFigures(SPAN_METRIC_FIGURES, 'r');

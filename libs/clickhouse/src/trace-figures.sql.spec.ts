@@ -18,6 +18,7 @@ describe('trace-figures.sql', () => {
     expect(constants.map(([name]) => name)).toEqual([
       'REFRESH_ALL_SESSION_FIGURES_SQL',
       'REFRESH_COST_DAILY_SQL',
+      'REFRESH_COST_MINUTE_SQL',
       'REFRESH_DAY_TRACE_FIGURES_SQL',
       'REFRESH_SESSION_FIGURES_SQL',
       'REFRESH_TRACE_FIGURES_SQL',
@@ -25,6 +26,7 @@ describe('trace-figures.sql', () => {
       'TRACES_FILING_SQL',
       'TRACES_TIME_SQL',
       'VACATE_TRACE_COST_DAYS_SQL',
+      'VACATE_TRACE_MINUTES_SQL',
     ]);
   });
 

@@ -75,7 +75,7 @@ export interface TraceFiguresRow {
 }
 
 /**
- * For the upkeep's INSERT … SELECT into tables partitioned by month (trace_cost_days, cost_daily):
+ * For the upkeep's INSERT … SELECT into tables partitioned by month (trace_cost_days, cost_minute, cost_daily):
  * a round may cover traces of more than 100 months (one export may carry spans from any time in
  * the accepted range), and it writes a few rows per trace, not a part explosion.
  */
@@ -202,42 +202,76 @@ export const REFRESH_SESSION_FIGURES_SQL = refreshSessionFiguresSql(
 export const REFRESH_ALL_SESSION_FIGURES_SQL = refreshSessionFiguresSql('');
 
 /**
- * Recomputes cost_daily (007_cost_daily.sql) for some days of one project from trace_cost_days
- * (008), which files each trace's cost rows under its start day, sorted by day: the statement reads
- * what those days hold, not the whole project. `days` is SQL for the set of days. Every key already
- * stored for those days is written again too, at zero when no trace of the day has it any more (its
- * only trace now starts a day earlier), so a recomputation also takes away what no longer belongs
- * to a day; readers skip keys with no spans.
+ * Cost rows summed per key of a rollup of costs (cost_minute, cost_daily) for some periods:
+ * `sources` answers rows (period, model, provider, span_type, service, cost, input, output, n,
+ * retention) to sum. Every key already stored for those periods (`storedKeys`, the target table's
+ * rows of them) is written again too, at zero when no source row has it any more (its only trace now
+ * starts earlier), so a recomputation also takes away what no longer belongs to a period; readers
+ * skip keys with no spans.
  */
-function refreshCostDailySql(days: string): string {
+function refreshCostsSql(table: 'cost_minute' | 'cost_daily', period: 'minute' | 'day', sources: string, storedKeys: string): string {
   return `
-  INSERT INTO cost_daily (tenant_id, project_id, day, model, provider, span_type, service, cost_usd, input_tokens, output_tokens, spans, computed_at,
-    retention_days)
-  SELECT {tenantId:String}, {projectId:String}, d, model, provider, span_type, service, sum(cost), sum(input), sum(output), sum(n), now64(6), max(retention)
-  FROM (
-    SELECT day AS d, toString(r.model) AS model, toString(r.provider) AS provider, toString(r.span_type) AS span_type,
-      toString(r.service) AS service, toFloat64(r.cost_usd) AS cost, toUInt64(r.input_tokens) AS input, toUInt64(r.output_tokens) AS output,
-      toUInt64(r.spans) AS n, retention_days AS retention
-    FROM (SELECT day, cost_rows, retention_days FROM trace_cost_days FINAL
-          WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND day IN (${days}))
-    ARRAY JOIN cost_rows AS r
+  INSERT INTO ${table} (tenant_id, project_id, ${period}, model, provider, span_type, service, cost_usd, input_tokens, output_tokens, spans,
+    computed_at, retention_days)
+  SELECT {tenantId:String}, {projectId:String}, p, model, provider, span_type, service, sum(cost), sum(input), sum(output), sum(n), now64(6), max(retention)
+  FROM (${sources}
     UNION ALL
-    SELECT day, toString(model), toString(provider), toString(span_type), toString(service), toFloat64(0), toUInt64(0), toUInt64(0), toUInt64(0),
-      retention_days
-    FROM cost_daily FINAL
-    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND day IN (${days}))
-  GROUP BY d, model, provider, span_type, service${ANY_PARTITIONS}`;
+    SELECT ${period}, toString(model), toString(provider), toString(span_type), toString(service), toFloat64(0), toUInt64(0), toUInt64(0),
+      toUInt64(0), retention_days
+    FROM ${table} FINAL
+    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND ${storedKeys})
+  GROUP BY p, model, provider, span_type, service${ANY_PARTITIONS}`;
 }
 
-/** Recomputes cost_daily for the given days ({days:Array(Date)}): the worker's upkeep for the days a round touched, and bulk loads. */
-export const REFRESH_COST_DAILY_SQL = refreshCostDailySql('SELECT arrayJoin({days:Array(Date)})');
+/** Some minutes ({minutes:Array(Int64)}, ms), as a condition on a `minute` column (the engine reads it as key ranges). */
+const MINUTES = 'toUnixTimestamp64Milli(minute) IN {minutes:Array(Int64)}';
+
+/**
+ * Recomputes cost_minute (022_minute_filings.sql) for some minutes of one project ({minutes}: those
+ * a round touched, an erasure's, or every minute of a bulk load's days) from trace_minutes, which
+ * files each trace's cost rows under the minute it starts in: the statement reads the traces of
+ * those minutes.
+ */
+export const REFRESH_COST_MINUTE_SQL = refreshCostsSql(
+  'cost_minute',
+  'minute',
+  `
+    SELECT t.minute AS p, toString(r.model) AS model, toString(r.provider) AS provider, toString(r.span_type) AS span_type,
+      toString(r.service) AS service, toFloat64(r.cost_usd) AS cost, toUInt64(r.input_tokens) AS input, toUInt64(r.output_tokens) AS output,
+      toUInt64(r.spans) AS n, t.retention_days AS retention
+    FROM (SELECT minute, cost_rows, retention_days FROM trace_minutes FINAL
+          WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND ${MINUTES}) AS t
+    ARRAY JOIN t.cost_rows AS r`,
+  MINUTES,
+);
+
+/** The minutes of some UTC days ({days:Array(Date)}), as a condition on a `minute` column. */
+const MINUTES_OF_DAYS = 'toDate(minute) IN {days:Array(Date)}';
+
+/**
+ * Recomputes cost_daily (007_cost_daily.sql) for some days of one project ({days:Array(Date)})
+ * from their minutes in cost_minute: at most 1,440 rows per key and day, however many traces the
+ * day holds. The minutes must be current (REFRESH_COST_MINUTE_SQL first).
+ */
+export const REFRESH_COST_DAILY_SQL = refreshCostsSql(
+  'cost_daily',
+  'day',
+  `
+    SELECT toDate(c.minute) AS p, toString(c.model) AS model, toString(c.provider) AS provider, toString(c.span_type) AS span_type,
+      toString(c.service) AS service, c.cost_usd AS cost, c.input_tokens AS input, c.output_tokens AS output, c.spans AS n,
+      c.retention_days AS retention
+    FROM (SELECT * FROM cost_minute FINAL
+          WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND ${MINUTES_OF_DAYS}) AS c`,
+  'day IN {days:Array(Date)}',
+);
 
 /**
  * Where each of some traces ({traceIds}) is filed, from its start in trace_figures: the UTC day
- * for costs (trace_cost_days) and the UTC hour (ms) for trace metrics (trace_hours).
+ * (trace_cost_days), the UTC hour (ms; trace_hours) and the UTC minute (ms; trace_minutes).
  */
 export const TRACES_FILING_SQL = `
-  SELECT trace_id, toString(toDate(start_time)) AS day, intDiv(toUnixTimestamp64Milli(start_time), 3600000) * 3600000 AS hour_ms
+  SELECT trace_id, toString(toDate(start_time)) AS day, intDiv(toUnixTimestamp64Milli(start_time), 3600000) * 3600000 AS hour_ms,
+    intDiv(toUnixTimestamp64Milli(start_time), 60000) * 60000 AS minute_ms
   FROM trace_figures FINAL
   WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}`;
 
@@ -254,3 +288,19 @@ export const VACATE_TRACE_COST_DAYS_SQL = `
   LEFT JOIN (SELECT trace_id, day, max(retention_days) AS retention_days FROM trace_cost_days
              WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {vacatedTraces:Array(String)}
              GROUP BY trace_id, day) AS r ON r.trace_id = v.trace_id AND r.day = v.day${ANY_PARTITIONS}`;
+
+/**
+ * An empty trace_minutes row (present = 0, no cost rows) for each trace ({vacatedTraces}) under the
+ * minute it left ({vacatedMinutes}, ms, the same order): its start moved to an earlier minute. It
+ * takes the retention of the row it empties, so the two share a partition and it replaces it.
+ */
+export const VACATE_TRACE_MINUTES_SQL = `
+  INSERT INTO trace_minutes (tenant_id, project_id, minute, trace_id, start_time, duration_ms, root_name, service_name, iterations, cost_usd,
+    input_tokens, output_tokens, error_count, cost_rows, present, computed_at, retention_days)
+  SELECT {tenantId:String}, {projectId:String}, v.minute, v.trace_id, v.minute, 0, '', '', 0, 0, 0, 0, 0, [], 0, now64(6), ifNull(r.retention_days, 0)
+  FROM (SELECT tupleElement(p, 1) AS trace_id, fromUnixTimestamp64Milli(tupleElement(p, 2), 'UTC') AS minute
+        FROM (SELECT arrayJoin(arrayZip({vacatedTraces:Array(String)}, {vacatedMinutes:Array(Int64)})) AS p)) AS v
+  LEFT JOIN (SELECT trace_id, minute, max(retention_days) AS retention_days FROM trace_minutes
+             WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {vacatedTraces:Array(String)}
+               AND toUnixTimestamp64Milli(minute) IN {vacatedMinutes:Array(Int64)}
+             GROUP BY trace_id, minute) AS r ON r.trace_id = v.trace_id AND r.minute = v.minute${ANY_PARTITIONS}`;

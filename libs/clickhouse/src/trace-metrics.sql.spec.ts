@@ -15,6 +15,7 @@ describe('trace-metrics.sql', () => {
   it('exports these statements (a new one gets its snapshot here)', () => {
     expect(statements.map(([name]) => name)).toEqual([
       'REFRESH_TRACE_METRICS_HOUR_SQL',
+      'REFRESH_TRACE_METRICS_MINUTE_SQL',
       'TRACE_METRIC_HOUR_ROWS_SQL',
       'VACATE_TRACE_HOURS_SQL',
     ]);

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import {
   REFRESH_COST_DAILY_SQL,
+  REFRESH_COST_MINUTE_SQL,
   REFRESH_TRACE_METRICS_HOUR_SQL,
+  REFRESH_TRACE_METRICS_MINUTE_SQL,
   awaitDeletes,
   deleteInPartitions,
   namedStatement,
@@ -14,7 +16,7 @@ import {
 } from '@spanforge/clickhouse';
 import { badInput } from '@spanforge/errors';
 import { DeadLetterRepository } from './dead-letter.repository';
-import type { ProjectRef } from './span.repository';
+import { daysOf, hoursOf, type ProjectRef } from './span.repository';
 
 export type ErasureStatus = 'PENDING' | 'RUNNING' | 'COMPLETED';
 
@@ -65,14 +67,19 @@ export const ERASED_TRACE_TABLES = [
   'trace_figures',
   'trace_cost_days',
   'trace_hours',
+  'trace_minutes',
   'feedback',
 ] as const;
 
-/** What an erasure's traces were summed into: cost days, span-metrics minutes (ms) and trace-metrics hours (ms). */
+/**
+ * What an erasure's traces were summed into: cost days, span-metrics minutes (ms), trace-metrics
+ * hours (ms), and the minutes (ms) of costs and trace metrics the days and hours are computed from.
+ */
 interface TouchedAggregates {
   days: string[];
   minutes: number[];
   traceHours: number[];
+  traceMinutes: number[];
 }
 
 interface JobRow {
@@ -308,10 +315,15 @@ export class ErasureRepository {
       'erasure.touched_trace_hours',
       `SELECT DISTINCT toUnixTimestamp64Milli(hour) AS hour FROM trace_hours WHERE ${SCOPE} AND trace_id IN ${JOB_TRACES}`,
     );
+    const traceMinutes = await read<{ minute: number }>(
+      'erasure.touched_trace_minutes',
+      `SELECT DISTINCT toUnixTimestamp64Milli(minute) AS minute FROM trace_minutes WHERE ${SCOPE} AND trace_id IN ${JOB_TRACES}`,
+    );
     return {
       days: days.map((row) => row.day),
       minutes: minutes.map((row) => Number(row.minute)),
       traceHours: hours.map((row) => Number(row.hour)),
+      traceMinutes: traceMinutes.map((row) => Number(row.minute)),
     };
   }
 
@@ -328,7 +340,7 @@ export class ErasureRepository {
     jobId: string,
     options: { onlyUnerased?: boolean; touched?: TouchedAggregates },
   ): Promise<void> {
-    const { days, minutes, traceHours } = options.touched ?? (await this.touchedAggregates(project, jobId));
+    const { days, minutes, traceHours, traceMinutes } = options.touched ?? (await this.touchedAggregates(project, jobId));
     const run = async (name: string, sql: string, extra: Record<string, unknown>) => {
       await this.clickhouse.command({
         query: withProjectFilters(sql, project, { erasures: options.onlyUnerased }),
@@ -336,8 +348,15 @@ export class ErasureRepository {
         ...namedStatement(name),
       });
     };
-    if (days.length > 0) await run('erasure.refresh_cost_daily', REFRESH_COST_DAILY_SQL, { days });
-    if (traceHours.length > 0) await run('erasure.refresh_trace_metrics_hour', REFRESH_TRACE_METRICS_HOUR_SQL, { hours: traceHours });
+    // Days and hours from their minutes: the minutes first.
+    if (traceMinutes.length > 0) {
+      await run('erasure.refresh_cost_minute', REFRESH_COST_MINUTE_SQL, { minutes: traceMinutes });
+      await run('erasure.refresh_trace_metrics_minute', REFRESH_TRACE_METRICS_MINUTE_SQL, { minutes: traceMinutes });
+    }
+    const costDays = [...new Set([...days, ...daysOf(traceMinutes)])];
+    const metricHours = [...new Set([...traceHours, ...hoursOf(traceMinutes)])];
+    if (costDays.length > 0) await run('erasure.refresh_cost_daily', REFRESH_COST_DAILY_SQL, { days: costDays });
+    if (metricHours.length > 0) await run('erasure.refresh_trace_metrics_hour', REFRESH_TRACE_METRICS_HOUR_SQL, { hours: metricHours });
     if (minutes.length > 0) {
       await run(
         'erasure.mark_minutes',

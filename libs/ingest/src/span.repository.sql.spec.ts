@@ -19,7 +19,7 @@ const T2 = '5b8efff798038103d269b633813fc60c';
 const ROW_SCOPED_WRITES = new Set(['ingest.insert_spans', 'ingest.insert_accounting']);
 
 /** What the fake answers ingest.trace_filings with. */
-let filings: Array<{ trace_id: string; day: string; hour_ms: number }> = [];
+let filings: Array<{ trace_id: string; day: string; hour_ms: number; minute_ms: number }> = [];
 
 describe('SpanRepository SQL', () => {
   const { client, record, insertedRows } = recordingClient((queryId) => (queryId === 'ingest.trace_filings' ? filings : []));
@@ -72,53 +72,86 @@ describe('SpanRepository SQL', () => {
     expectStatements(await record(() => repository.refreshTraceFigures(PROJECT, [T1, T2])), 3);
   });
 
-  it('refreshTraceFigures: a trace whose start moved a day earlier leaves its old cost day and hour', async () => {
+  it('refreshTraceFigures: a trace whose start moved a day earlier leaves its old cost day, hour and minute', async () => {
     const hour = Date.UTC(2026, 10, 19, 23);
-    filings = [{ trace_id: T1, day: '2026-11-19', hour_ms: hour }];
-    const before = new Map([[T1, { day: '2026-11-20', hourMs: hour + 3_600_000 }]]);
+    filings = [{ trace_id: T1, day: '2026-11-19', hour_ms: hour, minute_ms: hour + 59 * 60_000 }];
+    const before = new Map([[T1, { day: '2026-11-20', hourMs: hour + 3_600_000, minuteMs: hour + 3_600_000 }]]);
     const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1], before));
-    expectStatements(statements, 4);
+    expectStatements(statements, 5);
     expect(statements.map((s) => s.queryId)).toEqual([
       'ingest.refresh_trace_figures',
       'ingest.trace_filings',
       'ingest.vacate_trace_cost_days',
       'ingest.vacate_trace_hours',
+      'ingest.vacate_trace_minutes',
     ]);
   });
 
-  it('refreshTraceFigures: a trace whose start moved an hour earlier within its day leaves only its old hour', async () => {
+  it('refreshTraceFigures: a trace whose start moved a minute earlier within its hour leaves only its old minute', async () => {
     const hour = Date.UTC(2026, 10, 19, 10);
-    filings = [{ trace_id: T1, day: '2026-11-19', hour_ms: hour }];
-    const before = new Map([[T1, { day: '2026-11-19', hourMs: hour + 3_600_000 }]]);
+    filings = [{ trace_id: T1, day: '2026-11-19', hour_ms: hour, minute_ms: hour + 60_000 }];
+    const before = new Map([[T1, { day: '2026-11-19', hourMs: hour, minuteMs: hour + 120_000 }]]);
     const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1], before));
     expectStatements(statements, 3);
-    expect(statements.map((s) => s.queryId)).toEqual(['ingest.refresh_trace_figures', 'ingest.trace_filings', 'ingest.vacate_trace_hours']);
+    expect(statements.map((s) => s.queryId)).toEqual([
+      'ingest.refresh_trace_figures',
+      'ingest.trace_filings',
+      'ingest.vacate_trace_minutes',
+    ]);
   });
 
-  it('refreshTraceMetricsHours', async () => {
-    expectStatements(await record(() => repository.refreshTraceMetricsHours(PROJECT, [Date.UTC(2026, 10, 19, 10)])), 1);
+  it('refreshTraceFigures answers the minutes filed under and left', async () => {
+    const hour = Date.UTC(2026, 10, 19, 10);
+    filings = [{ trace_id: T1, day: '2026-11-19', hour_ms: hour, minute_ms: hour + 60_000 }];
+    const before = new Map([[T1, { day: '2026-11-19', hourMs: hour, minuteMs: hour + 120_000 }]]);
+    const { minutes } = await repository.refreshTraceFigures(PROJECT, [T1], before);
+    expect(minutes.sort()).toEqual([hour + 60_000, hour + 120_000]);
+  });
+
+  /** The parameters of each statement a call sends (the recorder keeps only their names). */
+  async function sentParams(call: (r: SpanRepository) => Promise<void>): Promise<Array<Record<string, unknown>>> {
+    const sent: Array<Record<string, unknown>> = [];
+    const client = {
+      command: async ({ query_params }: { query_params: Record<string, unknown> }) => void sent.push(query_params),
+    } as unknown as ClickHouseClient;
+    await call(new SpanRepository(client));
+    return sent;
+  }
+
+  it('refreshTraceMetrics: the minutes, then their hours', async () => {
+    const minutes = [Date.UTC(2026, 10, 19, 10, 5), Date.UTC(2026, 10, 19, 10, 59), Date.UTC(2026, 10, 19, 11, 0)];
+    expectStatements(await record(() => repository.refreshTraceMetrics(PROJECT, minutes)), 2);
+    expect(await sentParams((r) => r.refreshTraceMetrics(PROJECT, minutes))).toEqual([
+      expect.objectContaining({ minutes }),
+      expect.objectContaining({ hours: [Date.UTC(2026, 10, 19, 10), Date.UTC(2026, 10, 19, 11)] }),
+    ]);
+  });
+
+  it('refreshDailyCosts: the minutes, then their days', async () => {
+    const minutes = [Date.UTC(2026, 10, 19, 23, 59), Date.UTC(2026, 10, 20, 0, 0), Date.UTC(2026, 10, 20, 0, 1)];
+    expectStatements(await record(() => repository.refreshDailyCosts(PROJECT, minutes)), 2);
+    expect(await sentParams((r) => r.refreshDailyCosts(PROJECT, minutes))).toEqual([
+      expect.objectContaining({ minutes }),
+      expect.objectContaining({ days: ['2026-11-19', '2026-11-20'] }),
+    ]);
   });
 
   it.each([
-    ['refreshCostDaily', (r: SpanRepository) => r.refreshCostDaily(PROJECT, ['2026-11-19']), 'trace_cost_days'],
-    ['refreshTraceMetricsHours', (r: SpanRepository) => r.refreshTraceMetricsHours(PROJECT, [Date.UTC(2026, 10, 19, 10)]), 'trace_hours'],
-  ] as const)('%s leaves out erased traces, as the reads do, in the table it sums', async (_name, call, table) => {
-    // The statement as sent, with its engine-side filters whole (the recorder shortens them).
+    ['refreshDailyCosts', (r: SpanRepository) => r.refreshDailyCosts(PROJECT, [Date.UTC(2026, 10, 19, 10, 5)])],
+    ['refreshTraceMetrics', (r: SpanRepository) => r.refreshTraceMetrics(PROJECT, [Date.UTC(2026, 10, 19, 10, 5)])],
+  ] as const)('%s leaves out erased traces, as the reads do, in the trace minutes it sums', async (_name, call) => {
+    // The statements as sent, with their engine-side filters whole (the recorder shortens them).
     const sent: string[] = [];
     const client = { command: async ({ query }: { query: string }) => void sent.push(query) } as unknown as ClickHouseClient;
     await call(new SpanRepository(client));
-    expect(sent).toHaveLength(1);
+    expect(sent).toHaveLength(2);
     const filters = sent[0]!.slice(sent[0]!.indexOf('additional_table_filters'));
-    const filterOf = new RegExp(`'${table}': '((?:[^'\\\\]|\\\\.|'')*)'`).exec(filters)?.[1] ?? '';
+    const filterOf = /'trace_minutes': '((?:[^'\\]|\\.|'')*)'/.exec(filters)?.[1] ?? '';
     expect(filterOf).toContain('NOT IN (SELECT trace_id FROM erased_traces');
   });
 
   it('refreshSessionFigures', async () => {
     expectStatements(await record(() => repository.refreshSessionFigures(PROJECT, [T1])), 1);
-  });
-
-  it('refreshCostDaily', async () => {
-    expectStatements(await record(() => repository.refreshCostDaily(PROJECT, ['2026-11-19', '2026-11-20'])), 1);
   });
 
   it('filings', async () => {
@@ -142,8 +175,8 @@ describe('SpanRepository SQL', () => {
       await repository.storedTraces(PROJECT, [], []);
       await repository.refreshTraceFigures(PROJECT, []);
       await repository.refreshSessionFigures(PROJECT, []);
-      await repository.refreshCostDaily(PROJECT, []);
-      await repository.refreshTraceMetricsHours(PROJECT, []);
+      await repository.refreshDailyCosts(PROJECT, []);
+      await repository.refreshTraceMetrics(PROJECT, []);
       await repository.rewrittenSpanLines(PROJECT, new Map(), new Set());
     });
     expect(none).toEqual([]);

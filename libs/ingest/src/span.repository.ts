@@ -1,14 +1,17 @@
 import {
   REFRESH_COST_DAILY_SQL,
+  REFRESH_COST_MINUTE_SQL,
   REFRESH_SESSION_FIGURES_SQL,
   REFRESH_TRACE_FIGURES_SQL,
   REFRESH_TRACE_METRICS_HOUR_SQL,
+  REFRESH_TRACE_METRICS_MINUTE_SQL,
   TRACES_DAYS_SQL,
   TRACES_TIME_SQL,
   SPAN_COPY_KEY,
   TRACES_FILING_SQL,
   VACATE_TRACE_COST_DAYS_SQL,
   VACATE_TRACE_HOURS_SQL,
+  VACATE_TRACE_MINUTES_SQL,
   insertLines,
   namedStatement,
   withProjectFilters,
@@ -29,10 +32,24 @@ export interface AccountingRow {
   bytes: number;
 }
 
-/** Where a trace is filed by its start: the UTC day (costs) and the UTC hour in ms (trace metrics). */
+/**
+ * Where a trace is filed by its start: the UTC day (trace_cost_days), hour (trace_hours) and minute
+ * (trace_minutes, which the daily costs and trace metrics are recomputed from), the last two in ms.
+ */
 export interface TraceFiling {
   day: string;
   hourMs: number;
+  minuteMs: number;
+}
+
+/** The UTC days (YYYY-MM-DD) of some minutes (ms). */
+export function daysOf(minutes: number[]): string[] {
+  return [...new Set(minutes.map((minute) => new Date(minute).toISOString().slice(0, 10)))];
+}
+
+/** The UTC hours (ms) of some minutes (ms). */
+export function hoursOf(minutes: number[]): number[] {
+  return [...new Set(minutes.map((minute) => minute - (minute % 3_600_000)))];
 }
 
 export interface StoredTrace {
@@ -106,17 +123,12 @@ export class SpanRepository {
 
   /**
    * Recomputes these traces' figures, after their spans are stored. A trace whose start moved to an
-   * earlier day or hour leaves the day it was filed under for costs and the hour it was filed under
-   * for trace metrics. Returns the days whose daily costs change and the hours (ms) whose trace
-   * metrics change: the traces' start days and hours, and those they left. `before` is filings from
-   * before any refresh of these traces (read here when not given).
+   * earlier day, hour or minute leaves the day, hour and minute it was filed under. Returns the
+   * minutes (ms) whose daily costs and trace metrics change: the traces' start minutes, and those
+   * they left. `before` is filings from before any refresh of these traces (read here when not given).
    */
-  async refreshTraceFigures(
-    project: ProjectRef,
-    traceIds: string[],
-    before?: Map<string, TraceFiling>,
-  ): Promise<{ days: string[]; hours: number[] }> {
-    if (traceIds.length === 0) return { days: [], hours: [] };
+  async refreshTraceFigures(project: ProjectRef, traceIds: string[], before?: Map<string, TraceFiling>): Promise<{ minutes: number[] }> {
+    if (traceIds.length === 0) return { minutes: [] };
     before ??= await this.filings(project, traceIds);
     await this.client.command({
       query: withProjectFilters(REFRESH_TRACE_FIGURES_SQL, project),
@@ -124,13 +136,11 @@ export class SpanRepository {
       ...namedStatement('ingest.refresh_trace_figures'),
     });
     const after = await this.filings(project, traceIds);
-    const left = <K extends keyof TraceFiling>(key: K): Array<[string, TraceFiling[K]]> =>
-      [...before]
-        .filter(([traceId, filing]) => after.has(traceId) && after.get(traceId)![key] !== filing[key])
-        .map(([traceId, filing]) => [traceId, filing[key]]);
-    // An empty row under each day and hour a trace left, so their recomputation leaves it out.
+    // An empty row under each day, hour and minute a trace left, so their recomputation leaves it out.
     const vacate = async <K extends keyof TraceFiling>(key: K, sql: string, param: string, name: string) => {
-      const vacated = left(key);
+      const vacated = [...before]
+        .filter(([traceId, filing]) => after.has(traceId) && after.get(traceId)![key] !== filing[key])
+        .map(([traceId, filing]): [string, TraceFiling[K]] => [traceId, filing[key]]);
       if (vacated.length > 0)
         await this.client.command({
           query: withProjectFilters(sql, project),
@@ -139,13 +149,10 @@ export class SpanRepository {
         });
       return vacated.map(([, at]) => at);
     };
-    const vacatedDays = await vacate('day', VACATE_TRACE_COST_DAYS_SQL, 'vacatedDays', 'ingest.vacate_trace_cost_days');
-    const vacatedHours = await vacate('hourMs', VACATE_TRACE_HOURS_SQL, 'vacatedHours', 'ingest.vacate_trace_hours');
-    const filed = [...after.values()];
-    return {
-      days: [...new Set([...filed.map((f) => f.day), ...vacatedDays])],
-      hours: [...new Set([...filed.map((f) => f.hourMs), ...vacatedHours])],
-    };
+    await vacate('day', VACATE_TRACE_COST_DAYS_SQL, 'vacatedDays', 'ingest.vacate_trace_cost_days');
+    await vacate('hourMs', VACATE_TRACE_HOURS_SQL, 'vacatedHours', 'ingest.vacate_trace_hours');
+    const vacatedMinutes = await vacate('minuteMs', VACATE_TRACE_MINUTES_SQL, 'vacatedMinutes', 'ingest.vacate_trace_minutes');
+    return { minutes: [...new Set([...[...after.values()].map((f) => f.minuteMs), ...vacatedMinutes])] };
   }
 
   /** Recomputes the session_figures rows of these traces' sessions (after the traces' own figures). */
@@ -159,30 +166,41 @@ export class SpanRepository {
   }
 
   /**
-   * Recomputes the daily cost rows of these days (UTC). Like every rollup refresh of the upkeep, it
-   * leaves out erased traces (their tombstones) as the API's reads do: between an erasure's answer
-   * and its job deleting their rows, a round touching the same day must not count them again.
+   * Recomputes the costs of these minutes (ms, UTC; cost_minute) and then the daily cost rows of
+   * their days. Like every rollup refresh of the upkeep, it leaves out erased traces (their
+   * tombstones) as the API's reads do: between an erasure's answer and its job deleting their rows,
+   * a round touching the same minute must not count them again.
    */
-  async refreshCostDaily(project: ProjectRef, days: string[]): Promise<void> {
-    if (days.length === 0) return;
+  async refreshDailyCosts(project: ProjectRef, minutes: number[]): Promise<void> {
+    if (minutes.length === 0) return;
+    await this.client.command({
+      query: withProjectFilters(REFRESH_COST_MINUTE_SQL, project, { erasures: true }),
+      query_params: { ...project, minutes },
+      ...namedStatement('ingest.refresh_cost_minute'),
+    });
     await this.client.command({
       query: withProjectFilters(REFRESH_COST_DAILY_SQL, project, { erasures: true }),
-      query_params: { ...project, days },
+      query_params: { ...project, days: daysOf(minutes) },
       ...namedStatement('ingest.refresh_cost_daily'),
     });
   }
 
-  /** Recomputes the trace metrics of these hours (ms, UTC), erased traces left out (as refreshCostDaily). */
-  async refreshTraceMetricsHours(project: ProjectRef, hours: number[]): Promise<void> {
-    if (hours.length === 0) return;
+  /** Recomputes the trace metrics of these minutes (ms, UTC) and then of their hours, erased traces left out (as refreshDailyCosts). */
+  async refreshTraceMetrics(project: ProjectRef, minutes: number[]): Promise<void> {
+    if (minutes.length === 0) return;
+    await this.client.command({
+      query: withProjectFilters(REFRESH_TRACE_METRICS_MINUTE_SQL, project, { erasures: true }),
+      query_params: { ...project, minutes },
+      ...namedStatement('ingest.refresh_trace_metrics_minute'),
+    });
     await this.client.command({
       query: withProjectFilters(REFRESH_TRACE_METRICS_HOUR_SQL, project, { erasures: true }),
-      query_params: { ...project, hours },
+      query_params: { ...project, hours: hoursOf(minutes) },
       ...namedStatement('ingest.refresh_trace_metrics_hour'),
     });
   }
 
-  /** Where each of these traces is filed (its start day and hour), by trace id. */
+  /** Where each of these traces is filed (its start day, hour and minute), by trace id. */
   async filings(project: ProjectRef, traceIds: string[]): Promise<Map<string, TraceFiling>> {
     const result = await this.client.query({
       query: withProjectFilters(TRACES_FILING_SQL, project),
@@ -191,9 +209,9 @@ export class SpanRepository {
       ...namedStatement('ingest.trace_filings'),
     });
     return new Map(
-      (await result.json<{ trace_id: string; day: string; hour_ms: string | number }>()).map((r) => [
+      (await result.json<{ trace_id: string; day: string; hour_ms: string | number; minute_ms: string | number }>()).map((r) => [
         r.trace_id,
-        { day: r.day, hourMs: Number(r.hour_ms) },
+        { day: r.day, hourMs: Number(r.hour_ms), minuteMs: Number(r.minute_ms) },
       ]),
     );
   }

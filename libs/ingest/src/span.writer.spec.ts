@@ -63,27 +63,22 @@ class RecordingRepository {
     return new Map();
   }
 
-  /** Days and hours refreshTraceFigures reports beyond none (those the traces left): refreshCostDaily and refreshTraceMetricsHours get them. */
-  previousDays: string[] = [];
-  previousHours: number[] = [];
+  /** Minutes refreshTraceFigures reports beyond none (those the traces left): refreshDailyCosts and refreshTraceMetrics get them. */
+  previousMinutes: number[] = [];
 
-  async refreshTraceFigures(
-    _ref: ProjectRef,
-    traceIds: string[],
-    _before?: Map<string, TraceFiling>,
-  ): Promise<{ days: string[]; hours: number[] }> {
+  async refreshTraceFigures(_ref: ProjectRef, traceIds: string[], _before?: Map<string, TraceFiling>): Promise<{ minutes: number[] }> {
     await this.record(`figures ${[...traceIds].sort().join(',')}`);
-    return { days: this.previousDays, hours: this.previousHours };
+    return { minutes: this.previousMinutes };
   }
 
   async refreshSessionFigures(): Promise<void> {}
 
-  async refreshCostDaily(_ref: ProjectRef, days: string[]): Promise<void> {
-    await this.record(days.length > 0 ? `cost daily +${days.join(',')}` : 'cost daily');
+  async refreshDailyCosts(_ref: ProjectRef, minutes: number[]): Promise<void> {
+    await this.record(minutes.length > 0 ? `daily costs +${minutes.join(',')}` : 'daily costs');
   }
 
-  async refreshTraceMetricsHours(_ref: ProjectRef, hours: number[]): Promise<void> {
-    if (hours.length > 0) await this.record(`trace hours +${hours.join(',')}`);
+  async refreshTraceMetrics(_ref: ProjectRef, minutes: number[]): Promise<void> {
+    if (minutes.length > 0) await this.record(`trace metrics +${minutes.join(',')}`);
   }
 }
 
@@ -138,17 +133,11 @@ describe('SpanWriter', () => {
     expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures A', 'figures B']);
   });
 
-  it("recomputes the daily costs and trace-metrics hours of the days and hours the round's traces were filed under before, too", async () => {
-    repository.previousDays = ['2026-11-12'];
-    repository.previousHours = [Date.UTC(2026, 10, 12, 23)];
+  it("recomputes the daily costs and trace metrics of the minutes the round's traces were filed under before, too", async () => {
+    const minute = Date.UTC(2026, 10, 12, 23, 59);
+    repository.previousMinutes = [minute];
     await writer.write(chunk('a1', ['A']));
-    expect(repository.log).toEqual([
-      'insert a1',
-      'stored A',
-      'figures A',
-      'cost daily +2026-11-12',
-      `trace hours +${Date.UTC(2026, 10, 12, 23)}`,
-    ]);
+    expect(repository.log).toEqual(['insert a1', 'stored A', 'figures A', `daily costs +${minute}`, `trace metrics +${minute}`]);
   });
 
   it('keeps up every insert made during a round in one next round', async () => {
@@ -177,7 +166,7 @@ describe('SpanWriter', () => {
     let settled = false;
     const first = writer.write(chunk('a1', ['A'])).then(() => (settled = true));
     await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(repository.log).toEqual(['insert a1', 'stored A', 'sessionless', 'figures A', 'cost daily']);
+    expect(repository.log).toEqual(['insert a1', 'stored A', 'sessionless', 'figures A', 'daily costs']);
     // The back-fill waits for company rather than paying an insert alone right away...
     const second = writer.write(chunk('b1', ['B']));
     await new Promise((resolve) => setTimeout(resolve, 150));
@@ -186,7 +175,7 @@ describe('SpanWriter', () => {
     repository.release('insert a0');
     await Promise.all([first, second]);
     // ...and its trace's figures are refreshed again, without looking for its session a second time.
-    expect(repository.log.slice(-3)).toEqual(['stored B', 'figures A,B', 'cost daily']);
+    expect(repository.log.slice(-3)).toEqual(['stored B', 'figures A,B', 'daily costs']);
   });
 
   it('writes again, in one read, the session-less spans and the roots that have to become RUN, and no others', async () => {
@@ -252,15 +241,15 @@ describe('SpanWriter', () => {
     const hour = Date.UTC(2026, 10, 12, 9);
     repository.filings = async (_ref: ProjectRef, traceIds: string[]) => {
       snapshots.push([...traceIds].sort());
-      return new Map([['A', { day: '2026-11-12', hourMs: hour }]]);
+      return new Map([['A', { day: '2026-11-12', hourMs: hour, minuteMs: hour }]]);
     };
     const befores: Array<Map<string, TraceFiling> | undefined> = [];
     repository.refreshTraceFigures = async (_ref: ProjectRef, _traceIds: string[], before?: Map<string, TraceFiling>) => {
       befores.push(before);
-      return { days: [], hours: [] };
+      return { minutes: [] };
     };
     let failures = 1;
-    repository.refreshCostDaily = async () => {
+    repository.refreshDailyCosts = async () => {
       if (failures-- > 0) throw new Error('clickhouse hiccup');
     };
     await writer.write(chunk('a1', ['A']));

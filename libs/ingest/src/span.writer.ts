@@ -348,13 +348,13 @@ export class SpanWriter {
     };
   }
 
-  /** The touched traces' and sessions' figures, the daily costs of their days and the trace metrics of their hours, recomputed. */
+  /** The touched traces' and sessions' figures, and the daily costs and trace metrics of their minutes, recomputed. */
   private async refreshFigures(ref: ProjectRef, traces: Set<string>, filedBefore: Map<string, TraceFiling>): Promise<void> {
     const traceIds = [...traces];
-    const { days, hours } = await this.repository.refreshTraceFigures(ref, traceIds, filedBefore);
+    const { minutes } = await this.repository.refreshTraceFigures(ref, traceIds, filedBefore);
     await this.repository.refreshSessionFigures(ref, traceIds);
-    await this.repository.refreshCostDaily(ref, days);
-    await this.repository.refreshTraceMetricsHours(ref, hours);
+    await this.repository.refreshDailyCosts(ref, minutes);
+    await this.repository.refreshTraceMetrics(ref, minutes);
   }
 }
 
