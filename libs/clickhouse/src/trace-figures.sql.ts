@@ -3,7 +3,8 @@ import { SPAN_COPY_KEY } from './statements';
 /**
  * The per-trace figures (duration, iterations, cost, tokens, errors; docs/architecture.md), computed from the `traces` rollup: its rows of one
  * trace (one per day its spans start on) are merged with GROUP BY, then each figure is derived.
- * `rowFilter` adds conditions on the rollup rows (day pruning, trace id); it must keep the scope.
+ * `rowFilter` adds conditions on the rollup rows (day pruning, start time, trace id), in a subquery
+ * of its own so that its columns are the table's, not the merged figures of the same name.
  */
 export function traceFiguresSql(rowFilter: string): string {
   return `
@@ -41,8 +42,7 @@ export function traceFiguresSql(rowFilter: string): string {
         groupUniqArrayArray(error_span_ids) AS error_span_ids,
         maxMap(usage) AS usage,
         max(retention_days) AS retention_days
-      FROM traces
-      WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${rowFilter}
+      FROM (SELECT * FROM traces WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${rowFilter})
       GROUP BY trace_id
     )`;
 }
@@ -149,15 +149,16 @@ export const TRACES_TIME_SQL = `${TRACES_FIRST_START_SQL}
 
 /**
  * The days that hold spans of some traces ({traceIds}), for tables filed by day (the traces
- * rollup). The same two lookups as TRACES_TIME_SQL: ClickHouse evaluates identical scalar
- * subqueries once per statement.
+ * rollup, which is also bounded by TRACES_TIME_SQL: its minmax index on the start time skips the
+ * granules of older traces, 023). The same two lookups as TRACES_TIME_SQL: ClickHouse evaluates
+ * identical scalar subqueries once per statement.
  */
 export const TRACES_DAYS_SQL = `toDate(${TRACES_FIRST_START_SQL})
   AND toDate(${TRACES_LAST_END_SQL})`;
 
 /** Recomputes the trace_figures rows of some traces of one project. */
 export const REFRESH_TRACE_FIGURES_SQL = refreshTraceFiguresSql(
-  ` AND day BETWEEN ${TRACES_DAYS_SQL} AND trace_id IN {traceIds:Array(String)}`,
+  ` AND day BETWEEN ${TRACES_DAYS_SQL} AND start_time BETWEEN ${TRACES_TIME_SQL} AND trace_id IN {traceIds:Array(String)}`,
   ` AND start_time BETWEEN ${TRACES_TIME_SQL} AND trace_id IN {traceIds:Array(String)}`,
 );
 

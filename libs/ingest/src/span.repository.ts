@@ -85,7 +85,7 @@ export class SpanRepository {
   /**
    * What is stored of these traces: their session ('' if none yet), whether any span of them lacks
    * one, and whether their root still has to become RUN. The last is read from the traces rollup
-   * (its days from trace_index): the rollup's root type is the greatest stored, and RUN sorts after
+   * (its days and time from trace_index): the rollup's root type is the greatest stored, and RUN sorts after
    * every upgradable type, so a root already written again as RUN is not picked again — unless
    * `plainRoots` says a copy typed otherwise was just written (a retried export): that copy is now
    * the stored one, and the rollup cannot tell.
@@ -104,7 +104,8 @@ export class SpanRepository {
                                   AND hasAny(groupUniqArrayArray(span_types), {genAiTypes:Array(String)})) AS root_to_run
                          FROM traces
                          WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-                           AND day BETWEEN ${TRACES_DAYS_SQL} AND trace_id IN {traceIds:Array(String)}
+                           AND day BETWEEN ${TRACES_DAYS_SQL} AND start_time BETWEEN ${TRACES_TIME_SQL}
+                           AND trace_id IN {traceIds:Array(String)}
                          GROUP BY trace_id) AS r ON r.trace_id = i.trace_id`,
         project,
       ),
