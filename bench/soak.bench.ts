@@ -14,7 +14,8 @@ import { argument, percentile, progress, writeResults } from './report';
  * minute. Every M minutes (default 5) it reports accepted spans/s, the stored lag, the queue depth,
  * the RSS of each process and the query p50/p99, and at the end checks the targets: RSS growth at
  * most 10 %, stored lag under 5 s, query p50 within 1.5x of the first window, the all-in-one's RSS
- * at most 2 GiB.
+ * at most 2 GiB. Once the load has ended and the store has caught up, it times the sessions and
+ * traces pages (read with FINAL) as the upkeep left their tables, then again after merging them.
  */
 
 const DASHBOARD = [
@@ -224,7 +225,19 @@ async function main(): Promise<void> {
         query: `SELECT table, count() AS n FROM system.parts
                 WHERE active AND database = currentDatabase() AND table IN ({tables:Array(String)}) GROUP BY table ORDER BY table`,
         query_params: {
-          tables: ['spans', 'traces', 'trace_index', 'trace_figures', 'sessions', 'session_figures', 'cost_daily', 'trace_hours'],
+          tables: [
+            'spans',
+            'traces',
+            'trace_index',
+            'trace_figures',
+            'sessions',
+            'session_figures',
+            'cost_daily',
+            'trace_hours',
+            'trace_minutes',
+            'cost_minute',
+            'trace_metrics_minute',
+          ],
         },
         format: 'JSONEachRow',
       });
@@ -297,6 +310,40 @@ async function main(): Promise<void> {
     };
     await Promise.all([dashboard(), feedback(), costReports(), report(), clientDone]);
 
+    // After the load: the figure tables the pages read with FINAL, as an hour of upkeep left them
+    // and after a merge of each into one part per partition (what FINAL then has nothing to do).
+    const caughtUp = Date.now() + 10 * 60_000;
+    while ((await acceptedByGateway()) > (await storedSpans()) && Date.now() < caughtUp) await new Promise((r) => setTimeout(r, 1_000));
+    await new Promise((r) => setTimeout(r, 10_000));
+    const pageP50 = async () => {
+      const byField: Record<string, number> = {};
+      for (const document of DASHBOARD.filter((d) => /\{\s*(sessions|traces)\b/.test(d))) {
+        const times: number[] = [];
+        for (let i = 0; i < 25; i++) {
+          const begun = performance.now();
+          await graphql(document);
+          times.push(performance.now() - begun);
+        }
+        byField[/\{\s*(\w+)/.exec(document)![1]!] = Number(percentile(times, 0.5).toFixed(1));
+      }
+      return byField;
+    };
+    const partsOf = async () => {
+      const parts = await activeParts();
+      return { trace_figures: parts.trace_figures ?? 0, session_figures: parts.session_figures ?? 0 };
+    };
+    const afterUpkeep = { pageP50Ms: await pageP50(), parts: await partsOf() };
+    for (const table of ['trace_figures', 'session_figures']) await stack.clickhouse.command({ query: `OPTIMIZE TABLE ${table} FINAL` });
+    const afterMerge = { pageP50Ms: await pageP50(), parts: await partsOf() };
+    const settledReads = {
+      afterUpkeep,
+      afterMerge,
+      ratio: Object.fromEntries(
+        Object.entries(afterUpkeep.pageP50Ms).map(([field, ms]) => [field, Number((ms / afterMerge.pageP50Ms[field]!).toFixed(2))]),
+      ),
+    };
+    progress(`figure tables after the upkeep and after a merge: ${JSON.stringify(settledReads)}`);
+
     const first = windows[0]!;
     const last = windows[windows.length - 1]!;
     const targets = {
@@ -310,7 +357,7 @@ async function main(): Promise<void> {
       rssMet: windows.every((w) => w.rssMiB.allInOne <= 2_048),
     };
     progress(`targets: ${JSON.stringify(targets)}`);
-    writeResults({ soak: { minutes, reportMinutes, spansPerSecond: rate, windows, targets } });
+    writeResults({ soak: { minutes, reportMinutes, spansPerSecond: rate, windows, targets, settledReads } });
   } finally {
     receiver.close();
     await stack.shutdown.run();

@@ -18,9 +18,12 @@ interface Scope {
 }
 
 /**
- * Stores `count` traces in `target`: copies of traces from the seeded project's first day, under new
- * trace and session ids (new sessions, as most of a round's are), moved to the last seeded day. Goes
- * through the same materialized views as ingest. Returns their trace ids.
+ * Stores `count` traces in `target`: copies of traces from the seeded project's first 20 hours,
+ * under new trace and session ids (new sessions, as most of a round's are), moved to the last seeded
+ * day. With `windowMs`, each trace is moved to start within `windowMs` of `windowStartMs`, as the
+ * traces of a round of live ingest do (they arrived together, so they started about together); without,
+ * the traces keep their spacing over the 20 hours (a round of late, scattered data). Goes through
+ * the same materialized views as ingest. Returns their trace ids.
  */
 async function storeRoundOfTraces(
   client: ClickHouseClient,
@@ -28,27 +31,38 @@ async function storeRoundOfTraces(
   target: Scope,
   round: string,
   count: number,
+  window: { startMs: number; windowMs: number } | undefined,
 ): Promise<string[]> {
-  const shiftSeconds = Math.floor((Date.parse(seed.to) - Date.parse(seed.from)) / 1000) - 86_400;
+  const picked = await client.query({
+    query: `SELECT trace_id, toUnixTimestamp64Milli(min(start_time)) AS first_ms FROM trace_index
+      WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+      GROUP BY trace_id HAVING min(start_time) < parseDateTime64BestEffort({from:String}, 9, 'UTC') + INTERVAL 20 HOUR
+      ORDER BY cityHash64(trace_id, {round:String}) LIMIT {count:UInt32}`,
+    query_params: { tenantId: seed.tenantId, projectId: seed.projectId, round, from: seed.from, count },
+    format: 'JSONEachRow',
+  });
+  const traces = await picked.json<{ trace_id: string; first_ms: string }>();
+  const lastDayShiftMs = Date.parse(seed.to) - Date.parse(seed.from) - 86_400_000;
+  // Each trace's own shift (ms): to its place in the window, or to the last day.
+  const shifts = traces.map((t, i) =>
+    window ? window.startMs + Math.floor((i * window.windowMs) / Math.max(traces.length, 1)) - Number(t.first_ms) : lastDayShiftMs,
+  );
   await client.command({
     query: `INSERT INTO spans SELECT * REPLACE ({targetTenant:String} AS tenant_id, {targetProject:String} AS project_id,
         concat({round:String}, substring(s.trace_id, length({round:String}) + 1)) AS trace_id,
         if(s.session_id = '', '', concat({round:String}, s.session_id)) AS session_id,
-        s.start_time + toIntervalSecond({shift:Int64}) AS start_time, s.end_time + toIntervalSecond({shift:Int64}) AS end_time)
+        s.start_time + toIntervalMillisecond(transform(s.trace_id, {ids:Array(String)}, {shifts:Array(Int64)}, toInt64(0))) AS start_time,
+        s.end_time + toIntervalMillisecond(transform(s.trace_id, {ids:Array(String)}, {shifts:Array(Int64)}, toInt64(0))) AS end_time)
       FROM spans AS s
-      WHERE s.tenant_id = {tenantId:String} AND s.project_id = {projectId:String} AND s.trace_id IN (
-        SELECT trace_id FROM trace_index WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-        GROUP BY trace_id HAVING min(start_time) < parseDateTime64BestEffort({from:String}, 9, 'UTC') + INTERVAL 20 HOUR
-        ORDER BY cityHash64(trace_id, {round:String}) LIMIT {count:UInt32})`,
+      WHERE s.tenant_id = {tenantId:String} AND s.project_id = {projectId:String} AND s.trace_id IN {ids:Array(String)}`,
     query_params: {
       tenantId: seed.tenantId,
       projectId: seed.projectId,
       targetTenant: target.tenantId,
       targetProject: target.projectId,
       round,
-      shift: shiftSeconds,
-      from: seed.from,
-      count,
+      ids: traces.map((t) => t.trace_id),
+      shifts,
     },
   });
   const result = await client.query({
@@ -77,16 +91,20 @@ async function upkeepRound(repository: SpanRepository, scope: Scope, traceIds: s
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
- * `npm run bench:upkeep [-- --spans N] [--data-dir DIR] [--traces K] [--rounds R]`: how the worker's
- * per-round upkeep (trace figures, session figures, daily costs) grows with the project's size. On a
- * copy of the seeded dataset (the seed itself is left as it is), R rounds of K new traces each go to
- * the seeded project and to an empty project, alternately, on a quiet engine; the report gives each
- * statement's median per project and their ratio (1 = upkeep does not depend on the project's size).
+ * `npm run bench:upkeep [-- --spans N] [--data-dir DIR] [--traces K] [--rounds R] [--window-seconds W]`:
+ * how the worker's per-round upkeep (trace figures, session figures, daily costs, trace metrics)
+ * grows with the project's size. On a copy of the seeded dataset (the seed itself is left as it is),
+ * R rounds of K new traces each go to the seeded project and to an empty project, alternately, on a
+ * quiet engine; the traces of a round start within W seconds (default 30), as a round of live
+ * ingest's do, or with W = 0 over 20 hours, as late data. The report gives each statement's median
+ * per project and their ratio (1 = upkeep does not depend on the project's size).
  */
 async function main(): Promise<void> {
   const { spans, dataDir } = seededDatasetArguments();
   const traces = Number(argument('--traces', '500'));
   const rounds = Number(argument('--rounds', '7'));
+  // --window-seconds W: a round's traces start within W seconds (0: spread over 20 hours, as late data).
+  const windowMs = Number(argument('--window-seconds', '30')) * 1000;
   const infra = await startBenchStack(dataDir);
   let seed: SeedResult;
   try {
@@ -107,7 +125,9 @@ async function main(): Promise<void> {
       const order = round % 2 === 0 ? (['seeded', 'empty'] as const) : (['empty', 'seeded'] as const);
       for (const which of order) {
         const scope = which === 'seeded' ? seeded : empty;
-        const traceIds = await storeRoundOfTraces(client, seed, scope, `u${round}${which[0]}`, traces);
+        // Round r's traces start in minute r of the last seeded day's noon, in both projects alike.
+        const window = windowMs > 0 ? { startMs: Date.parse(seed.to) - 12 * 3_600_000 + round * 60_000, windowMs } : undefined;
+        const traceIds = await storeRoundOfTraces(client, seed, scope, `u${round}${which[0]}`, traces, window);
         await quiet(client);
         samples[which].push(await upkeepRound(repository, scope, traceIds));
       }
@@ -127,7 +147,15 @@ async function main(): Promise<void> {
         `${name}: ${seededMs.toFixed(1)} ms in the seeded project, ${emptyMs.toFixed(1)} ms in an empty one (${(seededMs / emptyMs).toFixed(2)}×)`,
       );
     }
-    writeResults({ upkeep: { ...report, tracesPerRound: traces, rounds, dataset: { spans: seed.spans, traces: seed.traces } } });
+    writeResults({
+      upkeep: {
+        ...report,
+        tracesPerRound: traces,
+        rounds,
+        windowSeconds: windowMs / 1000,
+        dataset: { spans: seed.spans, traces: seed.traces },
+      },
+    });
   } finally {
     await client.close();
     rmSync(copy, { recursive: true, force: true });
