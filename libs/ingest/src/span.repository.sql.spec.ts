@@ -118,21 +118,24 @@ describe('SpanRepository SQL', () => {
     return sent;
   }
 
-  it('refreshTraceMetrics: the minutes, then their hours', async () => {
-    const minutes = [Date.UTC(2026, 10, 19, 10, 5), Date.UTC(2026, 10, 19, 10, 59), Date.UTC(2026, 10, 19, 11, 0)];
-    expectStatements(await record(() => repository.refreshTraceMetrics(PROJECT, minutes)), 2);
-    expect(await sentParams((r) => r.refreshTraceMetrics(PROJECT, minutes))).toEqual([
+  it.each([
+    [
+      'refreshTraceMetrics: the minutes, then their hours',
+      (r: SpanRepository, minutes: number[]) => r.refreshTraceMetrics(PROJECT, minutes),
+      [Date.UTC(2026, 10, 19, 10, 5), Date.UTC(2026, 10, 19, 10, 59), Date.UTC(2026, 10, 19, 11, 0)],
+      { hours: [Date.UTC(2026, 10, 19, 10), Date.UTC(2026, 10, 19, 11)] },
+    ],
+    [
+      'refreshDailyCosts: the minutes, then their days',
+      (r: SpanRepository, minutes: number[]) => r.refreshDailyCosts(PROJECT, minutes),
+      [Date.UTC(2026, 10, 19, 23, 59), Date.UTC(2026, 10, 20, 0, 0), Date.UTC(2026, 10, 20, 0, 1)],
+      { days: ['2026-11-19', '2026-11-20'] },
+    ],
+  ] as const)('%s', async (_name, call, minutes, coarser) => {
+    expectStatements(await record(() => call(repository, [...minutes])), 2);
+    expect(await sentParams((r) => call(r, [...minutes]))).toEqual([
       expect.objectContaining({ minutes }),
-      expect.objectContaining({ hours: [Date.UTC(2026, 10, 19, 10), Date.UTC(2026, 10, 19, 11)] }),
-    ]);
-  });
-
-  it('refreshDailyCosts: the minutes, then their days', async () => {
-    const minutes = [Date.UTC(2026, 10, 19, 23, 59), Date.UTC(2026, 10, 20, 0, 0), Date.UTC(2026, 10, 20, 0, 1)];
-    expectStatements(await record(() => repository.refreshDailyCosts(PROJECT, minutes)), 2);
-    expect(await sentParams((r) => r.refreshDailyCosts(PROJECT, minutes))).toEqual([
-      expect.objectContaining({ minutes }),
-      expect.objectContaining({ days: ['2026-11-19', '2026-11-20'] }),
+      expect.objectContaining(coarser),
     ]);
   });
 

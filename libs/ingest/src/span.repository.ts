@@ -174,30 +174,23 @@ export class SpanRepository {
    */
   async refreshDailyCosts(project: ProjectRef, minutes: number[]): Promise<void> {
     if (minutes.length === 0) return;
-    await this.client.command({
-      query: withProjectFilters(REFRESH_COST_MINUTE_SQL, project, { erasures: true }),
-      query_params: { ...project, minutes },
-      ...namedStatement('ingest.refresh_cost_minute'),
-    });
-    await this.client.command({
-      query: withProjectFilters(REFRESH_COST_DAILY_SQL, project, { erasures: true }),
-      query_params: { ...project, days: daysOf(minutes) },
-      ...namedStatement('ingest.refresh_cost_daily'),
-    });
+    await this.unerasedCommand(project, 'ingest.refresh_cost_minute', REFRESH_COST_MINUTE_SQL, { minutes });
+    await this.unerasedCommand(project, 'ingest.refresh_cost_daily', REFRESH_COST_DAILY_SQL, { days: daysOf(minutes) });
   }
 
   /** Recomputes the trace metrics of these minutes (ms, UTC) and then of their hours, erased traces left out (as refreshDailyCosts). */
   async refreshTraceMetrics(project: ProjectRef, minutes: number[]): Promise<void> {
     if (minutes.length === 0) return;
+    await this.unerasedCommand(project, 'ingest.refresh_trace_metrics_minute', REFRESH_TRACE_METRICS_MINUTE_SQL, { minutes });
+    await this.unerasedCommand(project, 'ingest.refresh_trace_metrics_hour', REFRESH_TRACE_METRICS_HOUR_SQL, { hours: hoursOf(minutes) });
+  }
+
+  /** One statement of the project's, reading no row of an erased trace. */
+  private async unerasedCommand(project: ProjectRef, name: string, sql: string, params: Record<string, unknown>): Promise<void> {
     await this.client.command({
-      query: withProjectFilters(REFRESH_TRACE_METRICS_MINUTE_SQL, project, { erasures: true }),
-      query_params: { ...project, minutes },
-      ...namedStatement('ingest.refresh_trace_metrics_minute'),
-    });
-    await this.client.command({
-      query: withProjectFilters(REFRESH_TRACE_METRICS_HOUR_SQL, project, { erasures: true }),
-      query_params: { ...project, hours: hoursOf(minutes) },
-      ...namedStatement('ingest.refresh_trace_metrics_hour'),
+      query: withProjectFilters(sql, project, { erasures: true }),
+      query_params: { ...project, ...params },
+      ...namedStatement(name),
     });
   }
 
