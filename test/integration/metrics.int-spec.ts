@@ -544,23 +544,16 @@ describe('metrics', () => {
       }),
       stayingCall.json,
     ]);
-    const costsOfDay = async () =>
+    const costsIn = async (from: string, to: string) =>
       (
         await graphql<{ costBreakdown: Array<{ keys: string[]; costUsd: number; spanCount: number }> }>(
           api,
-          `
-            query {
-              costBreakdown(groupBy: [MODEL], filter: { from: "2026-11-04T00:00:00Z", to: "2026-11-05T00:00:00Z" }) {
-                keys
-                costUsd
-                spanCount
-              }
-            }
-          `,
-          {},
+          'query($f: TraceFilter) { costBreakdown(groupBy: [MODEL], filter: $f) { keys costUsd spanCount } }',
+          { f: { from, to } },
           own.apiKey,
         )
       ).data?.costBreakdown ?? [];
+    const costsOfDay = () => costsIn('2026-11-04T00:00:00Z', '2026-11-05T00:00:00Z');
     // The root only once the first export's figures are kept up (filed under 10:20), so that it moves the trace.
     const firstRound = Date.now() + 15_000;
     while (!(await costsOfDay()).some((row) => row.keys[0] === MODEL_A) && Date.now() < firstRound)
@@ -627,6 +620,17 @@ describe('metrics', () => {
       ['2026-11-04 10:19:00', 1, 2],
       ['2026-11-04 10:20:00', 1, 2],
     ]);
+    // Ranges that cut minutes: their part minutes by each trace's own start (M 10:19:40, S 10:20:05), whole minutes from the minute rows.
+    const calls = (rows: Array<{ keys: string[]; costUsd: number }>) =>
+      rows
+        .filter((r) => r.keys[0] !== '')
+        .map((r) => [r.keys[0], Number(r.costUsd.toFixed(9))])
+        .sort();
+    const priced = (...spans: SentSpan[]) => spans.map((s) => [s.model, Number(costOfSpan(s).toFixed(9))]).sort();
+    expect(calls(await costsIn('2026-11-04T10:19:45Z', '2026-11-04T10:20:20Z'))).toStrictEqual(priced(stayingCall.span));
+    expect(calls(await costsIn('2026-11-04T10:19:30Z', '2026-11-04T10:20:00Z'))).toStrictEqual(priced(movingCall.span));
+    expect(calls(await costsIn('2026-11-04T10:19:30Z', '2026-11-04T10:21:00Z'))).toStrictEqual(priced(movingCall.span, stayingCall.span));
+    expect(calls(await costsIn('2026-11-04T10:19:41Z', '2026-11-04T10:20:05Z'))).toStrictEqual([]);
   });
 
   it('refuses what it cannot answer, saying why', async () => {

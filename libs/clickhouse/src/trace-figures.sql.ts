@@ -268,13 +268,19 @@ export const REFRESH_COST_DAILY_SQL = refreshCostsSql(
 
 /**
  * Where each of some traces ({traceIds}) is filed, from its start in trace_figures: the UTC day
- * (trace_cost_days), the UTC hour (ms; trace_hours) and the UTC minute (ms; trace_minutes).
+ * (trace_cost_days), the UTC hour (ms; trace_hours) and the UTC minute (ms; trace_minutes). Each
+ * trace's newest figures by argMax, not FINAL, bounded by the traces' time (every computation's
+ * start lies in it: it is the first start of some of their spans), so that the parts of older
+ * traces are skipped as in the span reads (SPAN_COPY_KEY): trace_figures is sorted by trace id,
+ * and a lookup of random ids by id alone reads a granule of every part per id.
  */
 export const TRACES_FILING_SQL = `
-  SELECT trace_id, toString(toDate(start_time)) AS day, intDiv(toUnixTimestamp64Milli(start_time), 3600000) * 3600000 AS hour_ms,
-    intDiv(toUnixTimestamp64Milli(start_time), 60000) * 60000 AS minute_ms
-  FROM trace_figures FINAL
-  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}`;
+  SELECT trace_id, toString(toDate(start)) AS day, intDiv(toUnixTimestamp64Milli(start), 3600000) * 3600000 AS hour_ms,
+    intDiv(toUnixTimestamp64Milli(start), 60000) * 60000 AS minute_ms
+  FROM (SELECT trace_id, argMax(start_time, computed_at) AS start FROM trace_figures
+        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND start_time BETWEEN ${TRACES_TIME_SQL}
+          AND trace_id IN {traceIds:Array(String)}
+        GROUP BY trace_id)`;
 
 /**
  * An empty trace_cost_days row for each trace ({vacatedTraces}) under the day it left

@@ -40,19 +40,19 @@ describe('costBreakdown: day-keyed reads where they fit', () => {
       params: {
         firstDayMs: midnight + DAY,
         endDayMs: midnight + 3 * DAY,
-        part0From: from,
-        part0To: midnight + DAY,
-        part1From: midnight + 3 * DAY,
-        part1To: to,
+        part0FirstMinute: from,
+        part0EndMinute: midnight + DAY,
+        part1FirstMinute: midnight + 3 * DAY,
+        part1EndMinute: to,
       },
     });
     expect(await costBreakdownRead({ from: iso(from) })).toEqual({
       name: 'query.cost_breakdown_daily_and_part_days',
-      params: { firstDayMs: midnight + DAY, part0From: from, part0To: midnight + DAY },
+      params: { firstDayMs: midnight + DAY, part0FirstMinute: from, part0EndMinute: midnight + DAY },
     });
     expect(await costBreakdownRead({ to: iso(to) })).toEqual({
       name: 'query.cost_breakdown_daily_and_part_days',
-      params: { endDayMs: midnight + 3 * DAY, part0From: midnight + 3 * DAY, part0To: to },
+      params: { endDayMs: midnight + 3 * DAY, part0FirstMinute: midnight + 3 * DAY, part0EndMinute: to },
     });
   });
 
@@ -60,15 +60,42 @@ describe('costBreakdown: day-keyed reads where they fit', () => {
     const hour = 3_600_000;
     expect(await costBreakdownRead({ from: iso(midnight + hour), to: iso(midnight + 2 * hour) })).toEqual({
       name: 'query.cost_breakdown_part_days',
-      params: { part0From: midnight + hour, part0To: midnight + 2 * hour },
+      params: { part0FirstMinute: midnight + hour, part0EndMinute: midnight + 2 * hour },
     });
     expect(await costBreakdownRead({ from: iso(midnight + 3 * hour), to: iso(midnight + DAY + 5 * hour) })).toEqual({
       name: 'query.cost_breakdown_part_days',
-      params: { part0From: midnight + 3 * hour, part0To: midnight + DAY, part1From: midnight + DAY, part1To: midnight + DAY + 5 * hour },
+      params: {
+        part0FirstMinute: midnight + 3 * hour,
+        part0EndMinute: midnight + DAY,
+        part1FirstMinute: midnight + DAY,
+        part1EndMinute: midnight + DAY + 5 * hour,
+      },
     });
     expect(await costBreakdownRead({ from: iso(midnight), to: iso(midnight + 5 * hour) })).toEqual({
       name: 'query.cost_breakdown_part_days',
-      params: { part0From: midnight, part0To: midnight + 5 * hour },
+      params: { part0FirstMinute: midnight, part0EndMinute: midnight + 5 * hour },
+    });
+  });
+
+  it('reads the part minutes at the ends of a part day from the traces filed under them', async () => {
+    const hour = 3_600_000;
+    const from = midnight + hour + 30_000;
+    const to = midnight + 2 * hour + 15_000;
+    expect(await costBreakdownRead({ from: iso(from), to: iso(to) })).toEqual({
+      name: 'query.cost_breakdown_part_days',
+      params: {
+        part0FirstMinute: midnight + hour + 60_000,
+        part0EndMinute: midnight + 2 * hour,
+        part0Minute0From: from,
+        part0Minute0To: midnight + hour + 60_000,
+        part0Minute1From: midnight + 2 * hour,
+        part0Minute1To: to,
+      },
+    });
+    // Within one minute: that part minute alone.
+    expect((await costBreakdownRead({ from: iso(midnight + 10_000), to: iso(midnight + 20_000) })).params).toEqual({
+      part0Minute0From: midnight + 10_000,
+      part0Minute0To: midnight + 20_000,
     });
   });
 
@@ -76,11 +103,11 @@ describe('costBreakdown: day-keyed reads where they fit', () => {
     const since = midnight + 7 * 3_600_000;
     expect(await costBreakdownRead({ from: iso(midnight - 10 * DAY), to: iso(midnight + 3 * DAY) }, since)).toEqual({
       name: 'query.cost_breakdown_daily_and_part_days',
-      params: { firstDayMs: midnight + DAY, endDayMs: midnight + 3 * DAY, part0From: since, part0To: midnight + DAY },
+      params: { firstDayMs: midnight + DAY, endDayMs: midnight + 3 * DAY, part0FirstMinute: since, part0EndMinute: midnight + DAY },
     });
     expect(await costBreakdownRead(undefined, since)).toEqual({
       name: 'query.cost_breakdown_daily_and_part_days',
-      params: { firstDayMs: midnight + DAY, part0From: since, part0To: midnight + DAY },
+      params: { firstDayMs: midnight + DAY, part0FirstMinute: since, part0EndMinute: midnight + DAY },
     });
     // A range that starts within what is kept is left alone.
     expect((await costBreakdownRead({ from: iso(midnight + DAY), to: iso(midnight + 3 * DAY) }, since)).params).toEqual({

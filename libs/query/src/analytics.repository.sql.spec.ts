@@ -78,6 +78,11 @@ describe('AnalyticsRepository SQL', () => {
     expectScopedQueries(await record(() => repository.costBreakdown(['MODEL'], filter)), 1);
   });
 
+  it('costBreakdown part days: part minutes at both ends', async () => {
+    const filter = { from: iso(midnight + HOUR + 30_000), to: iso(midnight + 2 * HOUR + 15_000) };
+    expectScopedQueries(await record(() => repository.costBreakdown(['MODEL'], filter)), 1);
+  });
+
   it('costBreakdown part days: two part days across midnight', async () => {
     const filter = { from: iso(midnight + 3 * HOUR), to: iso(midnight + DAY + 5 * HOUR) };
     expectScopedQueries(await record(() => repository.costBreakdown(['SERVICE', 'DAY'], filter)), 1);

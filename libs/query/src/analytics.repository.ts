@@ -26,6 +26,7 @@ const DIMENSION_SQL: Record<CostDimension, string> = {
 };
 
 const DAY_MS = 86_400_000;
+const MINUTE_MS = 60_000;
 /** The same over day-keyed rows of (model, provider, span_type, service, day): cost_daily's, and trace_cost_days' cost rows. */
 const DAILY_DIMENSION_SQL: Record<Exclude<CostDimension, 'SESSION'>, string> = {
   MODEL: 'toString(model)',
@@ -124,15 +125,15 @@ export class AnalyticsRepository {
    * - The whole UTC days of the range come from cost_daily (one row per day and model, provider,
    *   type, service).
    * - A part day at either end (a range such as "the last 30 days" from now, or one hour) comes
-   *   from trace_cost_days (each trace's cost rows under its start day) for the traces that start
-   *   within the part, their start read from the day's rows of the traces rollup (a trace starts on
-   *   its cost day, so its rows there hold its first span).
+   *   from cost_minute (the same rows per minute of the traces' starts) for its whole minutes, and
+   *   from trace_minutes (each trace's start and cost rows under its start minute) for the part
+   *   minutes at its ends: what the part's minutes hold, however busy the day.
    *
    * A project's retention starts the range where it starts (what is older is answered by no table).
    *
-   * While the upkeep moves a trace whose start turned out to be a day earlier, the trace's cost
-   * rows move before the daily rows do: for that moment such a trace can count on both days, where
-   * the general path counts it once.
+   * While the upkeep moves a trace whose start turned out to be a minute earlier, the trace's cost
+   * rows move before the minute and daily rows do: for that moment such a trace can count in both
+   * places, where the general path counts it once.
    */
   private async costBreakdownDaily(groupBy: CostDimension[], filter: TraceFilter | undefined): Promise<CostRowRecord[] | undefined> {
     if (groupBy.includes('SESSION')) return undefined;
@@ -169,15 +170,36 @@ export class AnalyticsRepository {
        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${days}`);
     }
     parts.forEach(([partFrom, partTo], i) => {
-      params[`part${i}From`] = partFrom;
-      params[`part${i}To`] = partTo;
-      const day = `toDate(${instant(`part${i}From`)})`;
-      reads.push(`SELECT r.model AS model, r.provider AS provider, r.span_type AS span_type, r.service AS service, day,
+      // The whole minutes inside the part from cost_minute, the part minutes at its ends from the
+      // traces filed under them (trace_minutes, which holds each trace's start and cost rows).
+      const firstMinuteMs = Math.ceil(partFrom / MINUTE_MS) * MINUTE_MS;
+      const endMinuteMs = Math.floor(partTo / MINUTE_MS) * MINUTE_MS;
+      if (firstMinuteMs < endMinuteMs) {
+        Object.assign(params, { [`part${i}FirstMinute`]: firstMinuteMs, [`part${i}EndMinute`]: endMinuteMs });
+        reads.push(`SELECT model, provider, span_type, service, toDate(minute) AS day, cost_usd, input_tokens, output_tokens, spans
+       FROM cost_minute FINAL
+       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+         AND minute >= ${instant(`part${i}FirstMinute`)} AND minute < ${instant(`part${i}EndMinute`)}`);
+      }
+      const partMinutes: Array<[number, number]> =
+        firstMinuteMs > endMinuteMs
+          ? [[partFrom, partTo]]
+          : [
+              ...(partFrom < firstMinuteMs ? [[partFrom, firstMinuteMs] as [number, number]] : []),
+              ...(endMinuteMs < partTo ? [[endMinuteMs, partTo] as [number, number]] : []),
+            ];
+      partMinutes.forEach(([minuteFrom, minuteTo], j) => {
+        const name = `part${i}Minute${j}`;
+        Object.assign(params, { [`${name}From`]: minuteFrom, [`${name}To`]: minuteTo });
+        // The start condition outside FINAL: under FINAL the engine applies no condition on a column outside the sorting key before the merge.
+        reads.push(`SELECT r.model AS model, r.provider AS provider, r.span_type AS span_type, r.service AS service, toDate(t.minute) AS day,
               r.cost_usd AS cost_usd, r.input_tokens AS input_tokens, r.output_tokens AS output_tokens, r.spans AS spans
-       FROM trace_cost_days FINAL ARRAY JOIN cost_rows AS r
-       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND day = ${day}
-         AND trace_id IN (SELECT trace_id FROM traces WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND day = ${day}
-                          GROUP BY trace_id HAVING min(start_time) >= ${instant(`part${i}From`)} AND min(start_time) < ${instant(`part${i}To`)})`);
+       FROM (SELECT * FROM trace_minutes FINAL
+             WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+               AND minute = fromUnixTimestamp64Milli(intDiv({${name}From:Int64}, ${MINUTE_MS}) * ${MINUTE_MS}, 'UTC')) AS t
+       ARRAY JOIN t.cost_rows AS r
+       WHERE t.start_time >= ${instant(`${name}From`)} AND t.start_time < ${instant(`${name}To`)}`);
+      });
     });
     return this.db.rows<CostRowRecord>(
       parts.length === 0
