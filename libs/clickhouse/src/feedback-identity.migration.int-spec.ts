@@ -5,6 +5,8 @@ import { createClickHouseClient, type ClickHouseClient } from './clickhouse.clie
 import { migrateClickHouse, readClickHouseMigrations } from './migrator';
 
 const dir = path.join(projectRoot(), 'infra', 'clickhouse');
+/** How long re-running the migrations from 016 on may take over what earlier test files stored. */
+const REBUILD_TIMEOUT_MS = 300_000;
 const T1 = 'a'.repeat(32);
 const T2 = 'b'.repeat(32);
 
@@ -86,11 +88,13 @@ describe('ClickHouse migration 013 (feedback score identity)', () => {
   afterAll(async () => {
     // 013 ran again over the feedback table 016 had rebuilt: 016 and every migration after it run
     // again, so the directory leaves with today's schema (later test files in this worker write
-    // retention_days, and delete as patch parts, which 018 enables on 016's tables).
+    // retention_days, and delete as patch parts, which 018 enables on 016's tables). They rebuild
+    // and back-fill whatever the test files before this one left in the worker's directory, so
+    // their time grows with that (67 s in one CI run once 022 back-filled three more tables).
     await client.command({ query: 'DELETE FROM schema_migrations WHERE version >= 16' });
     await migrateClickHouse(client, dir);
     await client.close();
-  });
+  }, REBUILD_TIMEOUT_MS);
 
   it('carries every score over as reads showed it, into one partition where copies merge', async () => {
     await before013(OLD);
