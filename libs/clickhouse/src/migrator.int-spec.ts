@@ -11,6 +11,11 @@ const dir = path.join(projectRoot(), 'infra', 'clickhouse');
 /** The newest migration that rebuilt tables (016: retention partitions); those before it ran over older schemas. */
 const NEWEST_REBUILD = 16;
 
+// The migrations run again over this worker's one chDB directory (a process binds one), with
+// whatever the test files before this one stored: rebuilds and back-fills take time that grows
+// with that (a test passed 60 s in a CI run once 022 back-filled three more tables).
+jest.setTimeout(300_000);
+
 describe('ClickHouse migrations (embedded chDB)', () => {
   let client: ClickHouseClient;
 
