@@ -196,8 +196,13 @@ async function startWorkers(infra: WorkerServices): Promise<string[]> {
     log,
   });
   retention.start();
+  // Background upkeep stops first: the drain then has ClickHouse to itself (embedded, it runs one
+  // statement at a time), and what it leaves undone is still due at the next start.
+  infra.shutdown.add('stop-accepting', 'metrics sealer, retention and erasure', async () => {
+    await Promise.all([sealer.stop(), retention.stop(), erasure.stop()]);
+  });
   infra.shutdown.add('flush', 'span, log event and accounting writers', async () => {
-    await Promise.all([sweeper.stop(), sealer.stop(), retention.stop(), erasure.stop()]);
+    await sweeper.stop();
     await Promise.all([spans.close(), logEvents.close(), accounting.close()]);
   });
   return [`Workers    ${INGEST_CONCURRENCY} ingest jobs at a time from ${infra.queues.describe()}`];

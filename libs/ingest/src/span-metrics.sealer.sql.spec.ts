@@ -35,4 +35,28 @@ describe('SpanMetricsSealer SQL', () => {
     expect(statements[5]!.sql).not.toMatch(/\bname\b/);
     expect([statements[0], statements[1], statements[3], statements[4], statements[5]]).toMatchSnapshot();
   });
+
+  it('stops after the statement running when stop is called, leaving the rest of the pass undone', async () => {
+    let entered!: () => void;
+    const inFirstSeal = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slowClient = Object.create(client) as typeof client;
+    slowClient.command = async (params) => {
+      const answer = await client.command(params);
+      entered();
+      await gate;
+      return answer;
+    };
+    const sealer = new SpanMetricsSealer(slowClient, log, { afterSeconds: 120, intervalMs: 1, minutesPerStatement: 2 });
+    const statements = await record(async () => {
+      sealer.start();
+      await inFirstSeal;
+      const stopped = sealer.stop();
+      release();
+      await stopped;
+    });
+
+    expect(statements.map((s) => s.queryId)).toStrictEqual(['ingest.span_metrics_due', 'ingest.span_metrics_seal']);
+  });
 });

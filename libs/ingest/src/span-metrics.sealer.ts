@@ -109,6 +109,8 @@ const HOUR_MS = 3_600_000;
 export class SpanMetricsSealer {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  /** Set by stop: a pass ends after the statement it is in (what it leaves stays due in the dirt log). */
+  private stopping = false;
   private readonly lookbackSeconds: number;
   private readonly minutesPerStatement: number;
 
@@ -136,7 +138,13 @@ export class SpanMetricsSealer {
     this.timer = setTimeout(tick, this.options.intervalMs).unref();
   }
 
+  /**
+   * Stops after the statement running now, not after the pass: a pass over minutes spread across
+   * months or years takes many statements (seconds each on a busy engine), and ingest jobs that wait
+   * for ClickHouse at shutdown would wait for all of them.
+   */
   async stop(): Promise<void> {
+    this.stopping = true;
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;
@@ -153,8 +161,10 @@ export class SpanMetricsSealer {
     const due = await result.json<{ tenant_id: string; project_id: string; minutes: Array<number | string> }>();
     let sealed = 0;
     for (const project of due) {
+      if (this.stopping) return sealed;
       sealed += await this.sealMinutes({ tenantId: project.tenant_id, projectId: project.project_id }, project.minutes.map(Number));
     }
+    if (this.stopping) return sealed;
     const hours = await this.client.query({
       query: DUE_HOURS_SQL,
       query_params: { lookbackSeconds: this.lookbackSeconds, afterSeconds: this.options.afterSeconds },
@@ -173,31 +183,34 @@ export class SpanMetricsSealer {
    * minutes due, and what a back-fill does for older ones. Returns the minutes computed.
    */
   async seal(project: ProjectRef, minutesMs: number[], now = Date.now()): Promise<number> {
-    await this.sealMinutes(project, minutesMs);
+    const sealed = await this.sealMinutes(project, minutesMs);
     const horizon = now - this.options.afterSeconds * 1000;
     await this.sealHours(
       project,
       [...new Set(minutesMs.map((ms) => Math.floor(ms / HOUR_MS) * HOUR_MS))].filter((hour) => hour + HOUR_MS <= horizon),
     );
-    return minutesMs.length;
+    return sealed;
   }
 
   private async sealMinutes(project: ProjectRef, minutesMs: number[]): Promise<number> {
     const minutes = [...minutesMs].sort((a, b) => a - b);
-    for (let at = 0; at < minutes.length; at += this.minutesPerStatement) {
+    let sealed = 0;
+    for (let at = 0; at < minutes.length && !this.stopping; at += this.minutesPerStatement) {
+      const chunk = minutes.slice(at, at + this.minutesPerStatement);
       await this.client.command({
         query: withProjectFilters(SEAL_SQL, project),
-        query_params: { ...project, minutesMs: minutes.slice(at, at + this.minutesPerStatement) },
+        query_params: { ...project, minutesMs: chunk },
         ...namedStatement('ingest.span_metrics_seal'),
       });
+      sealed += chunk.length;
     }
-    return minutes.length;
+    return sealed;
   }
 
   private async sealHours(project: ProjectRef, hoursMs: number[]): Promise<void> {
     const hours = [...hoursMs].sort((a, b) => a - b);
     const perStatement = Math.max(1, Math.floor(this.minutesPerStatement / 60));
-    for (let at = 0; at < hours.length; at += perStatement) {
+    for (let at = 0; at < hours.length && !this.stopping; at += perStatement) {
       for (const { table, sql } of SEAL_HOURS)
         await this.client.command({
           query: withProjectFilters(sql, project),
