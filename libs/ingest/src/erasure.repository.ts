@@ -72,13 +72,12 @@ export const ERASED_TRACE_TABLES = [
 ] as const;
 
 /**
- * What an erasure's traces were summed into: cost days, span-metrics minutes (ms), trace-metrics
- * hours (ms), and the minutes (ms) of costs and trace metrics the days and hours are computed from.
+ * What an erasure's traces were summed into: span-metrics minutes (ms), and the minutes (ms) of
+ * costs and trace metrics, each trace's start minute and those it left (the cost days and the
+ * trace-metrics hours are computed from these minutes, so they are the days and hours of them).
  */
 interface TouchedAggregates {
-  days: string[];
   minutes: number[];
-  traceHours: number[];
   traceMinutes: number[];
 }
 
@@ -264,7 +263,6 @@ export class ErasureRepository {
     await this.pool.query("UPDATE erasure_jobs SET status = 'PENDING', last_error = $2 WHERE id = $1", [job.id, error.slice(0, 4_000)]);
   }
 
-  /** The cost days and span minutes of a job's traces (found before their rows are deleted). */
   /**
    * The sessions' rollup (whose rows the caller deleted) again from their spans, as sessions_mv
    * writes it, then their figures. With `erasures`, the spans of erased traces are left out
@@ -292,6 +290,7 @@ export class ErasureRepository {
       });
   }
 
+  /** The span minutes and trace minutes of a job's traces (found before their rows are deleted). */
   private async touchedAggregates(project: ProjectRef, jobId: string): Promise<TouchedAggregates> {
     const params = { tenantId: project.tenantId, projectId: project.projectId, jobId };
     const read = async <T>(name: string, sql: string): Promise<T[]> =>
@@ -303,26 +302,16 @@ export class ErasureRepository {
           ...namedStatement(name),
         })
       ).json<T>();
-    const days = await read<{ day: string }>(
-      'erasure.touched_days',
-      `SELECT DISTINCT toString(day) AS day FROM trace_cost_days WHERE ${SCOPE} AND trace_id IN ${JOB_TRACES}`,
-    );
     const minutes = await read<{ minute: number }>(
       'erasure.touched_minutes',
       `SELECT DISTINCT toUnixTimestamp64Milli(minute) AS minute FROM span_facts WHERE ${SCOPE} AND trace_id IN ${JOB_TRACES}`,
-    );
-    const hours = await read<{ hour: number }>(
-      'erasure.touched_trace_hours',
-      `SELECT DISTINCT toUnixTimestamp64Milli(hour) AS hour FROM trace_hours WHERE ${SCOPE} AND trace_id IN ${JOB_TRACES}`,
     );
     const traceMinutes = await read<{ minute: number }>(
       'erasure.touched_trace_minutes',
       `SELECT DISTINCT toUnixTimestamp64Milli(minute) AS minute FROM trace_minutes WHERE ${SCOPE} AND trace_id IN ${JOB_TRACES}`,
     );
     return {
-      days: days.map((row) => row.day),
       minutes: minutes.map((row) => Number(row.minute)),
-      traceHours: hours.map((row) => Number(row.hour)),
       traceMinutes: traceMinutes.map((row) => Number(row.minute)),
     };
   }
@@ -340,7 +329,7 @@ export class ErasureRepository {
     jobId: string,
     options: { onlyUnerased?: boolean; touched?: TouchedAggregates },
   ): Promise<void> {
-    const { days, minutes, traceHours, traceMinutes } = options.touched ?? (await this.touchedAggregates(project, jobId));
+    const { minutes, traceMinutes } = options.touched ?? (await this.touchedAggregates(project, jobId));
     const run = async (name: string, sql: string, extra: Record<string, unknown>) => {
       await this.clickhouse.command({
         query: withProjectFilters(sql, project, { erasures: options.onlyUnerased }),
@@ -353,8 +342,8 @@ export class ErasureRepository {
       await run('erasure.refresh_cost_minute', REFRESH_COST_MINUTE_SQL, { minutes: traceMinutes });
       await run('erasure.refresh_trace_metrics_minute', REFRESH_TRACE_METRICS_MINUTE_SQL, { minutes: traceMinutes });
     }
-    const costDays = [...new Set([...days, ...daysOf(traceMinutes)])];
-    const metricHours = [...new Set([...traceHours, ...hoursOf(traceMinutes)])];
+    const costDays = daysOf(traceMinutes);
+    const metricHours = hoursOf(traceMinutes);
     if (costDays.length > 0) await run('erasure.refresh_cost_daily', REFRESH_COST_DAILY_SQL, { days: costDays });
     if (metricHours.length > 0) await run('erasure.refresh_trace_metrics_hour', REFRESH_TRACE_METRICS_HOUR_SQL, { hours: metricHours });
     if (minutes.length > 0) {
@@ -442,7 +431,7 @@ export class ErasureRepository {
     if (minutes.length > 0) {
       // The minute and hour rollups computed with the traces in them go; the sealer computes the
       // minutes again from the span facts left (readers take them from span_facts meanwhile).
-      const hours = [...new Set(minutes.map((minute) => minute - (minute % 3_600_000)))];
+      const hours = hoursOf(minutes);
       await remove(
         'erasure.delete_minute_metrics',
         'span_metrics_minute',
@@ -470,7 +459,7 @@ export class ErasureRepository {
     await this.recomputeAggregates(project, job.id, { touched: touchedAggregates });
     // The computations of those trace-metrics hours from before (they summed the erased traces):
     // each hour's older rows go, its newest computation, made just now from what is left, stays.
-    const hours = touchedAggregates.traceHours;
+    const hours = hoursOf(touchedAggregates.traceMinutes);
     if (hours.length > 0) {
       const newest = await read<{ hour_ms: string; computed: string }>(
         'erasure.newest_trace_metrics',
