@@ -39,7 +39,10 @@ describe('roles as separate processes on shared services', () => {
     const ports = again?.ports ?? (await freePorts());
     const dataDir = path.join(root, name);
     mkdirSync(dataDir, { recursive: true });
-    const child = startProcess(entryPoint(role), { ...shared, ...ports, DATA_DIR: dataDir });
+    // The workers run with the statement settings of a cluster (libs/clickhouse/src/clickhouse.client.ts), which a
+    // single server takes as well; the api and the gateways without them, as on a single server.
+    const cluster: Record<string, string> = role === 'worker' ? { CLICKHOUSE_CLUSTER: 'test_cluster' } : {};
+    const child = startProcess(entryPoint(role), { ...shared, ...cluster, ...ports, DATA_DIR: dataDir });
     if (again) again.process = child;
     else roles.push({ role, name, process: child, ports });
     await waitFor(() => child.stdout().includes('ready in') || child.child.exitCode !== null, `the ${name} ready banner`, 90_000);

@@ -5,30 +5,55 @@ import path from 'node:path';
 export type { ClickHouseClient } from '@clickhouse/client';
 
 export type ClickHouseTarget =
-  | { kind: 'server'; url: string; username: string; password: string; database: string }
+  | { kind: 'server'; url: string; username: string; password: string; database: string; cluster?: string }
   /** chDB in-process; it binds one data directory per process and always uses database `default`. */
   | { kind: 'embedded'; path: string };
 
 export function clickHouseTarget(config: {
   dataDir: string;
-  clickhouse?: { url: string; username: string; password: string; database: string };
+  clickhouse?: { url: string; username: string; password: string; database: string; cluster?: string };
 }): ClickHouseTarget {
   return config.clickhouse ? { kind: 'server', ...config.clickhouse } : { kind: 'embedded', path: path.join(config.dataDir, 'clickhouse') };
 }
 
+/**
+ * Every statement's settings on a cluster in the schema's cluster form, where several workers keep
+ * the same figures up and "the newest computation wins" (docs/scaling.md, "Several workers on a
+ * cluster"): a computation must see every row whose insert returned before it started.
+ * - `insert_distributed_sync`: an insert into a Distributed table returns once the rows are in
+ *   their shards' tables (by default it returns once they are queued on the server that took it,
+ *   and the round's recomputation right after would read without them). The old name of
+ *   `distributed_foreground_insert`, which servers of every supported version take.
+ * - `insert_quorum = 'auto'`: it returns once a majority of each shard's replicas hold them, so an
+ *   acknowledged row survives the loss of a replica.
+ * - `load_balancing = 'first_or_random'`: every process writes to and reads from the first healthy
+ *   replica of each shard, which holds its own inserts from the moment they return.
+ */
+export const CLUSTER_STATEMENT_SETTINGS = Object.freeze({
+  insert_distributed_sync: 1,
+  insert_quorum: 'auto',
+  load_balancing: 'first_or_random',
+} as const);
+
+/** How the client of a ClickHouse server is made (the cluster's settings on every statement when there is one). */
+export function serverClientOptions(
+  target: Extract<ClickHouseTarget, { kind: 'server' }>,
+): NonNullable<Parameters<typeof createClient>[0]> {
+  return {
+    url: target.url,
+    username: target.username,
+    password: target.password,
+    database: target.database,
+    application: 'spanforge',
+    request_timeout: 60_000,
+    compression: { request: true, response: true },
+    ...(target.cluster ? { clickhouse_settings: { ...CLUSTER_STATEMENT_SETTINGS } } : {}),
+  };
+}
+
 /** Same `ClickHouseClient` either way, same SQL and binding; only the connection differs (HTTP to a server, or chDB in-process). */
 export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClient {
-  if (target.kind === 'server') {
-    return createClient({
-      url: target.url,
-      username: target.username,
-      password: target.password,
-      database: target.database,
-      application: 'spanforge',
-      request_timeout: 60_000,
-      compression: { request: true, response: true },
-    });
-  }
+  if (target.kind === 'server') return createClient(serverClientOptions(target));
   // Every span of every tenant lives here: readable by this process's user only (chDB would create it with the umask's mode).
   mkdirSync(target.path, { recursive: true, mode: 0o700 });
   // Loaded lazily: the ~560 MB libchdb is only mapped when embedded mode is chosen.
@@ -82,5 +107,6 @@ interface ConnectionMethods {
 export function describeTarget(target: ClickHouseTarget): string {
   if (target.kind === 'embedded') return `embedded chDB at ${target.path}`;
   const url = new URL(target.url);
-  return `ClickHouse server ${url.protocol}//${url.host} database ${target.database}`;
+  const cluster = target.cluster ? ` (cluster ${target.cluster}: quorum inserts, first healthy replica)` : '';
+  return `ClickHouse server ${url.protocol}//${url.host} database ${target.database}${cluster}`;
 }

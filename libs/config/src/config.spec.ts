@@ -41,6 +41,17 @@ describe('loadConfig', () => {
     expect(config.dataDir).toBe('/var/lib/spanforge');
   });
 
+  it('reads the cluster a ClickHouse server is part of, which only a server can be', () => {
+    const server = { CLICKHOUSE_URL: 'https://ch.example:8443' };
+    expect(loadConfig(server, '/srv/app').clickhouse?.cluster).toBeUndefined();
+    expect(loadConfig({ ...server, CLICKHOUSE_CLUSTER: ' ' }, '/srv/app').clickhouse?.cluster).toBeUndefined();
+    expect(loadConfig({ ...server, CLICKHOUSE_CLUSTER: 'obs_cluster' }, '/srv/app').clickhouse?.cluster).toBe('obs_cluster');
+    expect(problemsOf({ CLICKHOUSE_CLUSTER: 'obs_cluster' })).toEqual(['CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL (a cluster is a server)']);
+    expect(problemsOf({ ...server, CLICKHOUSE_CLUSTER: 'a b' })).toEqual([
+      'CLICKHOUSE_CLUSTER="a b" must be a plain identifier (letters, digits, underscore)',
+    ]);
+  });
+
   it('reads the per-query ClickHouse limits of the API', () => {
     expect(loadConfig({}, '/srv/app').queryLimits).toEqual(DEFAULT_QUERY_LIMITS);
     expect(DEFAULT_QUERY_LIMITS).toEqual({

@@ -10,7 +10,12 @@ export interface AppConfig {
   /** Secret mixed into every API key hash; kept out of PostgreSQL on purpose. */
   keyPepper?: string;
   databaseUrl?: string;
-  clickhouse?: { url: string; username: string; password: string; database: string };
+  /**
+   * A ClickHouse server over HTTP. `cluster`: the server is a cluster in the schema's cluster form
+   * (Replicated tables behind Distributed ones); statements then carry the cluster's consistency
+   * settings (docs/scaling.md, "Several workers on a cluster").
+   */
+  clickhouse?: { url: string; username: string; password: string; database: string; cluster?: string };
   /** Database used by the embedded chDB engine and as the default for a server. */
   clickhouseDatabase: string;
   redisUrl?: string;
@@ -159,6 +164,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
   const r = new EnvReader(env);
   const clickhouseUrl = r.url('CLICKHOUSE_URL', ['http:', 'https:']);
   const clickhouseDatabase = r.identifier('CLICKHOUSE_DATABASE', 'spanforge');
+  const clickhouseCluster = r.raw('CLICKHOUSE_CLUSTER') === undefined ? undefined : r.identifier('CLICKHOUSE_CLUSTER', 'cluster');
+  if (clickhouseCluster !== undefined && !clickhouseUrl) r.problems.push('CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL (a cluster is a server)');
   const config: AppConfig = {
     dataDir: path.resolve(cwd, r.string('DATA_DIR', './.data')),
     host: r.string('HOST', '0.0.0.0'),
@@ -176,6 +183,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
           username: r.string('CLICKHOUSE_USER', 'default'),
           password: r.string('CLICKHOUSE_PASSWORD', ''),
           database: clickhouseDatabase,
+          ...(clickhouseCluster === undefined ? {} : { cluster: clickhouseCluster }),
         }
       : undefined,
     clickhouseDatabase,
