@@ -10,7 +10,7 @@ import {
   type ClickHouseClient,
   type SpanHourTable,
 } from '@spanforge/clickhouse';
-import type { ProjectRef } from './span.repository';
+import { hoursOf, type ProjectRef } from './span.repository';
 import type { WriterLog } from './span.writer';
 
 /*
@@ -187,7 +187,7 @@ export class SpanMetricsSealer {
     const horizon = now - this.options.afterSeconds * 1000;
     await this.sealHours(
       project,
-      [...new Set(minutesMs.map((ms) => Math.floor(ms / HOUR_MS) * HOUR_MS))].filter((hour) => hour + HOUR_MS <= horizon),
+      hoursOf(minutesMs).filter((hour) => hour + HOUR_MS <= horizon),
     );
     return sealed;
   }

@@ -181,13 +181,16 @@ export class AnalyticsRepository {
        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
          AND minute >= ${instant(`part${i}FirstMinute`)} AND minute < ${instant(`part${i}EndMinute`)}`);
       }
+      // Within one minute the part is its own part minute; otherwise the pieces before the first and after the last whole minute.
       const partMinutes: Array<[number, number]> =
         firstMinuteMs > endMinuteMs
           ? [[partFrom, partTo]]
-          : [
-              ...(partFrom < firstMinuteMs ? [[partFrom, firstMinuteMs] as [number, number]] : []),
-              ...(endMinuteMs < partTo ? [[endMinuteMs, partTo] as [number, number]] : []),
-            ];
+          : (
+              [
+                [partFrom, firstMinuteMs],
+                [endMinuteMs, partTo],
+              ] as Array<[number, number]>
+            ).filter(([from, to]) => from < to);
       partMinutes.forEach(([minuteFrom, minuteTo], j) => {
         const name = `part${i}Minute${j}`;
         Object.assign(params, { [`${name}From`]: minuteFrom, [`${name}To`]: minuteTo });
