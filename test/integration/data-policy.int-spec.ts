@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { graphql } from '../support';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 import { JSON_TYPE, postTraces } from './raw-otlp';
-import { NS_PER_MS, hex, jsonSpan } from './otlp-json';
+import { NS_PER_MS, hex, jsonExport, jsonSpan } from './otlp-json';
 
 /*
  * A project's data policy is applied by the worker to every span and GenAI event before anything
@@ -192,5 +192,176 @@ describe('data policy', () => {
     expect(events).toHaveLength(1);
     expect(events[0]!.input).toContain('[REDACTED:EMAIL]');
     expect(events[0]!.input).not.toContain(SECRETS.email);
+  });
+
+  it("redacts every convention's message contents, span events and log events before any table holds them", async () => {
+    const project = await h.newProject('policy-conventions');
+    const policy = { redaction: { detectors: ['EMAIL', 'API_KEY', 'JWT'] } };
+    expect(
+      (await graphql(h.api, SET_POLICY, { input: { projectId: project.projectId, ...policy } }, project.apiKey)).errors,
+    ).toBeUndefined();
+
+    // Every text carries all three secrets; each convention sends them where its instrumentations do.
+    const jwt = ['eyJhbGciOiJIUzI1NiJ9', 'eyJzdWIiOiJqYW5lIn0', 'c2lnbmF0dXJlLW9mLWEtdG9rZW4'].join('.');
+    const said = (who: string) => `${who}: write to ${SECRETS.email}, key ${SECRETS.apiKey}, token ${jwt}`;
+    const secrets = [SECRETS.email, SECRETS.apiKey, jwt];
+    const text = (value: string) => ({ stringValue: value });
+    const messages = (role: string, content: string) => JSON.stringify([{ role, parts: [{ type: 'text', content }] }]);
+    const conventions: Record<string, Record<string, { stringValue: string }>> = {
+      'otel-genai': {
+        'gen_ai.operation.name': text('chat'),
+        'gen_ai.request.model': text('gpt-4o-mini'),
+        'gen_ai.system_instructions': text(JSON.stringify([{ type: 'text', content: said('system') }])),
+        'gen_ai.output.messages': text(messages('assistant', said('assistant'))),
+        'gen_ai.prompt.variable.customer': text(said('variable')),
+      },
+      openinference: {
+        'openinference.span.kind': text('LLM'),
+        'llm.model_name': text('gpt-4o'),
+        'llm.input_messages.0.message.role': text('user'),
+        'llm.input_messages.0.message.content': text(said('user')),
+        'llm.input_messages.1.message.role': text('user'),
+        'llm.input_messages.1.message.content': text(said('second user')),
+        'llm.output_messages.0.message.role': text('assistant'),
+        'llm.output_messages.0.message.content': text(said('assistant')),
+        'retrieval.documents.0.document.content': text(said('document')),
+      },
+      openllmetry: {
+        'llm.request.type': text('chat'),
+        'gen_ai.request.model': text('gpt-4o'),
+        'gen_ai.prompt.0.role': text('user'),
+        'gen_ai.prompt.0.content': text(said('user')),
+        'gen_ai.prompt.1.role': text('user'),
+        'gen_ai.prompt.1.content': text(said('second user')),
+        'gen_ai.completion.0.role': text('assistant'),
+        'gen_ai.completion.0.content': text(said('assistant')),
+        'traceloop.entity.input': text(said('entity')),
+      },
+      'vercel-ai-sdk': {
+        'ai.operationId': text('ai.generateText.doGenerate'),
+        'ai.model.id': text('gpt-4o'),
+        'ai.prompt': text(JSON.stringify({ prompt: said('user') })),
+        'ai.prompt.messages': text(JSON.stringify([{ role: 'user', content: [{ type: 'text', text: said('message') }] }])),
+        'ai.response.text': text(said('assistant')),
+      },
+      langfuse: {
+        'langfuse.observation.type': text('generation'),
+        'langfuse.observation.model.name': text('gpt-4o'),
+        'langfuse.observation.input': text(JSON.stringify({ question: said('user') })),
+        'langfuse.observation.output': text(said('assistant')),
+        'langfuse.trace.input': text(said('trace input')),
+      },
+    };
+
+    const traceId = hex(16);
+    const start = BigInt(Date.now()) * NS_PER_MS;
+    const spanIds = new Map<string, string>();
+    const spans = Object.entries(conventions).map(([convention, attributes], i) => {
+      const spanId = hex(8);
+      spanIds.set(spanId, convention);
+      const span = jsonSpan({
+        traceId,
+        spanId,
+        name: `call ${convention}`,
+        start: start + BigInt(i) * NS_PER_MS,
+        end: start + 500n * NS_PER_MS,
+        attributes,
+      });
+      if (convention === 'otel-genai')
+        // The GenAI input of 1.37+ as a span event, and an ordinary event whose attribute quotes a secret.
+        (span as { events: unknown[] }).events = [
+          {
+            timeUnixNano: String(start + 5n * NS_PER_MS),
+            name: 'gen_ai.client.inference.operation.details',
+            attributes: [{ key: 'gen_ai.input.messages', value: text(messages('user', said('event user'))) }],
+          },
+          {
+            timeUnixNano: String(start + 6n * NS_PER_MS),
+            name: 'exception',
+            attributes: [{ key: 'exception.message', value: text(said('exception')) }],
+          },
+        ];
+      return span;
+    });
+    // One-event-per-message GenAI log records (semconv 1.28–1.36) on the OTel GenAI span.
+    const genAiSpanId = [...spanIds].find(([, convention]) => convention === 'otel-genai')![0];
+    const record = (eventName: string, body: unknown, offsetMs: bigint) => ({
+      timeUnixNano: String(start + offsetMs * NS_PER_MS),
+      eventName,
+      traceId,
+      spanId: genAiSpanId,
+      body,
+    });
+    const logs = {
+      resourceLogs: [
+        {
+          resource: { attributes: [{ key: 'service.name', value: text('policy-conventions') }] },
+          scopeLogs: [
+            {
+              scope: { name: 'test' },
+              logRecords: [
+                record('gen_ai.user.message', { kvlistValue: { values: [{ key: 'content', value: text(said('log user')) }] } }, 7n),
+                record(
+                  'gen_ai.choice',
+                  {
+                    kvlistValue: {
+                      values: [
+                        { key: 'index', value: { intValue: '0' } },
+                        { key: 'message', value: { kvlistValue: { values: [{ key: 'content', value: text(said('log choice')) }] } } },
+                      ],
+                    },
+                  },
+                  8n,
+                ),
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    expect((await postTraces(h.http, jsonExport(spans, 'policy-conventions'), { type: JSON_TYPE, key: project.apiKey })).status).toBe(200);
+    const logBody = Buffer.from(JSON.stringify(logs));
+    expect((await postTraces(h.http, logBody, { type: JSON_TYPE, key: project.apiKey, signal: 'logs' })).status).toBe(200);
+    await h.waitForSpans(project.projectId, spans.length, 10_000);
+
+    // Each span's contents were read as its convention's, and every secret in them became a marker.
+    const rows = await h.query<{ span_id: string; input: string; output: string; redactions: string }>(
+      'SELECT span_id, input, output, redactions FROM spans FINAL WHERE project_id = {p:String}',
+      { p: project.projectId },
+    );
+    expect(rows.map((row) => spanIds.get(row.span_id)).sort()).toEqual(Object.keys(conventions).sort());
+    for (const row of rows) {
+      const convention = spanIds.get(row.span_id);
+      for (const marker of ['[REDACTED:EMAIL]', '[REDACTED:API_KEY]', '[REDACTED:JWT]']) {
+        expect({ convention, input: row.input.includes(marker) }).toEqual({ convention, input: true });
+        expect({ convention, output: row.output.includes(marker) }).toEqual({ convention, output: true });
+      }
+      expect({ convention, redactions: Number(row.redactions) >= 6 }).toEqual({ convention, redactions: true });
+    }
+
+    // The log events reach their table after the spans; then the figures follow in the upkeep.
+    const deadline = Date.now() + 30_000;
+    const count = async (table: string) =>
+      Number(
+        (await h.query<{ n: string }>(`SELECT count() AS n FROM ${table} WHERE project_id = {p:String}`, { p: project.projectId }))[0]?.n,
+      );
+    while (((await count('span_log_events')) < 2 || (await count('trace_figures')) < 1) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(await count('span_log_events')).toBe(2);
+
+    // No table that holds project data holds any secret, in any column.
+    const tables = await h.query<{ name: string }>(
+      `SELECT t.name AS name FROM system.tables AS t
+        WHERE t.database = currentDatabase() AND t.engine LIKE '%MergeTree%'
+          AND t.name IN (SELECT table FROM system.columns WHERE database = currentDatabase() AND name = 'project_id')
+        ORDER BY name`,
+    );
+    expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(['spans', 'span_log_events', 'span_facts', 'trace_figures']));
+    const found: string[] = [];
+    for (const { name } of tables) {
+      const stored = JSON.stringify(await h.query(`SELECT * FROM ${name} WHERE project_id = {p:String}`, { p: project.projectId }));
+      for (const secret of secrets) if (stored.includes(secret)) found.push(`${name}: ${secret}`);
+    }
+    expect(found).toEqual([]);
   });
 });
