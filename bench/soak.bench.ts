@@ -233,7 +233,6 @@ async function main(): Promise<void> {
             'sessions',
             'session_figures',
             'cost_daily',
-            'trace_hours',
             'trace_minutes',
             'cost_minute',
             'trace_metrics_minute',

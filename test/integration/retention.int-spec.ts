@@ -134,7 +134,7 @@ describe('retention', () => {
     );
     for (const table of PROJECT_TABLES) {
       const retained = RETAINED_SINCE[table];
-      // Rows of a day, hour or minute (trace_cost_days: a trace's cost on a day) leave when the whole
+      // Rows of a day, hour or minute (cost_daily: the costs of a day) leave when the whole
       // period has; the answers above take such a part day from the traces' starts.
       if (retained === null || !retained.includes('{since}') || !withTraceIds.has(table)) continue;
       const count = async (db: ScopedClickHouse) =>

@@ -8,8 +8,11 @@ import { renderMigrations } from './print-migrations.cli';
 
 const dir = path.join(projectRoot(), 'infra', 'clickhouse');
 
-/** The newest migration that rebuilt tables (016: retention partitions); those before it ran over older schemas. */
-const NEWEST_REBUILD = 16;
+/**
+ * The first migration that can run over today's schema: 016–018 rebuild or alter trace_cost_days,
+ * which 024 dropped, and those before 016 ran over older schemas.
+ */
+const RERUNNABLE_FROM = 19;
 
 // The migrations run again over this worker's one chDB directory (a process binds one), with
 // whatever the test files before this one stored: rebuilds and back-fills take time that grows
@@ -58,7 +61,7 @@ describe('ClickHouse migrations (embedded chDB)', () => {
         ).json<{ name: string; create_table_query: string }>()
       ).map((t) => `${t.name}: ${t.create_table_query.replace(/UUID '[^']*' ?/g, '')}`);
     const before = await schema();
-    for (const migration of (await readClickHouseMigrations(dir)).filter((m) => m.version >= NEWEST_REBUILD)) {
+    for (const migration of (await readClickHouseMigrations(dir)).filter((m) => m.version >= RERUNNABLE_FROM)) {
       for (let run = 0; run < 2; run++) for (const statement of migration.statements) await client.command({ query: statement });
     }
     expect(await schema()).toEqual(before);
@@ -77,6 +80,9 @@ describe('ClickHouse migrations (embedded chDB)', () => {
       format: 'JSONEachRow',
     });
     await client.command({ query: 'DROP TABLE IF EXISTS trace_cost_days_mv' });
+    // 024 retired the day filing; that directory still had 008's table.
+    const [eight] = (await readClickHouseMigrations(dir)).filter((m) => m.version === 8);
+    await client.command({ query: eight!.statements[0]! });
     await client.command({
       query: `CREATE MATERIALIZED VIEW trace_cost_days_mv TO trace_cost_days AS
               SELECT tenant_id, project_id, toDate(start_time) + offset AS day, trace_id, if(offset = 0, cost_rows, []) AS cost_rows, computed_at
@@ -90,14 +96,22 @@ describe('ClickHouse migrations (embedded chDB)', () => {
             format: 'JSONEachRow',
           })
         ).json<{ q: string }>()
-      )[0]!.q;
+      )[0]?.q;
     expect(await view()).toContain('ARRAY JOIN');
     const result = await migrateClickHouse(client, dir);
     const since016 = (await readClickHouseMigrations(dir)).filter((m) => m.version >= 16).map((m) => m.name);
     expect(since016.slice(0, 3)).toEqual(['016_retention_partitions', '017_erased_traces', '018_lightweight_deletes']);
     expect(result.applied).toEqual(['009_trace_cost_days_view', ...since016]);
-    expect(await view()).not.toContain('ARRAY JOIN');
-    expect(await view()).toContain('retention_days');
+    // 009 replaced the view and 024 retired the day filing altogether: neither the view nor its table is left.
+    expect(await view()).toBeUndefined();
+    const left = await (
+      await client.query({
+        query:
+          "SELECT name FROM system.tables WHERE database = currentDatabase() AND name IN ('trace_cost_days', 'trace_hours', 'trace_hours_mv')",
+        format: 'JSONEachRow',
+      })
+    ).json<{ name: string }>();
+    expect(left).toEqual([]);
     expect(await migrateClickHouse(client, dir)).toEqual({ applied: [], alreadyApplied: (await readClickHouseMigrations(dir)).length });
   });
 

@@ -25,7 +25,6 @@ describe('trace-figures.sql', () => {
       'TRACES_DAYS_SQL',
       'TRACES_FILING_SQL',
       'TRACES_TIME_SQL',
-      'VACATE_TRACE_COST_DAYS_SQL',
       'VACATE_TRACE_MINUTES_SQL',
     ]);
   });

@@ -75,7 +75,7 @@ export interface TraceFiguresRow {
 }
 
 /**
- * For the upkeep's INSERT … SELECT into tables partitioned by month (trace_cost_days, cost_minute, cost_daily):
+ * For the upkeep's INSERT … SELECT into tables partitioned by month (cost_minute, cost_daily):
  * a round may cover traces of more than 100 months (one export may carry spans from any time in
  * the accepted range), and it writes a few rows per trace, not a part explosion.
  */
@@ -267,34 +267,18 @@ export const REFRESH_COST_DAILY_SQL = refreshCostsSql(
 );
 
 /**
- * Where each of some traces ({traceIds}) is filed, from its start in trace_figures: the UTC day
- * (trace_cost_days), the UTC hour (ms; trace_hours) and the UTC minute (ms; trace_minutes). Each
- * trace's newest figures by argMax, not FINAL, bounded by the traces' time (every computation's
- * start lies in it: it is the first start of some of their spans), so that the parts of older
- * traces are skipped as in the span reads (SPAN_COPY_KEY): trace_figures is sorted by trace id,
- * and a lookup of random ids by id alone reads a granule of every part per id.
+ * Where each of some traces ({traceIds}) is filed, from its start in trace_figures: the UTC minute
+ * (ms; trace_minutes). Each trace's newest figures by argMax, not FINAL, bounded by the traces'
+ * time (every computation's start lies in it: it is the first start of some of their spans), so
+ * that the parts of older traces are skipped as in the span reads (SPAN_COPY_KEY): trace_figures is
+ * sorted by trace id, and a lookup of random ids by id alone reads a granule of every part per id.
  */
 export const TRACES_FILING_SQL = `
-  SELECT trace_id, toString(toDate(start)) AS day, intDiv(toUnixTimestamp64Milli(start), 3600000) * 3600000 AS hour_ms,
-    intDiv(toUnixTimestamp64Milli(start), 60000) * 60000 AS minute_ms
+  SELECT trace_id, intDiv(toUnixTimestamp64Milli(start), 60000) * 60000 AS minute_ms
   FROM (SELECT trace_id, argMax(start_time, computed_at) AS start FROM trace_figures
         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND start_time BETWEEN ${TRACES_TIME_SQL}
           AND trace_id IN {traceIds:Array(String)}
         GROUP BY trace_id)`;
-
-/**
- * An empty trace_cost_days row for each trace ({vacatedTraces}) under the day it left
- * ({vacatedDays}, the same order): its start moved to an earlier day, so it leaves the old one.
- * It takes the retention of the row it empties, so the two share a partition and it replaces it.
- */
-export const VACATE_TRACE_COST_DAYS_SQL = `
-  INSERT INTO trace_cost_days (tenant_id, project_id, day, trace_id, cost_rows, computed_at, retention_days)
-  SELECT {tenantId:String}, {projectId:String}, v.day, v.trace_id, [], now64(6), ifNull(r.retention_days, 0)
-  FROM (SELECT tupleElement(p, 1) AS trace_id, tupleElement(p, 2) AS day
-        FROM (SELECT arrayJoin(arrayZip({vacatedTraces:Array(String)}, {vacatedDays:Array(Date)})) AS p)) AS v
-  LEFT JOIN (SELECT trace_id, day, max(retention_days) AS retention_days FROM trace_cost_days
-             WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {vacatedTraces:Array(String)}
-             GROUP BY trace_id, day) AS r ON r.trace_id = v.trace_id AND r.day = v.day${ANY_PARTITIONS}`;
 
 /**
  * An empty trace_minutes row (present = 0, no cost rows) for each trace ({vacatedTraces}) under the

@@ -17,7 +17,6 @@ describe('trace-metrics.sql', () => {
       'REFRESH_TRACE_METRICS_HOUR_SQL',
       'REFRESH_TRACE_METRICS_MINUTE_SQL',
       'TRACE_METRIC_HOUR_ROWS_SQL',
-      'VACATE_TRACE_HOURS_SQL',
     ]);
   });
 

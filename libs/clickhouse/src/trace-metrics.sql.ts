@@ -2,9 +2,9 @@ import { SPAN_SKETCH, hourOf, mergedFigures } from './span-metrics.sql';
 
 /*
  * Trace metrics by the hour (infra/clickhouse/019_trace_metrics_hour.sql; docs/architecture.md,
- * "Trace metrics by the hour"): trace_hours files each trace's figures under the UTC hour it starts
- * in, and trace_metrics_hour sums them per hour × root name × service × iterations. The worker's
- * upkeep recomputes the minutes its round touched (trace_metrics_minute, from trace_minutes: 022)
+ * "Trace metrics by the hour"): trace_metrics_hour sums the traces per hour × root name × service
+ * × iterations. The worker's upkeep recomputes the minutes its round touched (trace_metrics_minute,
+ * from trace_minutes, which files each trace's figures under the UTC minute it starts in: 022, 024)
  * and from them their hours; the erasure job the same for erased traces; the `metrics` query reads
  * each hour's newest computation.
  */
@@ -23,7 +23,7 @@ export const TRACE_METRIC_FIGURES = [
 ] as const;
 
 /**
- * Trace rows (`h`: trace_hours' or trace_minutes', present ones) aggregated into the trace metrics'
+ * Trace rows (`h`: trace_minutes', present ones) aggregated into the trace metrics'
  * figure columns: each row is one trace. Qualified, so the aliases do not shadow the columns they sum.
  */
 export const TRACE_HOUR_AGGREGATES = `count() AS traces, countIf(h.error_count > 0) AS error_traces, sum(h.cost_usd) AS cost_usd,
@@ -78,23 +78,6 @@ export const REFRESH_TRACE_METRICS_HOUR_SQL = `
     GROUP BY hour, m.root_name, m.service_name, m.iterations
     UNION ALL
     SELECT fromUnixTimestamp64Milli(arrayJoin({hours:Array(Int64)}), 'UTC'), '', '', -1, 0, 0, 0, 0, 0, 0, ${EMPTY_SKETCH}, 0)
-  SETTINGS max_partitions_per_insert_block = 0`;
-
-/**
- * An empty trace_hours row (present = 0) for each trace ({vacatedTraces}) under the hour it left
- * ({vacatedHours}, ms, the same order): its start moved to an earlier hour. It takes the retention
- * of the row it empties, so the two share a partition and it replaces it.
- */
-export const VACATE_TRACE_HOURS_SQL = `
-  INSERT INTO trace_hours (tenant_id, project_id, hour, trace_id, start_time, duration_ms, root_name, session_id, user_id, run_id, service_name,
-    iterations, cost_usd, input_tokens, output_tokens, error_count, llm_calls, models, present, computed_at, retention_days)
-  SELECT {tenantId:String}, {projectId:String}, v.hour, v.trace_id, v.hour, 0, '', '', '', '', '', 0, 0, 0, 0, 0, 0, [], 0, now64(6),
-    ifNull(r.retention_days, 0)
-  FROM (SELECT tupleElement(p, 1) AS trace_id, fromUnixTimestamp64Milli(tupleElement(p, 2), 'UTC') AS hour
-        FROM (SELECT arrayJoin(arrayZip({vacatedTraces:Array(String)}, {vacatedHours:Array(Int64)})) AS p)) AS v
-  LEFT JOIN (SELECT trace_id, hour, max(retention_days) AS retention_days FROM trace_hours
-             WHERE ${SCOPE} AND trace_id IN {vacatedTraces:Array(String)} AND toUnixTimestamp64Milli(hour) IN {vacatedHours:Array(Int64)}
-             GROUP BY trace_id, hour) AS r ON r.trace_id = v.trace_id AND r.hour = v.hour
   SETTINGS max_partitions_per_insert_block = 0`;
 
 const HOURS_IN_RANGE =

@@ -65,8 +65,6 @@ export const ERASED_TRACE_TABLES = [
   'traces',
   'trace_index',
   'trace_figures',
-  'trace_cost_days',
-  'trace_hours',
   'trace_minutes',
   'feedback',
 ] as const;

@@ -19,7 +19,7 @@ const T2 = '5b8efff798038103d269b633813fc60c';
 const ROW_SCOPED_WRITES = new Set(['ingest.insert_spans', 'ingest.insert_accounting']);
 
 /** What the fake answers ingest.trace_filings with. */
-let filings: Array<{ trace_id: string; day: string; hour_ms: number; minute_ms: number }> = [];
+let filings: Array<{ trace_id: string; minute_ms: number }> = [];
 
 describe('SpanRepository SQL', () => {
   const { client, record, insertedRows } = recordingClient((queryId) => (queryId === 'ingest.trace_filings' ? filings : []));
@@ -72,25 +72,10 @@ describe('SpanRepository SQL', () => {
     expectStatements(await record(() => repository.refreshTraceFigures(PROJECT, [T1, T2])), 3);
   });
 
-  it('refreshTraceFigures: a trace whose start moved a day earlier leaves its old cost day, hour and minute', async () => {
+  it('refreshTraceFigures: a trace whose start moved a day earlier leaves its old minute', async () => {
     const hour = Date.UTC(2026, 10, 19, 23);
-    filings = [{ trace_id: T1, day: '2026-11-19', hour_ms: hour, minute_ms: hour + 59 * 60_000 }];
-    const before = new Map([[T1, { day: '2026-11-20', hourMs: hour + 3_600_000, minuteMs: hour + 3_600_000 }]]);
-    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1], before));
-    expectStatements(statements, 5);
-    expect(statements.map((s) => s.queryId)).toEqual([
-      'ingest.refresh_trace_figures',
-      'ingest.trace_filings',
-      'ingest.vacate_trace_cost_days',
-      'ingest.vacate_trace_hours',
-      'ingest.vacate_trace_minutes',
-    ]);
-  });
-
-  it('refreshTraceFigures: a trace whose start moved a minute earlier within its hour leaves only its old minute', async () => {
-    const hour = Date.UTC(2026, 10, 19, 10);
-    filings = [{ trace_id: T1, day: '2026-11-19', hour_ms: hour, minute_ms: hour + 60_000 }];
-    const before = new Map([[T1, { day: '2026-11-19', hourMs: hour, minuteMs: hour + 120_000 }]]);
+    filings = [{ trace_id: T1, minute_ms: hour + 59 * 60_000 }];
+    const before = new Map([[T1, { minuteMs: hour + 3_600_000 }]]);
     const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1], before));
     expectStatements(statements, 3);
     expect(statements.map((s) => s.queryId)).toEqual([
@@ -100,10 +85,17 @@ describe('SpanRepository SQL', () => {
     ]);
   });
 
+  it('refreshTraceFigures: a trace that stayed in its minute leaves nothing', async () => {
+    const minute = Date.UTC(2026, 10, 19, 10, 1);
+    filings = [{ trace_id: T1, minute_ms: minute }];
+    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1], new Map([[T1, { minuteMs: minute }]])));
+    expect(statements.map((s) => s.queryId)).toEqual(['ingest.refresh_trace_figures', 'ingest.trace_filings']);
+  });
+
   it('refreshTraceFigures answers the minutes filed under and left', async () => {
     const hour = Date.UTC(2026, 10, 19, 10);
-    filings = [{ trace_id: T1, day: '2026-11-19', hour_ms: hour, minute_ms: hour + 60_000 }];
-    const before = new Map([[T1, { day: '2026-11-19', hourMs: hour, minuteMs: hour + 120_000 }]]);
+    filings = [{ trace_id: T1, minute_ms: hour + 60_000 }];
+    const before = new Map([[T1, { minuteMs: hour + 120_000 }]]);
     const { minutes } = await repository.refreshTraceFigures(PROJECT, [T1], before);
     expect(minutes.sort()).toEqual([hour + 60_000, hour + 120_000]);
   });

@@ -9,8 +9,6 @@ import {
   TRACES_TIME_SQL,
   SPAN_COPY_KEY,
   TRACES_FILING_SQL,
-  VACATE_TRACE_COST_DAYS_SQL,
-  VACATE_TRACE_HOURS_SQL,
   VACATE_TRACE_MINUTES_SQL,
   insertLines,
   namedStatement,
@@ -33,12 +31,10 @@ export interface AccountingRow {
 }
 
 /**
- * Where a trace is filed by its start: the UTC day (trace_cost_days), hour (trace_hours) and minute
- * (trace_minutes, which the daily costs and trace metrics are recomputed from), the last two in ms.
+ * Where a trace is filed by its start: the UTC minute (ms) of trace_minutes, which the daily costs
+ * and trace metrics are recomputed from and the `metrics` query reads traces by.
  */
 export interface TraceFiling {
-  day: string;
-  hourMs: number;
   minuteMs: number;
 }
 
@@ -124,9 +120,9 @@ export class SpanRepository {
 
   /**
    * Recomputes these traces' figures, after their spans are stored. A trace whose start moved to an
-   * earlier day, hour or minute leaves the day, hour and minute it was filed under. Returns the
-   * minutes (ms) whose daily costs and trace metrics change: the traces' start minutes, and those
-   * they left. `before` is filings from before any refresh of these traces (read here when not given).
+   * earlier minute leaves the minute it was filed under. Returns the minutes (ms) whose daily costs
+   * and trace metrics change: the traces' start minutes, and those they left. `before` is filings
+   * from before any refresh of these traces (read here when not given).
    */
   async refreshTraceFigures(project: ProjectRef, traceIds: string[], before?: Map<string, TraceFiling>): Promise<{ minutes: number[] }> {
     if (traceIds.length === 0) return { minutes: [] };
@@ -137,23 +133,19 @@ export class SpanRepository {
       ...namedStatement('ingest.refresh_trace_figures'),
     });
     const after = await this.filings(project, traceIds);
-    // An empty row under each day, hour and minute a trace left, so their recomputation leaves it out.
-    const vacate = async <K extends keyof TraceFiling>(key: K, sql: string, param: string, name: string) => {
-      const vacated = [...before]
-        .filter(([traceId, filing]) => after.has(traceId) && after.get(traceId)![key] !== filing[key])
-        .map(([traceId, filing]): [string, TraceFiling[K]] => [traceId, filing[key]]);
-      if (vacated.length > 0)
-        await this.client.command({
-          query: withProjectFilters(sql, project),
-          query_params: { ...project, vacatedTraces: vacated.map(([traceId]) => traceId), [param]: vacated.map(([, at]) => at) },
-          ...namedStatement(name),
-        });
-      return vacated.map(([, at]) => at);
-    };
-    await vacate('day', VACATE_TRACE_COST_DAYS_SQL, 'vacatedDays', 'ingest.vacate_trace_cost_days');
-    await vacate('hourMs', VACATE_TRACE_HOURS_SQL, 'vacatedHours', 'ingest.vacate_trace_hours');
-    const vacatedMinutes = await vacate('minuteMs', VACATE_TRACE_MINUTES_SQL, 'vacatedMinutes', 'ingest.vacate_trace_minutes');
-    return { minutes: [...new Set([...[...after.values()].map((f) => f.minuteMs), ...vacatedMinutes])] };
+    // An empty row under each minute a trace left, so its recomputation leaves the trace out.
+    const vacated = [...before].filter(([traceId, filing]) => after.has(traceId) && after.get(traceId)!.minuteMs !== filing.minuteMs);
+    if (vacated.length > 0)
+      await this.client.command({
+        query: withProjectFilters(VACATE_TRACE_MINUTES_SQL, project),
+        query_params: {
+          ...project,
+          vacatedTraces: vacated.map(([traceId]) => traceId),
+          vacatedMinutes: vacated.map(([, f]) => f.minuteMs),
+        },
+        ...namedStatement('ingest.vacate_trace_minutes'),
+      });
+    return { minutes: [...new Set([...[...after.values()].map((f) => f.minuteMs), ...vacated.map(([, f]) => f.minuteMs)])] };
   }
 
   /** Recomputes the session_figures rows of these traces' sessions (after the traces' own figures). */
@@ -194,7 +186,7 @@ export class SpanRepository {
     });
   }
 
-  /** Where each of these traces is filed (its start day, hour and minute), by trace id. */
+  /** Where each of these traces is filed (its start minute), by trace id. */
   async filings(project: ProjectRef, traceIds: string[]): Promise<Map<string, TraceFiling>> {
     const result = await this.client.query({
       query: withProjectFilters(TRACES_FILING_SQL, project),
@@ -203,10 +195,7 @@ export class SpanRepository {
       ...namedStatement('ingest.trace_filings'),
     });
     return new Map(
-      (await result.json<{ trace_id: string; day: string; hour_ms: string | number; minute_ms: string | number }>()).map((r) => [
-        r.trace_id,
-        { day: r.day, hourMs: Number(r.hour_ms), minuteMs: Number(r.minute_ms) },
-      ]),
+      (await result.json<{ trace_id: string; minute_ms: string | number }>()).map((r) => [r.trace_id, { minuteMs: Number(r.minute_ms) }]),
     );
   }
 

@@ -236,12 +236,12 @@ describe('SpanWriter', () => {
     await c;
   });
 
-  it("reads where the round's traces were filed once, so a retry after their refresh still sees the days they left", async () => {
+  it("reads where the round's traces were filed once, so a retry after their refresh still sees the minutes they left", async () => {
     const snapshots: string[][] = [];
-    const hour = Date.UTC(2026, 10, 12, 9);
+    const minute = Date.UTC(2026, 10, 12, 9, 41);
     repository.filings = async (_ref: ProjectRef, traceIds: string[]) => {
       snapshots.push([...traceIds].sort());
-      return new Map([['A', { day: '2026-11-12', hourMs: hour, minuteMs: hour }]]);
+      return new Map([['A', { minuteMs: minute }]]);
     };
     const befores: Array<Map<string, TraceFiling> | undefined> = [];
     repository.refreshTraceFigures = async (_ref: ProjectRef, _traceIds: string[], before?: Map<string, TraceFiling>) => {
@@ -256,7 +256,7 @@ describe('SpanWriter', () => {
     // Refreshed twice (the first round failed after it), both times with the one snapshot taken before.
     expect(snapshots).toEqual([['A']]);
     expect(befores).toHaveLength(2);
-    expect(befores.every((b) => b?.get('A')?.day === '2026-11-12' && b.get('A')?.hourMs === hour)).toBe(true);
+    expect(befores.every((b) => b?.get('A')?.minuteMs === minute)).toBe(true);
   });
 
   it('fails the writes of a round whose upkeep keeps failing, so their jobs are retried', async () => {

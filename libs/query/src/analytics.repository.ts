@@ -27,7 +27,7 @@ const DIMENSION_SQL: Record<CostDimension, string> = {
 
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
-/** The same over day-keyed rows of (model, provider, span_type, service, day): cost_daily's, and trace_cost_days' cost rows. */
+/** The same over day-keyed rows of (model, provider, span_type, service, day): cost_daily's. */
 const DAILY_DIMENSION_SQL: Record<Exclude<CostDimension, 'SESSION'>, string> = {
   MODEL: 'toString(model)',
   PROVIDER: 'toString(provider)',

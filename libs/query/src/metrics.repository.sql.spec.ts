@@ -104,7 +104,7 @@ describe('MetricsRepository SQL', () => {
     );
     expectScopedQueries(statements, 1);
     expect(statements[0]!.sql).not.toContain('trace_metrics_hour');
-    expect(statements[0]!.sql).toContain('FROM trace_hours FINAL');
+    expect(statements[0]!.sql).toContain('FROM trace_minutes FINAL');
   });
 
   it('FEEDBACK weekly by score name, only scores of matching traces', async () => {

@@ -93,17 +93,17 @@ const HOUR_MS = 3_600_000;
 const TRACE_ROLLUP_DIMENSIONS: ReadonlySet<MetricDimension> = new Set(['ROOT_NAME', 'SERVICE', 'ITERATIONS']);
 
 /**
- * The traces (trace_hours: each trace's figures under the UTC hour it starts in, sorted by it) that
- * start in {fromMs, toMs} and meet `conditions` (a WHERE on the trace figures, or ''), as `h`.
- * Only the scope and the hours are read under FINAL: conditions on other columns apply to the
+ * The traces (trace_minutes: each trace's figures under the UTC minute it starts in, sorted by it)
+ * that start in {fromMs, toMs} and meet `conditions` (a WHERE on the trace figures, or ''), as `h`.
+ * Only the scope and the minutes are read under FINAL: conditions on other columns apply to the
  * newest row of each trace, after FINAL.
  */
 function tracesStartingIn(conditions: string, fromName: string, toName: string): string {
   const at = (name: string) => `fromUnixTimestamp64Milli({${name}:Int64}, 'UTC')`;
   const range = `start_time >= ${at(fromName)} AND start_time < ${at(toName)}`;
-  return `(SELECT * FROM (SELECT * FROM trace_hours FINAL
+  return `(SELECT * FROM (SELECT * FROM trace_minutes FINAL
              WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-               AND hour >= fromUnixTimestamp64Milli(intDiv({${fromName}:Int64}, ${HOUR_MS}) * ${HOUR_MS}, 'UTC') AND hour < ${at(toName)})
+               AND minute >= fromUnixTimestamp64Milli(intDiv({${fromName}:Int64}, ${MINUTE_MS}) * ${MINUTE_MS}, 'UTC') AND minute < ${at(toName)})
            WHERE present = 1 AND ${range}${conditions ? ` AND (${conditions.replace(/^ WHERE /, '')})` : ''}) AS h`;
 }
 
