@@ -8,7 +8,7 @@ import { startBenchStack, temporaryDataDir } from './bench-stack';
 import { argument, percentile, progress, writeResults } from './report';
 
 /**
- * `npm run bench:soak [-- --minutes N] [--report-minutes M] [--spans-per-second R] [--keep-data DIR]`: a day of load,
+ * `npm run bench:soak [-- --minutes N] [--report-minutes M] [--spans-per-second R] [--dashboard-minutes D] [--keep-data DIR]`: a day of load,
  * compressed. The all-in-one takes continuous ingest at half the end-to-end rate bench:ingest last
  * measured (or R), while a dashboard loop queries, scores are posted and a cost report is run every
  * minute. Every M minutes (default 5) it reports accepted spans/s, the stored lag, the queue depth,
@@ -16,14 +16,32 @@ import { argument, percentile, progress, writeResults } from './report';
  * most 10 %, stored lag under 5 s, query p50 within 1.5x of the first window, the all-in-one's RSS
  * at most 2 GiB. Once the load has ended and the store has caught up, it times the sessions and
  * traces pages (read with FINAL) as the upkeep left their tables, then again after merging them.
+ *
+ * The dashboard asks for the last D minutes (default 5), as a live dashboard does: every answer then
+ * reads a range of the same size from the first window on, so a slower answer means a slower engine
+ * (parts, merges, the upkeep's statements), not more data. `--dashboard-minutes 0` asks for
+ * everything stored, as the runs before session 15 did: those answers grow with the project.
  */
 
-const DASHBOARD = [
-  '{ sessions(first: 5) { nodes { sessionId costUsd } totalCount } }',
-  '{ costBreakdown(groupBy: [MODEL, DAY]) { keys costUsd } }',
-  '{ latencyByIterations { iterations p99Ms } }',
-  '{ traces(first: 20) { nodes { traceId durationMs costUsd } } }',
+const DASHBOARD_FIELDS = [
+  'sessions(first: 5%F) { nodes { sessionId costUsd } totalCount }',
+  'costBreakdown(groupBy: [MODEL, DAY]%F) { keys costUsd }',
+  'latencyByIterations%P { iterations p99Ms }',
+  'traces(first: 20%F) { nodes { traceId durationMs costUsd } }',
 ];
+
+/** The dashboard's documents: over a range given as $from and $to, or over everything stored. */
+function dashboardDocuments(ranged: boolean): string[] {
+  const filter = 'filter: { from: $from, to: $to }';
+  return DASHBOARD_FIELDS.map((field) =>
+    ranged
+      ? `query($from: DateTime!, $to: DateTime!) { ${field.replace('%F', `, ${filter}`).replace('%P', `(${filter})`)} }`
+      : `{ ${field.replace('%F', '').replace('%P', '')} }`,
+  );
+}
+
+/** The root field a document asks for. */
+const rootField = (document: string) => /\{\s*(\w+)/.exec(document)![1]!;
 
 interface Window {
   minute: number;
@@ -89,6 +107,10 @@ async function main(): Promise<void> {
   const rate = Number(argument('--spans-per-second', String(defaultRate())));
   // --keep-data DIR: the run's data stays in DIR (empty or absent) for a look afterwards.
   const kept = argument('--keep-data', '');
+  const dashboardMinutes = Number(argument('--dashboard-minutes', '5'));
+  const dashboard = dashboardDocuments(dashboardMinutes > 0);
+  const range = () =>
+    dashboardMinutes > 0 ? { from: new Date(Date.now() - dashboardMinutes * 60_000).toISOString(), to: new Date().toISOString() } : {};
   const dataDir = kept ? path.resolve(kept) : temporaryDataDir('spanforge-soak-');
   if (kept) {
     mkdirSync(dataDir, { recursive: true, mode: 0o755 });
@@ -132,7 +154,8 @@ async function main(): Promise<void> {
     );
     const scheduleId = (created.createCostReportSchedule as { schedule: { id: string } }).schedule.id;
     progress(
-      `soak: ${minutes} min at ${rate} spans/s into project ${project.id} of tenant ${tenant.id}, reports every ${reportMinutes} min`,
+      `soak: ${minutes} min at ${rate} spans/s into project ${project.id} of tenant ${tenant.id}, reports every ${reportMinutes} min, ` +
+        `dashboard over ${dashboardMinutes > 0 ? `the last ${dashboardMinutes} min` : 'everything stored'}`,
     );
 
     const client = spawn(process.execPath, [path.join(__dirname, 'soak-client.js'), otlp, secret, String(rate), String(minutes)], {
@@ -172,12 +195,12 @@ async function main(): Promise<void> {
     const traceIds: string[] = [];
     let scores = 0;
     let reports = 0;
-    const dashboard = async () => {
+    const dashboardLoop = async () => {
       while (Date.now() < until) {
-        for (const document of DASHBOARD) {
+        for (const document of dashboard) {
           const begun = performance.now();
-          const data = await graphql(document);
-          latencies.push({ at: Date.now(), ms: performance.now() - begun, field: /\{\s*(\w+)/.exec(document)![1]! });
+          const data = await graphql(document, range());
+          latencies.push({ at: Date.now(), ms: performance.now() - begun, field: rootField(document) });
           const nodes = (data.traces as { nodes?: Array<{ traceId: string }> } | undefined)?.nodes;
           if (nodes) traceIds.splice(0, traceIds.length, ...nodes.map((n) => n.traceId));
         }
@@ -307,7 +330,7 @@ async function main(): Promise<void> {
         progress(JSON.stringify(window));
       }
     };
-    await Promise.all([dashboard(), feedback(), costReports(), report(), clientDone]);
+    await Promise.all([dashboardLoop(), feedback(), costReports(), report(), clientDone]);
 
     // After the load: the figure tables the pages read with FINAL, as an hour of upkeep left them
     // and after a merge of each into one part per partition (what FINAL then has nothing to do).
@@ -316,14 +339,15 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 10_000));
     const pageP50 = async () => {
       const byField: Record<string, number> = {};
-      for (const document of DASHBOARD.filter((d) => /\{\s*(sessions|traces)\b/.test(d))) {
+      // The pages over everything stored: what FINAL has to do grows with what the upkeep left unmerged.
+      for (const document of dashboardDocuments(false).filter((d) => ['sessions', 'traces'].includes(rootField(d)))) {
         const times: number[] = [];
         for (let i = 0; i < 25; i++) {
           const begun = performance.now();
           await graphql(document);
           times.push(performance.now() - begun);
         }
-        byField[/\{\s*(\w+)/.exec(document)![1]!] = Number(percentile(times, 0.5).toFixed(1));
+        byField[rootField(document)] = Number(percentile(times, 0.5).toFixed(1));
       }
       return byField;
     };
@@ -356,7 +380,7 @@ async function main(): Promise<void> {
       rssMet: windows.every((w) => w.rssMiB.allInOne <= 2_048),
     };
     progress(`targets: ${JSON.stringify(targets)}`);
-    writeResults({ soak: { minutes, reportMinutes, spansPerSecond: rate, windows, targets, settledReads } });
+    writeResults({ soak: { minutes, reportMinutes, spansPerSecond: rate, dashboardMinutes, windows, targets, settledReads } });
   } finally {
     receiver.close();
     await stack.shutdown.run();

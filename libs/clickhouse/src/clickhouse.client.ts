@@ -51,14 +51,32 @@ export function serverClientOptions(
   };
 }
 
+/**
+ * chDB, loaded lazily: the ~560 MB libchdb is only mapped when embedded mode is chosen. It comes
+ * as an optional dependency per platform, and npm skips an optional dependency it failed to fetch
+ * with only a warning, so a missing one is explained with what to do.
+ */
+function loadChdb(): typeof import('chdb/connection') {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('chdb/connection') as typeof import('chdb/connection');
+  } catch (error) {
+    const reason = (error as Error).message;
+    if (!/no native binding/i.test(reason)) throw error;
+    throw new Error(
+      `${reason}. npm installs the embedded ClickHouse (libchdb) as an optional dependency and skips it without failing when ` +
+        'its download fails: run `npm ci` again, or set CLICKHOUSE_URL to use a ClickHouse server instead.',
+      { cause: error },
+    );
+  }
+}
+
 /** Same `ClickHouseClient` either way, same SQL and binding; only the connection differs (HTTP to a server, or chDB in-process). */
 export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClient {
   if (target.kind === 'server') return createClient(serverClientOptions(target));
   // Every span of every tenant lives here: readable by this process's user only (chDB would create it with the umask's mode).
   mkdirSync(target.path, { recursive: true, mode: 0o700 });
-  // Loaded lazily: the ~560 MB libchdb is only mapped when embedded mode is chosen.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
+  const { createChdbConnection } = loadChdb();
   // chdb types its Connection against @clickhouse/client-common, the client against its own copy of the same interface.
   type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
   return createClient({ connection: withoutSessionSettings(createChdbConnection({ path: target.path }) as unknown as ClientConnection) });
