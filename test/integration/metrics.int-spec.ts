@@ -631,6 +631,62 @@ describe('metrics', () => {
     expect(calls(await costsIn('2026-11-04T10:19:30Z', '2026-11-04T10:20:00Z'))).toStrictEqual(priced(movingCall.span));
     expect(calls(await costsIn('2026-11-04T10:19:30Z', '2026-11-04T10:21:00Z'))).toStrictEqual(priced(movingCall.span, stayingCall.span));
     expect(calls(await costsIn('2026-11-04T10:19:41Z', '2026-11-04T10:20:05Z'))).toStrictEqual([]);
+
+    // Trace lists over a range read the minutes it covers: the moved trace once, under its new start.
+    const listed = async (from: string, to: string) => {
+      const answer = await graphql<{
+        traces: { totalCount: number; nodes: Array<{ traceId: string; startTime: string; durationMs: number }> };
+        latencyByIterations: Array<{ traceCount: number }>;
+        costBreakdown: Array<{ keys: string[]; costUsd: number }>;
+      }>(
+        api,
+        `
+          query ($f: TraceFilter, $roots: TraceFilter) {
+            traces(filter: $f, first: 10) {
+              totalCount
+              nodes {
+                traceId
+                startTime
+                durationMs
+              }
+            }
+            latencyByIterations(filter: $f) {
+              traceCount
+            }
+            costBreakdown(groupBy: [MODEL], filter: $roots) {
+              keys
+              costUsd
+            }
+          }
+        `,
+        // A filter beyond the range: the breakdown adds up the traces' own cost rows, not the daily rollup.
+        { f: { from, to }, roots: { from, to, rootName: 'agent.run' } },
+        own.apiKey,
+      );
+      expect(answer.errors).toBeUndefined();
+      const { traces, latencyByIterations, costBreakdown } = answer.data!;
+      return {
+        traces: traces.nodes.map((n) => [n.traceId, Date.parse(n.startTime), n.durationMs]),
+        total: traces.totalCount,
+        timed: latencyByIterations.reduce((n, row) => n + row.traceCount, 0),
+        costs: calls(costBreakdown),
+      };
+    };
+    expect(await listed('2026-11-04T10:19:00Z', '2026-11-04T10:21:00Z')).toStrictEqual({
+      traces: [
+        [staying, Date.parse('2026-11-04T10:20:05Z'), durations[1]],
+        [moving, Date.parse('2026-11-04T10:19:40Z'), durations[0]],
+      ],
+      total: 2,
+      timed: 2,
+      costs: priced(movingCall.span, stayingCall.span),
+    });
+    expect(await listed('2026-11-04T10:20:00Z', '2026-11-04T10:21:00Z')).toStrictEqual({
+      traces: [[staying, Date.parse('2026-11-04T10:20:05Z'), durations[1]]],
+      total: 1,
+      timed: 1,
+      costs: priced(stayingCall.span),
+    });
   });
 
   it('refuses what it cannot answer, saying why', async () => {

@@ -91,7 +91,7 @@ export class AnalyticsRepository {
               quantileExactInclusive(0.95)(duration_ms) AS p95_ms,
               quantileExactInclusive(0.99)(duration_ms) AS p99_ms,
               avg(cost_usd) AS avg_cost_usd
-       FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})${sql.traces}
+       FROM ${sql.figures}${sql.traces}
        GROUP BY iterations ORDER BY iterations`,
       sql.params,
     );
@@ -100,7 +100,8 @@ export class AnalyticsRepository {
   /**
    * Cost and tokens grouped by the chosen dimensions, from the spans that own their usage
    * (aggregate spans repeat their children's and are left out), each span once: summed from the
-   * per-trace cost rows of trace_figures. DAY is the day the trace started.
+   * per-trace cost rows of the trace figures (of the range's minutes when it has a start). DAY is
+   * the day the trace started.
    */
   async costBreakdown(groupBy: CostDimension[], filter: TraceFilter | undefined): Promise<CostRowRecord[]> {
     if (groupBy.length === 0 || groupBy.length > COST_DIMENSIONS.length) throw badInput('groupBy needs 1 to 6 dimensions');
@@ -112,7 +113,7 @@ export class AnalyticsRepository {
     return this.db.rows<CostRowRecord>(
       'query.cost_breakdown',
       `SELECT [${keys.join(', ')}] AS keys, sum(r.cost_usd) AS cost_usd, sum(r.input_tokens) AS input_tokens, sum(r.output_tokens) AS output_tokens, sum(r.spans) AS span_count
-       FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})
+       FROM ${sql.figures}
        ARRAY JOIN cost_rows AS r${sql.traces}
        GROUP BY keys ORDER BY cost_usd DESC, keys LIMIT 10000`,
       sql.params,

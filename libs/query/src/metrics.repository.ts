@@ -4,7 +4,7 @@ import { autoGranularity, bucketStarts, checkTimeZone, hasWholeHourOffsets, type
 import { parseInstant } from './query.values';
 import type { ScopedClickHouse } from './scoped-clickhouse';
 import { sketch, spanFigureRows } from './span-figures';
-import { timeRange, traceFilterSql, type TraceFilter } from './trace-filter';
+import { timeRange, traceFilterSql, tracesFiledBetween, type TraceFilter } from './trace-filter';
 
 /*
  * The `metrics` query: time series of measures over spans, traces or feedback scores, grouped by
@@ -101,10 +101,8 @@ const TRACE_ROLLUP_DIMENSIONS: ReadonlySet<MetricDimension> = new Set(['ROOT_NAM
 function tracesStartingIn(conditions: string, fromName: string, toName: string): string {
   const at = (name: string) => `fromUnixTimestamp64Milli({${name}:Int64}, 'UTC')`;
   const range = `start_time >= ${at(fromName)} AND start_time < ${at(toName)}`;
-  return `(SELECT * FROM (SELECT * FROM trace_minutes FINAL
-             WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-               AND minute >= fromUnixTimestamp64Milli(intDiv({${fromName}:Int64}, ${MINUTE_MS}) * ${MINUTE_MS}, 'UTC') AND minute < ${at(toName)})
-           WHERE present = 1 AND ${range}${conditions ? ` AND (${conditions.replace(/^ WHERE /, '')})` : ''}) AS h`;
+  return `(SELECT * FROM ${tracesFiledBetween(fromName, toName)}
+           WHERE ${range}${conditions ? ` AND (${conditions.replace(/^ WHERE /, '')})` : ''}) AS h`;
 }
 
 /**
@@ -193,9 +191,7 @@ const VIEWS: Record<MetricsView, ViewSql> = {
       const { from, to, ...rest } = filter;
       const range = { fromMs: parseInstant(from, 'from'), toMs: parseInstant(to, 'to') };
       const traces = traceFilterSql(rest);
-      const matching = traces.traces
-        ? ` AND trace_id IN (SELECT trace_id FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})${traces.traces})`
-        : '';
+      const matching = traces.traces ? ` AND trace_id IN (SELECT trace_id FROM ${traces.figures}${traces.traces})` : '';
       return {
         sql: `SELECT received_at AS t, name, value_number
               FROM feedback FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}

@@ -74,7 +74,7 @@ export async function spanFigureRows(
       AND start_time >= ${at('factsFromMs')} AND start_time < ${at('factsToMs')}${minutes}
     GROUP BY minute, ${DIMENSIONS}`;
   if (traces.traces) {
-    const matching = ` AND trace_id IN (SELECT trace_id FROM (SELECT * FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String})${traces.traces})`;
+    const matching = ` AND trace_id IN (SELECT trace_id FROM ${traces.figures}${traces.traces})`;
     return { sql: facts(matching), params };
   }
   // The whole minutes inside the range: the rollup answers those, the facts the part minutes at the ends.

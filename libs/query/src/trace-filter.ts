@@ -35,10 +35,39 @@ const MAX_TEXT = 1_000;
 export interface TraceFilterSql {
   /** Extra WHERE on the `traces` rollup rows (day pruning). */
   rows: string;
+  /**
+   * The per-trace figures (one current row per trace) that `traces` filters, as a subquery: read
+   * from the minutes of the range when the traces must start within it, else the project's.
+   */
+  figures: string;
   /** WHERE on the per-trace figures (after merging rows). */
   traces: string;
   params: Record<string, unknown>;
 }
+
+const MINUTE_MS = 60_000;
+const SCOPE = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}';
+
+/**
+ * The current figures of the traces that start in the minutes from `{<fromParam>}` (rounded down
+ * to its minute) up to `{<toParam>}` (milliseconds, bound; no upper end without one), from
+ * trace_minutes, which files each trace under the minute it starts in and is sorted by it: a
+ * range reads its own minutes, not the project. Callers still bound start_time exactly. A trace
+ * whose start moved to an earlier minute is listed once: the minute it left holds an empty row
+ * (present = 0) that wins there; between the worker's two inserts (its new figures, then the empty
+ * row) it can be seen in both minutes for a moment. docs/architecture.md, "Trace lists over a
+ * time range".
+ */
+export function tracesFiledBetween(fromParam: string, toParam?: string): string {
+  const minutes = [
+    `minute >= fromUnixTimestamp64Milli(intDiv({${fromParam}:Int64}, ${MINUTE_MS}) * ${MINUTE_MS}, 'UTC')`,
+    ...(toParam ? [`minute < fromUnixTimestamp64Milli({${toParam}:Int64}, 'UTC')`] : []),
+  ];
+  return `(SELECT * FROM (SELECT * FROM trace_minutes FINAL WHERE ${SCOPE} AND ${minutes.join(' AND ')}) WHERE present = 1)`;
+}
+
+/** Every trace's current figures in the project (sorted by trace id: a read of the whole project). */
+export const ALL_TRACE_FIGURES = `(SELECT * FROM trace_figures FINAL WHERE ${SCOPE})`;
 
 /** A filter's from and to (milliseconds, either absent), refused when the range is empty. */
 export function timeRange(filter: Pick<TraceFilter, 'from' | 'to'> | undefined): { from?: number; to?: number } {
@@ -165,5 +194,12 @@ export function traceFilterSql(filter: TraceFilter | undefined, options: { trace
       `trace_id IN (SELECT trace_id FROM feedback FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND name = {feedbackName:String} GROUP BY trace_id${having.length ? ` HAVING ${having.join(' AND ')}` : ''})`,
     );
   }
-  return { rows: rows.map((c) => ` AND ${c}`).join(''), traces: traces.length ? ` WHERE ${traces.join(' AND ')}` : '', params };
+  const figures =
+    traceStartInRange && from !== undefined ? tracesFiledBetween('fromMs', to !== undefined ? 'toMs' : undefined) : ALL_TRACE_FIGURES;
+  return {
+    rows: rows.map((c) => ` AND ${c}`).join(''),
+    figures,
+    traces: traces.length ? ` WHERE ${traces.join(' AND ')}` : '',
+    params,
+  };
 }

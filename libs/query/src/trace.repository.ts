@@ -235,7 +235,8 @@ export class TraceRepository {
   }
 
   /**
-   * A page of traces, newest first, and the total matching the filter, from trace_figures. The
+   * A page of traces, newest first, and the total matching the filter, from the trace figures of
+   * the filter's range (see traceFilterSql's `figures`). The
    * total is a second read of every matching trace: with `count: false` (the caller did not ask for
    * it) it is not made, and `total` is undefined.
    */
@@ -247,7 +248,7 @@ export class TraceRepository {
   ): Promise<{ rows: TraceFiguresRow[]; total: number | undefined }> {
     const sql = traceFilterSql(filter);
     const figures = `SELECT *, toString(toUnixTimestamp64Nano(start_time)) AS start_ns, [] AS span_types, [] AS llm_spans, '' AS root_span_id, '' AS root_type
-      FROM trace_figures FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}`;
+      FROM ${sql.figures}`;
     const cursor = after
       ? `${sql.traces ? ' AND' : ' WHERE'} (toUnixTimestamp64Nano(start_time), trace_id) < ({afterNs:Int64}, {afterTrace:String})`
       : '';
