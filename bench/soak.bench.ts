@@ -255,6 +255,7 @@ async function main(): Promise<void> {
             'trace_figures',
             'sessions',
             'session_figures',
+            'session_minutes',
             'cost_daily',
             'trace_minutes',
             'cost_minute',

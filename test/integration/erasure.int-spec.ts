@@ -190,7 +190,7 @@ describe('erasure', () => {
       );
       expect({ table, rows: Number(row!.n) }).toEqual({ table, rows: 0 });
     }
-    for (const table of ['sessions', 'session_figures']) {
+    for (const table of ['sessions', 'session_figures', 'session_minutes']) {
       const [row] = await h.query<{ n: string }>(
         `SELECT count() AS n FROM ${table} WHERE project_id = {p:String} AND session_id IN ('erase-session', 'user-session')`,
         { p: project.projectId },
@@ -232,38 +232,44 @@ describe('erasure', () => {
     const kept = expectedTrace(keptRecorder.finished());
     const erased = await sendAgentTrace(h, project, { session: 'mixed', calls: [CALL, CALL], start }, 0);
     const keptId = await sendAgentTrace(h, project, { session: 'mixed', calls: [CALL, CALL], start: start + 10_000 }, 1);
-    const range = { from: new Date(start - 60_000).toISOString(), to: new Date(start + 120_000).toISOString() };
-    const sessions = async () => {
+    // A later trace of the session, erased too: the session then ends minutes earlier.
+    const late = await sendAgentTrace(h, project, { session: 'mixed', calls: [CALL, CALL], start: start + 300_000 }, 2);
+    const range = { from: new Date(start - 60_000).toISOString(), to: new Date(start + 400_000).toISOString() };
+    const lateRange = { from: new Date(start + 240_000).toISOString(), to: new Date(start + 400_000).toISOString() };
+    const sessions = async (within = range) => {
       const answer = await graphql<Pick<Answers, 'sessions'>>(
         h.api,
         'query($from: DateTime!, $to: DateTime!) { sessions(filter: { from: $from, to: $to }, first: 5) { totalCount nodes { sessionId costUsd traceCount } } }',
-        range,
+        within,
         project.apiKey,
       );
       expect(answer.errors).toBeUndefined();
       return answer.data!.sessions;
     };
     let before = await sessions();
-    for (let i = 0; i < 100 && before.nodes[0]?.traceCount !== 2; i++) {
+    for (let i = 0; i < 100 && before.nodes[0]?.traceCount !== 3; i++) {
       await sleep(100);
       before = await sessions();
     }
-    expect(before.nodes).toEqual([{ sessionId: 'mixed', costUsd: expect.any(Number), traceCount: 2 }]);
+    expect(before.nodes).toEqual([{ sessionId: 'mixed', costUsd: expect.any(Number), traceCount: 3 }]);
     expect(before.nodes[0]!.costUsd).toBeGreaterThan(kept.costUsd);
+    expect((await sessions(lateRange)).nodes).toEqual(before.nodes);
 
     const answer = await graphql<{ eraseData: { traceCount: number } }>(
       h.api,
       ERASE,
-      { input: { projectId: project.projectId, traceIds: [erased] } },
+      { input: { projectId: project.projectId, traceIds: [erased, late] } },
       project.apiKey,
     );
     expect(answer.errors).toBeUndefined();
-    expect(answer.data!.eraseData.traceCount).toBe(1);
-    // Right after the answer, before any job: the session stays, with the kept trace's totals only.
+    expect(answer.data!.eraseData.traceCount).toBe(2);
+    // Right after the answer, before any job: the session stays, with the kept trace's totals only,
+    // and it ends with the kept trace: a range after that no longer holds it.
     expect(await sessions()).toEqual({
       totalCount: 1,
       nodes: [{ sessionId: 'mixed', costUsd: expect.closeTo(kept.costUsd, 9), traceCount: 1 }],
     });
+    expect(await sessions(lateRange)).toEqual({ totalCount: 0, nodes: [] });
     const traces = await graphql<{ traces: { nodes: Array<{ traceId: string }> } }>(
       h.api,
       'query($from: DateTime!, $to: DateTime!) { traces(filter: { from: $from, to: $to }, first: 5) { nodes { traceId } } }',

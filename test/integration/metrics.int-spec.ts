@@ -689,6 +689,89 @@ describe('metrics', () => {
     });
   });
 
+  it('lists a session over a range by its last activity, with its newest figures, as it grows across minutes', async () => {
+    const own = await h.newProject();
+    const at = (iso: string) => BigInt(Date.parse(iso)) * NS_PER_MS;
+    const send = async (spans: Array<Record<string, unknown>>) =>
+      expect((await postTraces(h.http, jsonExport(spans, 'session-service'), { type: JSON_TYPE, key: own.apiKey })).status).toBe(200);
+    // One LLM call as a root, in a session: the trace's cost is the call's.
+    const turn = (session: string, startIso: string, endIso: string, input: number) => {
+      const span: SentSpan = {
+        traceId: hex(16),
+        name: 'chat',
+        model: MODEL_A,
+        startMs: Date.parse(startIso),
+        durationMs: Date.parse(endIso) - Date.parse(startIso),
+        input,
+        output: 100,
+        error: false,
+        wrapper: false,
+      };
+      const json = jsonSpan({
+        traceId: span.traceId,
+        name: 'chat',
+        start: at(startIso),
+        end: at(endIso),
+        attributes: { ...llmAttributes(span), 'session.id': { stringValue: session } },
+      });
+      return { span, json };
+    };
+    type Listed = { sessionId: string; traceCount: number; costUsd: number; lastSeen: string };
+    const listed = async (from?: string, to?: string) => {
+      const answer = await graphql<{ sessions: { totalCount: number; nodes: Listed[] } }>(
+        api,
+        'query($f: SessionFilter) { sessions(filter: $f, first: 10) { totalCount nodes { sessionId traceCount costUsd lastSeen } } }',
+        { f: { from, to } },
+        own.apiKey,
+      );
+      expect(answer.errors).toBeUndefined();
+      const { totalCount, nodes } = answer.data!.sessions;
+      return { totalCount, nodes: nodes.map((n) => [n.sessionId, n.traceCount, Number(n.costUsd.toFixed(9)), Date.parse(n.lastSeen)]) };
+    };
+    const until = async (done: (answer: Awaited<ReturnType<typeof listed>>) => boolean) => {
+      const deadline = Date.now() + 15_000;
+      let answer = await listed();
+      while (!done(answer) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        answer = await listed();
+      }
+      return answer;
+    };
+    // Session S: a turn at 10:00:10–10:00:20, then (once that is stored) one at 10:05:10–10:05:30.
+    // Session Q: one turn at 10:01:00–10:01:10.
+    const first = turn('S', '2026-11-05T10:00:10Z', '2026-11-05T10:00:20Z', 1_000);
+    const other = turn('Q', '2026-11-05T10:01:00Z', '2026-11-05T10:01:10Z', 500);
+    await send([first.json, other.json]);
+    await until((answer) => answer.totalCount === 2);
+    const second = turn('S', '2026-11-05T10:05:10Z', '2026-11-05T10:05:30Z', 3_000);
+    await send([second.json]);
+    const cost = (...turns: Array<{ span: SentSpan }>) => Number(turns.reduce((n, t) => n + costOfSpan(t.span), 0).toFixed(9));
+    const s = ['S', 2, cost(first, second), Date.parse('2026-11-05T10:05:30Z')];
+    const q = ['Q', 1, cost(other), Date.parse('2026-11-05T10:01:10Z')];
+    const bySpend = (...rows: unknown[][]) => ({
+      totalCount: rows.length,
+      nodes: rows.sort((a, b) => (b[2] as number) - (a[2] as number)),
+    });
+    expect(await until((answer) => answer.nodes.some((n) => n[1] === 2))).toStrictEqual(bySpend(s, q));
+
+    // S's first computation stays filed under 10:00, its newest under 10:05: each range keeps the newest.
+    const filed = await h.query<{ minute: string; trace_count: number }>(
+      "SELECT toString(minute) AS minute, trace_count FROM session_minutes FINAL WHERE project_id = {p:String} AND session_id = 'S' ORDER BY minute",
+      { p: own.projectId },
+    );
+    expect(filed.map((row) => [row.minute, Number(row.trace_count)])).toStrictEqual([
+      ['2026-11-05 10:00:00', 1],
+      ['2026-11-05 10:05:00', 2],
+    ]);
+    expect(await listed('2026-11-05T10:00:00Z', '2026-11-05T10:02:00Z')).toStrictEqual(bySpend(s, q));
+    expect(await listed('2026-11-05T10:01:30Z', '2026-11-05T10:02:00Z')).toStrictEqual(bySpend(s));
+    expect(await listed('2026-11-05T10:05:00Z', '2026-11-05T10:06:00Z')).toStrictEqual(bySpend(s));
+    expect(await listed('2026-11-05T10:05:30Z')).toStrictEqual(bySpend(s));
+    expect(await listed('2026-11-05T10:05:31Z')).toStrictEqual(bySpend());
+    expect(await listed(undefined, '2026-11-05T10:00:10Z')).toStrictEqual(bySpend());
+    expect(await listed(undefined, '2026-11-05T10:00:11Z')).toStrictEqual(bySpend(s));
+  });
+
   it('refuses what it cannot answer, saying why', async () => {
     const refuse = async (query: Record<string, unknown>, message: RegExp) => {
       const answer = await graphql(api, 'query($q: MetricsQuery!) { metrics(query: $q) { granularity } }', { q: query }, project.apiKey);

@@ -14,6 +14,7 @@ export const PROJECT_TABLES = [
   'ingest_accounting',
   'runs',
   'session_figures',
+  'session_minutes',
   'sessions',
   'span_facts',
   'span_hour_marks',
@@ -54,6 +55,7 @@ export const RETAINED_SINCE: Record<ProjectTable, string | null> = {
   ingest_accounting: null,
   runs: 'first_seen >= {since}',
   session_figures: 'first_seen >= {since}',
+  session_minutes: 'first_seen >= {since}',
   sessions: 'first_seen >= {since}',
   span_facts: 'minute >= {minute} AND start_time >= {since}',
   span_hour_marks: 'hour >= {hour}',
@@ -98,6 +100,7 @@ export const ERASED_BY: Partial<Record<ProjectTable, string>> = {
   traces: unlessErased('trace_id'),
   sessions: unlessErased('session_id', ' AND whole_session = 1'),
   session_figures: unlessErased('session_id', ' AND whole_session = 1'),
+  session_minutes: unlessErased('session_id', ' AND whole_session = 1'),
 };
 
 /** Tenant and project ids are UUIDs or slugs; anything else is refused before it reaches SQL text. */

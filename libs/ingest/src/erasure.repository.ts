@@ -198,16 +198,21 @@ export class ErasureRepository {
     const partial = [...new Set([...traces.values()].filter((t) => t.whole_session === 0 && t.session_id !== '').map((t) => t.session_id))];
     if (partial.length > 0) {
       const where = 'tenant_id = {tenantId:String} AND project_id = {projectId:String} AND session_id IN {sessions:Array(String)}';
-      const deleted = await deleteInPartitions(
-        this.clickhouse,
-        'sessions',
-        where,
-        { ...project, sessions: partial },
-        'erasure.delete_sessions',
-      );
-      await awaitDeletes(this.clickhouse, ['sessions'], project);
+      // The session filing by last activity goes too: without the erased traces a session can end
+      // earlier, and its older computations filed under later minutes would show it there.
+      const deleted = [
+        await deleteInPartitions(this.clickhouse, 'sessions', where, { ...project, sessions: partial }, 'erasure.delete_sessions'),
+        await deleteInPartitions(
+          this.clickhouse,
+          'session_minutes',
+          where,
+          { ...project, sessions: partial },
+          'erasure.delete_session_minutes',
+        ),
+      ];
+      await awaitDeletes(this.clickhouse, ['sessions', 'session_minutes'], project);
       await this.rebuildSessions(project, partial, { erasures: true });
-      await rewriteWithoutDeleted(this.clickhouse, [deleted], 'erasure.rewrite');
+      await rewriteWithoutDeleted(this.clickhouse, deleted, 'erasure.rewrite');
     }
     const { rows } = await this.pool.query<JobRow>(
       `INSERT INTO erasure_jobs (id, tenant_id, project_id, requested_by, user_id, session_id, trace_ids, trace_count)
@@ -421,6 +426,9 @@ export class ErasureRepository {
     if (sessions.length > 0) {
       await remove('erasure.delete_sessions', 'sessions', `${SCOPE} AND session_id IN {sessions:Array(String)}`, { sessions });
       await remove('erasure.delete_session_figures', 'session_figures', `${SCOPE} AND session_id IN {sessions:Array(String)}`, {
+        sessions,
+      });
+      await remove('erasure.delete_session_minutes', 'session_minutes', `${SCOPE} AND session_id IN {sessions:Array(String)}`, {
         sessions,
       });
     }

@@ -42,6 +42,7 @@ const SOURCES_FIRST: readonly ProjectTable[] = [
   'runs',
   'trace_figures',
   'session_figures',
+  'session_minutes',
   'trace_minutes',
   'cost_minute',
   'cost_daily',

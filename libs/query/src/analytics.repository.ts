@@ -79,6 +79,22 @@ export interface SessionFilter {
  * All SQL behind the aggregate queries. Per-trace and per-session aggregates read the narrow
  * figures tables (one current row each); percentiles are exact and inclusive (linear interpolation).
  */
+/**
+ * The newest figures of every session last active at or after `{<fromParam>}` (milliseconds,
+ * bound), and of some last active in the minute before it, as a subquery. session_minutes files
+ * each computation of a session under the minute of its last_seen, sorted by minute; a session's
+ * last_seen only grows (the erasure, which can make it earlier, deletes the session's rows first),
+ * so its newest computation is in the minutes read whenever its last_seen is at or after the
+ * start, and is the row kept. Reads the minutes since the start, not the project.
+ * docs/architecture.md, "Session lists over a time range".
+ */
+function sessionsActiveSince(fromParam: string): string {
+  return `(SELECT * FROM session_minutes
+           WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+             AND minute >= fromUnixTimestamp64Milli(intDiv({${fromParam}:Int64}, 60000) * 60000, 'UTC')
+           ORDER BY computed_at DESC LIMIT 1 BY session_id)`;
+}
+
 export class AnalyticsRepository {
   constructor(private readonly db: ScopedClickHouse) {}
 
@@ -220,8 +236,9 @@ export class AnalyticsRepository {
   }
 
   /**
-   * Sessions, most expensive first, a page at a time, from session_figures; a session is in range
-   * when it overlaps it. With `count: false` the total (a second read) is not made: undefined.
+   * Sessions, most expensive first, a page at a time; a session is in range when it overlaps it.
+   * With a `from`, from the minutes of session_minutes since it (sessionsActiveSince), else from
+   * session_figures. With `count: false` the total (a second read) is not made: undefined.
    */
   async sessions(
     filter: SessionFilter | undefined,
@@ -261,7 +278,7 @@ export class AnalyticsRepository {
     }
     const base = `
       SELECT session_id, trace_count, cost_usd, input_tokens, output_tokens, first_seen, last_seen, user_id, feedback
-      FROM session_figures FINAL
+      FROM ${from !== undefined ? sessionsActiveSince('fromMs') : 'session_figures FINAL'}
       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${having.map((c) => ` AND ${c}`).join('')}`;
     const cursor = after ? ' WHERE (cost_usd, session_id) < ({afterCost:Float64}, {afterSession:String})' : '';
     const [rows, counted] = await Promise.all([
