@@ -260,6 +260,7 @@ async function main(): Promise<void> {
             'trace_minutes',
             'cost_minute',
             'trace_metrics_minute',
+            'trace_metrics_hour',
           ],
         },
         format: 'JSONEachRow',

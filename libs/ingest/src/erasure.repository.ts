@@ -198,21 +198,16 @@ export class ErasureRepository {
     const partial = [...new Set([...traces.values()].filter((t) => t.whole_session === 0 && t.session_id !== '').map((t) => t.session_id))];
     if (partial.length > 0) {
       const where = 'tenant_id = {tenantId:String} AND project_id = {projectId:String} AND session_id IN {sessions:Array(String)}';
-      // The session filing by last activity goes too: without the erased traces a session can end
-      // earlier, and its older computations filed under later minutes would show it there.
-      const deleted = [
-        await deleteInPartitions(this.clickhouse, 'sessions', where, { ...project, sessions: partial }, 'erasure.delete_sessions'),
-        await deleteInPartitions(
-          this.clickhouse,
-          'session_minutes',
-          where,
-          { ...project, sessions: partial },
-          'erasure.delete_session_minutes',
-        ),
-      ];
-      await awaitDeletes(this.clickhouse, ['sessions', 'session_minutes'], project);
-      await this.rebuildSessions(project, partial, { erasures: true });
-      await rewriteWithoutDeleted(this.clickhouse, deleted, 'erasure.rewrite');
+      const deleted = await deleteInPartitions(
+        this.clickhouse,
+        'sessions',
+        where,
+        { ...project, sessions: partial },
+        'erasure.delete_sessions',
+      );
+      await awaitDeletes(this.clickhouse, ['sessions'], project);
+      const older = await this.rebuildSessions(project, partial, { erasures: true });
+      await rewriteWithoutDeleted(this.clickhouse, [deleted, older], 'erasure.rewrite');
     }
     const { rows } = await this.pool.query<JobRow>(
       `INSERT INTO erasure_jobs (id, tenant_id, project_id, requested_by, user_id, session_id, trace_ids, trace_count)
@@ -270,8 +265,22 @@ export class ErasureRepository {
    * The sessions' rollup (whose rows the caller deleted) again from their spans, as sessions_mv
    * writes it, then their figures. With `erasures`, the spans of erased traces are left out
    * (the request does this for sessions that keep other traces, before the job deletes them).
+   *
+   * Then the sessions' computations from before the rebuild leave session_minutes, the filing by
+   * last activity: without the erased traces a session can end earlier, and an older computation
+   * filed under a later minute would list it there (a ranged page keeps the newest row among the
+   * minutes it reads). Deleted after the rebuild, not before, so that a computation another
+   * process had under way when the rollup was deleted, and writes later, goes as well. Returns
+   * the partitions deleted from, for rewriteWithoutDeleted.
    */
-  private async rebuildSessions(project: ProjectRef, sessions: string[], options: { erasures?: boolean } = {}): Promise<void> {
+  private async rebuildSessions(project: ProjectRef, sessions: string[], options: { erasures?: boolean } = {}): Promise<DeletedPartitions> {
+    const [{ now }] = await (
+      await this.clickhouse.query({
+        query: "SELECT toString(now64(6, 'UTC')) AS now",
+        format: 'JSONEachRow',
+        ...namedStatement('erasure.now'),
+      })
+    ).json<{ now: string }>();
     const statements: Array<[string, string]> = [
       [
         'erasure.rebuild_sessions',
@@ -291,6 +300,15 @@ export class ErasureRepository {
         query_params: { ...project, sessions },
         ...namedStatement(name),
       });
+    const older = await deleteInPartitions(
+      this.clickhouse,
+      'session_minutes',
+      `${SCOPE} AND session_id IN {sessions:Array(String)} AND computed_at < {rebuiltFrom:DateTime64(6, 'UTC')}`,
+      { ...project, sessions, rebuiltFrom: now },
+      'erasure.delete_older_session_minutes',
+    );
+    await awaitDeletes(this.clickhouse, ['session_minutes'], project);
+    return older;
   }
 
   /** The span minutes and trace minutes of a job's traces (found before their rows are deleted). */
@@ -428,9 +446,6 @@ export class ErasureRepository {
       await remove('erasure.delete_session_figures', 'session_figures', `${SCOPE} AND session_id IN {sessions:Array(String)}`, {
         sessions,
       });
-      await remove('erasure.delete_session_minutes', 'session_minutes', `${SCOPE} AND session_id IN {sessions:Array(String)}`, {
-        sessions,
-      });
     }
     if (runs.length > 0) await remove('erasure.delete_runs', 'runs', `${SCOPE} AND run_id IN {runs:Array(String)}`, { runs });
     const minutes = touchedAggregates.minutes;
@@ -451,7 +466,7 @@ export class ErasureRepository {
     }
     await awaitDeletes(this.clickhouse, [...new Set(deleted.map((d) => d.table))], project);
 
-    if (sessions.length > 0) await this.rebuildSessions(project, sessions);
+    if (sessions.length > 0) deleted.push(await this.rebuildSessions(project, sessions));
     if (runs.length > 0) {
       await run(
         'erasure.rebuild_runs',

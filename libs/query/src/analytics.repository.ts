@@ -75,26 +75,32 @@ export interface SessionFilter {
   feedback?: { name: string; min?: number | null; max?: number | null } | null;
 }
 
+/** The columns of a session's figures, in the order sessionsActiveSince keeps them. */
+const SESSION_COLUMNS = ['trace_count', 'cost_usd', 'input_tokens', 'output_tokens', 'first_seen', 'last_seen', 'user_id', 'feedback'];
+
+/**
+ * The newest figures of every session last active at or after `{<fromParam>}` (milliseconds,
+ * bound), and of some last active earlier in that same minute, as a subquery. session_minutes
+ * files each computation of a session under the minute of its last_seen, sorted by minute; a
+ * session's last_seen only grows (the erasure, which can make it earlier, deletes the older
+ * computations once it has computed the session again), so its newest computation is among the
+ * minutes read whenever its last_seen is at or after the start, and is the one kept (argMax by
+ * computed_at, a hash aggregation: no sort of the rows read). Reads the minutes since the start,
+ * not the project. docs/architecture.md, "Session lists over a time range".
+ */
+function sessionsActiveSince(fromParam: string): string {
+  return `(SELECT tenant_id, project_id, session_id, ${SESSION_COLUMNS.map((c, i) => `s.${i + 1} AS ${c}`).join(', ')}
+           FROM (SELECT tenant_id, project_id, session_id, argMax((${SESSION_COLUMNS.join(', ')}), computed_at) AS s
+                 FROM session_minutes
+                 WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+                   AND minute >= fromUnixTimestamp64Milli(intDiv({${fromParam}:Int64}, 60000) * 60000, 'UTC')
+                 GROUP BY tenant_id, project_id, session_id))`;
+}
+
 /**
  * All SQL behind the aggregate queries. Per-trace and per-session aggregates read the narrow
  * figures tables (one current row each); percentiles are exact and inclusive (linear interpolation).
  */
-/**
- * The newest figures of every session last active at or after `{<fromParam>}` (milliseconds,
- * bound), and of some last active in the minute before it, as a subquery. session_minutes files
- * each computation of a session under the minute of its last_seen, sorted by minute; a session's
- * last_seen only grows (the erasure, which can make it earlier, deletes the session's rows first),
- * so its newest computation is in the minutes read whenever its last_seen is at or after the
- * start, and is the row kept. Reads the minutes since the start, not the project.
- * docs/architecture.md, "Session lists over a time range".
- */
-function sessionsActiveSince(fromParam: string): string {
-  return `(SELECT * FROM session_minutes
-           WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-             AND minute >= fromUnixTimestamp64Milli(intDiv({${fromParam}:Int64}, 60000) * 60000, 'UTC')
-           ORDER BY computed_at DESC LIMIT 1 BY session_id)`;
-}
-
 export class AnalyticsRepository {
   constructor(private readonly db: ScopedClickHouse) {}
 
