@@ -1,7 +1,7 @@
 import { badInput } from '@spanforge/errors';
 import type { ScopedClickHouse } from './scoped-clickhouse';
 import { parseInstant } from './query.values';
-import { feedbackBounds, timeRange, traceFilterSql, type TraceFilter } from './trace-filter';
+import { feedbackBounds, minuteOfParam, timeRange, traceFilterSql, type TraceFilter } from './trace-filter';
 
 export interface IterationLatencyRow {
   iterations: number;
@@ -93,7 +93,7 @@ function sessionsActiveSince(fromParam: string): string {
            FROM (SELECT tenant_id, project_id, session_id, argMax((${SESSION_COLUMNS.join(', ')}), computed_at) AS s
                  FROM session_minutes
                  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-                   AND minute >= fromUnixTimestamp64Milli(intDiv({${fromParam}:Int64}, 60000) * 60000, 'UTC')
+                   AND minute >= ${minuteOfParam(fromParam)}
                  GROUP BY tenant_id, project_id, session_id))`;
 }
 
@@ -222,7 +222,7 @@ export class AnalyticsRepository {
               r.cost_usd AS cost_usd, r.input_tokens AS input_tokens, r.output_tokens AS output_tokens, r.spans AS spans
        FROM (SELECT * FROM trace_minutes FINAL
              WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-               AND minute = fromUnixTimestamp64Milli(intDiv({${name}From:Int64}, ${MINUTE_MS}) * ${MINUTE_MS}, 'UTC')) AS t
+               AND minute = ${minuteOfParam(`${name}From`)}) AS t
        ARRAY JOIN t.cost_rows AS r
        WHERE t.start_time >= ${instant(`${name}From`)} AND t.start_time < ${instant(`${name}To`)}`);
       });

@@ -48,6 +48,11 @@ export interface TraceFilterSql {
 const MINUTE_MS = 60_000;
 const SCOPE = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}';
 
+/** The start of the UTC minute of a bound instant `{<param>:Int64}` (ms), for a condition on a `minute` column. */
+export function minuteOfParam(param: string): string {
+  return `fromUnixTimestamp64Milli(intDiv({${param}:Int64}, ${MINUTE_MS}) * ${MINUTE_MS}, 'UTC')`;
+}
+
 /**
  * The current figures of the traces that start in the minutes from `{<fromParam>}` (rounded down
  * to its minute) up to `{<toParam>}` (milliseconds, bound; no upper end without one), from
@@ -60,7 +65,7 @@ const SCOPE = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}
  */
 export function tracesFiledBetween(fromParam: string, toParam?: string): string {
   const minutes = [
-    `minute >= fromUnixTimestamp64Milli(intDiv({${fromParam}:Int64}, ${MINUTE_MS}) * ${MINUTE_MS}, 'UTC')`,
+    `minute >= ${minuteOfParam(fromParam)}`,
     ...(toParam ? [`minute < fromUnixTimestamp64Milli({${toParam}:Int64}, 'UTC')`] : []),
   ];
   return `(SELECT * FROM (SELECT * FROM trace_minutes FINAL WHERE ${SCOPE} AND ${minutes.join(' AND ')}) WHERE present = 1)`;
