@@ -16,6 +16,7 @@ const constants = Object.entries(figures)
 describe('trace-figures.sql', () => {
   it('exports these SQL constants (a new one gets its snapshot here)', () => {
     expect(constants.map(([name]) => name)).toEqual([
+      'FILED_MINUTES_SQL',
       'REFRESH_ALL_SESSION_FIGURES_SQL',
       'REFRESH_COST_DAILY_SQL',
       'REFRESH_COST_MINUTE_SQL',

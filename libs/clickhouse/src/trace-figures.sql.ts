@@ -281,6 +281,23 @@ export const TRACES_FILING_SQL = `
         GROUP BY trace_id)`;
 
 /**
+ * Every minute some traces ({traceIds}) are filed under in trace_minutes, with whether the newest
+ * row there still holds the trace (`present`), for a job that ran before: a round that stopped
+ * between a trace's new figures and the empty row for the minute it left (a crash, a failed
+ * statement) left it filed twice, and the retry's filings already show only the new minute. Every
+ * minute a trace was ever filed under lies in the time its spans cover (each filing was the first
+ * start of spans still stored; trace_index keeps the earliest start even of a span stored again
+ * with a later one), so the lookup reads those minutes, not the project.
+ */
+export const FILED_MINUTES_SQL = `
+  SELECT trace_id, toUnixTimestamp64Milli(minute) AS minute_ms, argMax(present, computed_at) AS present
+  FROM trace_minutes
+  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+    AND minute BETWEEN toStartOfMinute(${TRACES_FIRST_START_SQL}) AND ${TRACES_LAST_END_SQL}
+    AND trace_id IN {traceIds:Array(String)}
+  GROUP BY trace_id, minute`;
+
+/**
  * An empty trace_minutes row (present = 0, no cost rows) for each trace ({vacatedTraces}) under the
  * minute it left ({vacatedMinutes}, ms, the same order): its start moved to an earlier minute. It
  * takes the retention of the row it empties, so the two share a partition and it replaces it.

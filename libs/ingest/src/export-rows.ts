@@ -44,6 +44,12 @@ export interface RowChunk {
   conversions: Map<string, number>;
   /** Values the project's data policy redacted in these rows. */
   redactions: number;
+  /**
+   * The job of these rows ran before (a retry, or taken over from a worker that died): its traces'
+   * upkeep may have stopped part-way, so the round looks up where they are filed instead of
+   * trusting what their figures say (SpanRepository.refreshTraceFigures).
+   */
+  rerun?: boolean;
 }
 
 /** The export cannot be decoded: retrying will not help (the job is poison). */

@@ -20,13 +20,18 @@ const ROW_SCOPED_WRITES = new Set(['ingest.insert_spans', 'ingest.insert_account
 
 /** What the fake answers ingest.trace_filings with. */
 let filings: Array<{ trace_id: string; minute_ms: number }> = [];
+/** What the fake answers ingest.filed_minutes with. */
+let filed: Array<{ trace_id: string; minute_ms: number; present: number }> = [];
 
 describe('SpanRepository SQL', () => {
-  const { client, record, insertedRows } = recordingClient((queryId) => (queryId === 'ingest.trace_filings' ? filings : []));
+  const { client, record, insertedRows } = recordingClient((queryId) =>
+    queryId === 'ingest.trace_filings' ? filings : queryId === 'ingest.filed_minutes' ? filed : [],
+  );
   const repository = new SpanRepository(client);
 
   beforeEach(() => {
     filings = [];
+    filed = [];
   });
 
   /** Checks each statement's scope (or, for a row-scoped write, its rows'), then snapshots it under its query name. */
@@ -75,7 +80,7 @@ describe('SpanRepository SQL', () => {
   it('refreshTraceFigures: a trace whose start moved a day earlier leaves its old minute', async () => {
     const hour = Date.UTC(2026, 10, 19, 23);
     filings = [{ trace_id: T1, minute_ms: hour + 59 * 60_000 }];
-    const before = new Map([[T1, { minuteMs: hour + 3_600_000 }]]);
+    const before = new Map([[T1, { traceId: T1, minuteMs: hour + 3_600_000 }]]);
     const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1], before));
     expectStatements(statements, 3);
     expect(statements.map((s) => s.queryId)).toEqual([
@@ -88,14 +93,47 @@ describe('SpanRepository SQL', () => {
   it('refreshTraceFigures: a trace that stayed in its minute leaves nothing', async () => {
     const minute = Date.UTC(2026, 10, 19, 10, 1);
     filings = [{ trace_id: T1, minute_ms: minute }];
-    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1], new Map([[T1, { minuteMs: minute }]])));
+    const statements = await record(() =>
+      repository.refreshTraceFigures(PROJECT, [T1], new Map([[T1, { traceId: T1, minuteMs: minute }]])),
+    );
     expect(statements.map((s) => s.queryId)).toEqual(['ingest.refresh_trace_figures', 'ingest.trace_filings']);
+  });
+
+  it('refreshTraceFigures of a job that ran before empties every minute a trace is still filed under but its start', async () => {
+    const hour = Date.UTC(2026, 10, 19, 10);
+    // The earlier run refreshed T1's figures (now under 10:01) and stopped before emptying 10:02;
+    // 10:03 it emptied, but never recomputed (the lookup cannot tell, so it is recomputed too).
+    filings = [{ trace_id: T1, minute_ms: hour + 60_000 }];
+    filed = [
+      { trace_id: T1, minute_ms: hour + 60_000, present: 1 },
+      { trace_id: T1, minute_ms: hour + 120_000, present: 1 },
+      { trace_id: T1, minute_ms: hour + 180_000, present: 0 },
+    ];
+    const before = new Map([[T1, { traceId: T1, minuteMs: hour + 60_000 }]]);
+    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1, T2], before, [T1]));
+    expectStatements(statements, 4);
+    expect(statements.map((s) => s.queryId)).toEqual([
+      'ingest.refresh_trace_figures',
+      'ingest.trace_filings',
+      'ingest.filed_minutes',
+      'ingest.vacate_trace_minutes',
+    ]);
+    const sent: Array<Record<string, unknown>> = [];
+    const client = {
+      command: async ({ query_params }: { query_params: Record<string, unknown> }) => void sent.push(query_params),
+      query: async ({ clickhouse_settings }: { clickhouse_settings: { log_comment: string } }) => ({
+        json: async () => (clickhouse_settings.log_comment === 'ingest.trace_filings' ? filings : filed),
+      }),
+    } as unknown as ClickHouseClient;
+    const { minutes } = await new SpanRepository(client).refreshTraceFigures(PROJECT, [T1, T2], before, [T1]);
+    expect(sent.at(-1)).toEqual(expect.objectContaining({ vacatedTraces: [T1], vacatedMinutes: [hour + 120_000] }));
+    expect(minutes.sort()).toEqual([hour + 60_000, hour + 120_000, hour + 180_000]);
   });
 
   it('refreshTraceFigures answers the minutes filed under and left', async () => {
     const hour = Date.UTC(2026, 10, 19, 10);
     filings = [{ trace_id: T1, minute_ms: hour + 60_000 }];
-    const before = new Map([[T1, { minuteMs: hour + 120_000 }]]);
+    const before = new Map([[T1, { traceId: T1, minuteMs: hour + 120_000 }]]);
     const { minutes } = await repository.refreshTraceFigures(PROJECT, [T1], before);
     expect(minutes.sort()).toEqual([hour + 60_000, hour + 120_000]);
   });

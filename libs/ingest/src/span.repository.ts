@@ -9,6 +9,7 @@ import {
   TRACES_TIME_SQL,
   SPAN_COPY_KEY,
   TRACES_FILING_SQL,
+  FILED_MINUTES_SQL,
   VACATE_TRACE_MINUTES_SQL,
   insertLines,
   namedStatement,
@@ -35,6 +36,7 @@ export interface AccountingRow {
  * and trace metrics are recomputed from and the `metrics` query reads traces by.
  */
 export interface TraceFiling {
+  traceId: string;
   minuteMs: number;
 }
 
@@ -123,8 +125,19 @@ export class SpanRepository {
    * earlier minute leaves the minute it was filed under. Returns the minutes (ms) whose daily costs
    * and trace metrics change: the traces' start minutes, and those they left. `before` is filings
    * from before any refresh of these traces (read here when not given).
+   *
+   * `recheck` names traces whose upkeep may have run before and stopped part-way (their job is a
+   * retry, or was taken over from a worker that died). Their `before` cannot tell: the figures of
+   * the earlier run already show the new minute. So every minute they are filed under is looked up
+   * in trace_minutes: any that still holds one of them, other than its start minute, is emptied,
+   * and all of them are recomputed (an emptied minute whose costs the earlier run never got to).
    */
-  async refreshTraceFigures(project: ProjectRef, traceIds: string[], before?: Map<string, TraceFiling>): Promise<{ minutes: number[] }> {
+  async refreshTraceFigures(
+    project: ProjectRef,
+    traceIds: string[],
+    before?: Map<string, TraceFiling>,
+    recheck: string[] = [],
+  ): Promise<{ minutes: number[] }> {
     if (traceIds.length === 0) return { minutes: [] };
     before ??= await this.filings(project, traceIds);
     await this.client.command({
@@ -134,18 +147,40 @@ export class SpanRepository {
     });
     const after = await this.filings(project, traceIds);
     // An empty row under each minute a trace left, so its recomputation leaves the trace out.
-    const vacated = [...before].filter(([traceId, filing]) => after.has(traceId) && after.get(traceId)!.minuteMs !== filing.minuteMs);
+    const left = new Map<string, TraceFiling>();
+    const moved = (traceId: string, minuteMs: number) => after.has(traceId) && after.get(traceId)!.minuteMs !== minuteMs;
+    for (const [traceId, filing] of before) if (moved(traceId, filing.minuteMs)) left.set(`${traceId}|${filing.minuteMs}`, filing);
+    const rechecked = recheck.length > 0 ? await this.filedMinutes(project, recheck) : [];
+    for (const filed of rechecked)
+      if (filed.present && moved(filed.traceId, filed.minuteMs)) left.set(`${filed.traceId}|${filed.minuteMs}`, filed);
+    const vacated = [...left.values()];
     if (vacated.length > 0)
       await this.client.command({
         query: withProjectFilters(VACATE_TRACE_MINUTES_SQL, project),
         query_params: {
           ...project,
-          vacatedTraces: vacated.map(([traceId]) => traceId),
-          vacatedMinutes: vacated.map(([, f]) => f.minuteMs),
+          vacatedTraces: vacated.map((f) => f.traceId),
+          vacatedMinutes: vacated.map((f) => f.minuteMs),
         },
         ...namedStatement('ingest.vacate_trace_minutes'),
       });
-    return { minutes: [...new Set([...[...after.values()].map((f) => f.minuteMs), ...vacated.map(([, f]) => f.minuteMs)])] };
+    const minutes = [...after.values(), ...vacated, ...rechecked].map((f) => f.minuteMs);
+    return { minutes: [...new Set(minutes)] };
+  }
+
+  /** Every minute these traces are filed under in trace_minutes, and whether its newest row still holds the trace. */
+  private async filedMinutes(project: ProjectRef, traceIds: string[]): Promise<Array<TraceFiling & { present: boolean }>> {
+    const result = await this.client.query({
+      query: withProjectFilters(FILED_MINUTES_SQL, project),
+      query_params: { ...project, traceIds },
+      format: 'JSONEachRow',
+      ...namedStatement('ingest.filed_minutes'),
+    });
+    return (await result.json<{ trace_id: string; minute_ms: string | number; present: number }>()).map((r) => ({
+      traceId: r.trace_id,
+      minuteMs: Number(r.minute_ms),
+      present: Number(r.present) === 1,
+    }));
   }
 
   /** Recomputes the session_figures rows of these traces' sessions (after the traces' own figures). */
@@ -195,7 +230,10 @@ export class SpanRepository {
       ...namedStatement('ingest.trace_filings'),
     });
     return new Map(
-      (await result.json<{ trace_id: string; minute_ms: string | number }>()).map((r) => [r.trace_id, { minuteMs: Number(r.minute_ms) }]),
+      (await result.json<{ trace_id: string; minute_ms: string | number }>()).map((r) => [
+        r.trace_id,
+        { traceId: r.trace_id, minuteMs: Number(r.minute_ms) },
+      ]),
     );
   }
 

@@ -241,7 +241,7 @@ describe('SpanWriter', () => {
     const minute = Date.UTC(2026, 10, 12, 9, 41);
     repository.filings = async (_ref: ProjectRef, traceIds: string[]) => {
       snapshots.push([...traceIds].sort());
-      return new Map([['A', { minuteMs: minute }]]);
+      return new Map([['A', { traceId: 'A', minuteMs: minute }]]);
     };
     const befores: Array<Map<string, TraceFiling> | undefined> = [];
     repository.refreshTraceFigures = async (_ref: ProjectRef, _traceIds: string[], before?: Map<string, TraceFiling>) => {
@@ -257,6 +257,23 @@ describe('SpanWriter', () => {
     expect(snapshots).toEqual([['A']]);
     expect(befores).toHaveLength(2);
     expect(befores.every((b) => b?.get('A')?.minuteMs === minute)).toBe(true);
+  });
+
+  it('has the traces of a job that ran before looked up where they are filed, in the round it shares with others', async () => {
+    const rechecks: string[][] = [];
+    repository.refreshTraceFigures = async (
+      _ref: ProjectRef,
+      _traceIds: string[],
+      _before?: Map<string, TraceFiling>,
+      recheck: string[] = [],
+    ) => {
+      rechecks.push([...recheck].sort());
+      return { minutes: [] };
+    };
+    await Promise.all([writer.write({ ...chunk('a1', ['A', 'B']), rerun: true }), writer.write(chunk('c1', ['C']))]);
+    await writer.write(chunk('d1', ['D']));
+    // One round for a1 and c1 (the rerun's traces only), then one for d1 (nothing to look up).
+    expect(rechecks).toEqual([['A', 'B'], []]);
   });
 
   it('fails the writes of a round whose upkeep keeps failing, so their jobs are retried', async () => {

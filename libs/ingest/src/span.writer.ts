@@ -63,6 +63,8 @@ interface UpkeepItem {
   plainRoots: string[];
   /** Spans written again with their trace's session: their traces are not looked at for attribution again. */
   backfill: boolean;
+  /** From a job that ran before (RowChunk.rerun). */
+  rerun: boolean;
   /** Set by the round: settles when the back-fill this item's traces called for is stored and its figures refreshed. */
   followUp?: Promise<void>;
   /** Set by the round when this item's project's upkeep failed. */
@@ -166,6 +168,7 @@ export class SpanWriter {
         traces: chunk.traces,
         plainRoots: chunk.plainRoots,
         backfill,
+        rerun: chunk.rerun === true,
       };
       await this.upkeep.add([item]);
       if (item.failure !== undefined) throw item.failure;
@@ -291,7 +294,7 @@ export class SpanWriter {
           const backfill = await this.rewrites(group);
           if (backfill) backfills.set(key, backfill);
           if (!filedBefore.has(key)) filedBefore.set(key, await this.repository.filings(group.ref, [...group.traces]));
-          await this.refreshFigures(group.ref, group.traces, filedBefore.get(key)!);
+          await this.refreshFigures(group, filedBefore.get(key)!);
         });
       } catch (error) {
         this.sinks.log.error(
@@ -349,9 +352,10 @@ export class SpanWriter {
   }
 
   /** The touched traces' and sessions' figures, and the daily costs and trace metrics of their minutes, recomputed. */
-  private async refreshFigures(ref: ProjectRef, traces: Set<string>, filedBefore: Map<string, TraceFiling>): Promise<void> {
-    const traceIds = [...traces];
-    const { minutes } = await this.repository.refreshTraceFigures(ref, traceIds, filedBefore);
+  private async refreshFigures(group: ProjectGroup, filedBefore: Map<string, TraceFiling>): Promise<void> {
+    const { ref } = group;
+    const traceIds = [...group.traces];
+    const { minutes } = await this.repository.refreshTraceFigures(ref, traceIds, filedBefore, [...group.rerun]);
     await this.repository.refreshSessionFigures(ref, traceIds);
     await this.repository.refreshDailyCosts(ref, minutes);
     await this.repository.refreshTraceMetrics(ref, minutes);
@@ -365,7 +369,8 @@ interface ProjectGroup {
   /** Traces present only through back-fill. */
   backfilled: Set<string>;
   /** Traces whose root one of the items wrote with an upgradable type. */
-  plainRoots: Set<string>;
+  plainRoots: Set<string>; /** Traces of items from jobs that ran before: where they are filed is looked up, not trusted. */
+  rerun: Set<string>;
 }
 
 function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
@@ -373,9 +378,14 @@ function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
   for (const item of items) {
     const key = `${item.ref.tenantId}|${item.ref.projectId}`;
     let group = groups.get(key);
-    if (!group) groups.set(key, (group = { ref: item.ref, items: [], traces: new Set(), backfilled: new Set(), plainRoots: new Set() }));
+    if (!group)
+      groups.set(
+        key,
+        (group = { ref: item.ref, items: [], traces: new Set(), backfilled: new Set(), plainRoots: new Set(), rerun: new Set() }),
+      );
     group.items.push(item);
     for (const traceId of item.plainRoots) group.plainRoots.add(traceId);
+    if (item.rerun) for (const traceId of item.traces) group.rerun.add(traceId);
     for (const traceId of item.traces) {
       if (item.backfill && !group.traces.has(traceId)) group.backfilled.add(traceId);
       else if (!item.backfill) group.backfilled.delete(traceId);

@@ -45,18 +45,18 @@ export class IngestProcessor {
   async process(job: Job<IngestJob>): Promise<{ stored: number }> {
     switch (job.name) {
       case IngestJobName.Export:
-        return { stored: await this.storeExport(job.data as ExportJob) };
+        return { stored: await this.storeExport(job.data as ExportJob, ranBefore(job)) };
       case IngestJobName.Accounting:
         await this.storeAccounting(job.data as AccountingJob);
         return { stored: 0 };
       case IngestJobName.ReplayDeadLetters:
-        return { stored: await this.replay(job.data as ReplayDeadLettersJob) };
+        return { stored: await this.replay(job.data as ReplayDeadLettersJob, ranBefore(job)) };
       default:
         throw new UnrecoverableError(`unknown ingest job name "${job.name}"`);
     }
   }
 
-  private async storeExport(data: ExportJob): Promise<number> {
+  private async storeExport(data: ExportJob, rerun: boolean): Promise<number> {
     if (data.signal === 'logs') return this.storeLogEvents(data);
     const [overrides, policy] = await Promise.all([
       this.deps.pricing.overridesFor(data.projectId),
@@ -76,7 +76,7 @@ export class IngestProcessor {
       );
     }
     if (chunk.redactions > 0) this.deps.redacted(chunk.redactions);
-    await Promise.all([this.deps.spans.write(chunk), this.deps.accounting.add(chunk.accounting)]);
+    await Promise.all([this.deps.spans.write({ ...chunk, rerun }), this.deps.accounting.add(chunk.accounting)]);
     return chunk.rows;
   }
 
@@ -115,7 +115,7 @@ export class IngestProcessor {
    * inserted as it was built (a refusal dead-letters it anew), a job runs again as a new job would.
    * Each is marked replayed once written; a crash before that replays it again, which copies collapse.
    */
-  private async replay(data: ReplayDeadLettersJob): Promise<number> {
+  private async replay(data: ReplayDeadLettersJob, rerun: boolean): Promise<number> {
     const project = { tenantId: data.tenantId, projectId: data.projectId };
     const letters = await this.deps.deadLetters.pending(project, data.ids, REPLAY_BATCH);
     const rows = letters.filter((letter) => letter.kind === 'span_row');
@@ -133,13 +133,15 @@ export class IngestProcessor {
         accounting: [],
         conversions: new Map(),
         redactions: 0,
+        rerun,
       });
       stored += rows.length;
     }
     for (const letter of letters) {
       if (letter.kind === 'span_row') continue;
       const job = JSON.parse(letter.payload) as { name: string; data: ExportJob | AccountingJob };
-      if (job.name === IngestJobName.Export) stored += await this.storeExport(job.data as ExportJob);
+      // A dead-lettered export ran before (it failed for good, or stalled too often): part of it may be stored.
+      if (job.name === IngestJobName.Export) stored += await this.storeExport(job.data as ExportJob, true);
       else await this.storeAccounting(job.data as AccountingJob);
     }
     await this.deps.deadLetters.markReplayed(letters, Date.now());
@@ -150,4 +152,12 @@ export class IngestProcessor {
 
 function traceIdOf(letter: DeadLetter): string {
   return (JSON.parse(letter.payload) as { trace_id: string }).trace_id;
+}
+
+/**
+ * Whether a job ran before: it is a retry, or a worker took it over from one whose lock lapsed
+ * (killed, or stalled). Its earlier run may have stored part of what it does.
+ */
+function ranBefore(job: Job<IngestJob>): boolean {
+  return job.attemptsMade > 0 || job.attemptsStarted > 1 || job.stalledCounter > 0;
 }

@@ -1,0 +1,176 @@
+import { PriceTable, costOf } from '@spanforge/pricing';
+import { INGEST_QUEUE, type IngestJob } from '@spanforge/queue';
+import { graphql } from '../support';
+import { startIngestHarness, type IngestHarness } from './ingest-harness';
+import { JSON_TYPE, postTraces } from './raw-otlp';
+import { NS_PER_MS, hex, jsonExport, jsonSpan } from './otlp-json';
+
+/*
+ * An upkeep round that stops part-way, injected at the worker's ClickHouse seam: a statement of one
+ * project's round fails as a crash would stop it, the export's job fails and is retried, and the
+ * retry must leave every figure as if the round had never stopped. The case that needs care is a
+ * trace whose late root moves its start a minute earlier: the round writes its new figures (filed
+ * under the new minute), then an empty row under the minute it left, then recomputes both minutes'
+ * rollups. Stopped between those, the retry finds figures that already show the new minute.
+ */
+
+const MODEL = 'gpt-4o-mini';
+const at = (iso: string) => BigInt(Date.parse(iso)) * NS_PER_MS;
+const price = PriceTable.bundled().lookup(MODEL, 'openai', Date.parse('2026-11-04T10:20:00Z'))!;
+
+/** A statement of a project's upkeep to fail once, as a crash right before it would stop the round. */
+interface Fault {
+  projectId: string;
+  statement: string;
+  /** Set when it failed. */
+  fired?: boolean;
+}
+
+describe('an upkeep round that stops part-way', () => {
+  let h: IngestHarness;
+  const faults: Fault[] = [];
+
+  beforeAll(async () => {
+    h = await startIngestHarness(
+      {},
+      {
+        beforeWorkers: (infra) => {
+          const command = infra.clickhouse.command.bind(infra.clickhouse);
+          infra.clickhouse.command = (async (params: Parameters<typeof command>[0]) => {
+            const name = params.clickhouse_settings?.log_comment;
+            const projectId = (params.query_params as { projectId?: string } | undefined)?.projectId;
+            const fault = faults.find((f) => !f.fired && f.statement === name && f.projectId === projectId);
+            if (fault) {
+              fault.fired = true;
+              // A refusal (not a transient error the round retries itself): the round fails and so does its job.
+              throw Object.assign(new Error(`injected: the round stops before ${name}`), { code: '36', type: 'BAD_ARGUMENTS' });
+            }
+            return command(params);
+          }) as typeof infra.clickhouse.command;
+        },
+      },
+    );
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it.each([
+    ['before the empty row under the minute the trace left', 'ingest.vacate_trace_minutes'],
+    ['after the empty row, before the minutes are recomputed', 'ingest.refresh_cost_minute'],
+  ])('counts a moved trace once when it stops %s', async (_when, statement) => {
+    const own = await h.newProject();
+    const send = async (spans: Array<Record<string, unknown>>) =>
+      expect((await postTraces(h.http, jsonExport(spans, 'fault-service'), { type: JSON_TYPE, key: own.apiKey })).status).toBe(200);
+    const rows = async <T>(sql: string) => h.query<T>(sql, { p: own.projectId });
+    // Trace M: its call (10:20:30) first, filed under 10:20; its root (from 10:19:40) later moves it to 10:19.
+    // Trace S starts in 10:20 and stays there.
+    const [moving, movingRoot, staying] = [hex(16), hex(8), hex(16)];
+    const call = (traceId: string, parentSpanId: string | undefined, startIso: string, input: number, output: number) =>
+      jsonSpan({
+        traceId,
+        ...(parentSpanId ? { parentSpanId } : {}),
+        name: 'chat',
+        start: at(startIso),
+        end: at(startIso) + 20_000n * NS_PER_MS,
+        attributes: {
+          'gen_ai.operation.name': { stringValue: 'chat' },
+          'gen_ai.provider.name': { stringValue: 'openai' },
+          'gen_ai.request.model': { stringValue: MODEL },
+          'gen_ai.usage.input_tokens': { intValue: String(input) },
+          'gen_ai.usage.output_tokens': { intValue: String(output) },
+        },
+      });
+    const calls = [
+      { span: call(moving, movingRoot, '2026-11-04T10:20:30Z', 1_000, 200), input: 1_000, output: 200 },
+      { span: call(staying, undefined, '2026-11-04T10:20:10Z', 3_000, 400), input: 3_000, output: 400 },
+    ];
+    await send(calls.map((c) => c.span));
+    const costMinutes = () =>
+      rows<{ minute: string; spans: string; cost: number }>(
+        `SELECT toString(minute) AS minute, sum(spans) AS spans, sum(cost_usd) AS cost FROM cost_minute FINAL
+         WHERE project_id = {p:String} GROUP BY minute HAVING spans > 0 ORDER BY minute`,
+      );
+    const settled = async (done: (minutes: Array<{ minute: string; spans: string }>) => boolean) => {
+      const deadline = Date.now() + 30_000;
+      while (!done(await costMinutes())) {
+        if (Date.now() > deadline) throw new Error(`the rollups did not settle: ${JSON.stringify(await costMinutes())}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    // Both calls filed under 10:20 before M's root comes.
+    await settled((m) => m.length === 1 && Number(m[0]!.spans) === 2);
+
+    const fault: Fault = { projectId: own.projectId, statement };
+    faults.push(fault);
+    await send([
+      jsonSpan({
+        traceId: moving,
+        spanId: movingRoot,
+        name: 'agent.run',
+        start: at('2026-11-04T10:19:40Z'),
+        end: at('2026-11-04T10:21:00Z'),
+      }),
+    ]);
+    // The root's job fails once and is retried; wait until the queue holds nothing more to do.
+    const queue = h.services.queues.queue<IngestJob>(INGEST_QUEUE);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
+      if (fault.fired && counts.waiting + counts.active + counts.delayed === 0) break;
+      if (Date.now() > deadline) throw new Error(`the retry did not finish: ${JSON.stringify(counts)}, fault fired: ${fault.fired}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const traceMinutes = () =>
+      rows<{ minute: string; traces: string }>(
+        `SELECT toString(minute) AS minute, sum(traces) AS traces FROM trace_metrics_minute FINAL
+         WHERE project_id = {p:String} GROUP BY minute HAVING traces > 0 ORDER BY minute`,
+      );
+
+    // Each trace under its start minute only (M: its root and call; S: its one span), in the rollups as stored and in what the API answers.
+    expect((await costMinutes()).map((m) => [m.minute, Number(m.spans)])).toStrictEqual([
+      ['2026-11-04 10:19:00', 2],
+      ['2026-11-04 10:20:00', 1],
+    ]);
+    expect((await traceMinutes()).map((m) => [m.minute, Number(m.traces)])).toStrictEqual([
+      ['2026-11-04 10:19:00', 1],
+      ['2026-11-04 10:20:00', 1],
+    ]);
+    const answer = await graphql<{
+      costBreakdown: Array<{ keys: string[]; costUsd: number; spanCount: number }>;
+      traces: { totalCount: number; nodes: Array<{ traceId: string }> };
+    }>(
+      h.api,
+      `
+        query ($day: TraceFilter, $minute: TraceFilter) {
+          costBreakdown(groupBy: [MODEL], filter: $day) {
+            keys
+            costUsd
+            spanCount
+          }
+          traces(filter: $minute, first: 10) {
+            totalCount
+            nodes {
+              traceId
+            }
+          }
+        }
+      `,
+      {
+        day: { from: '2026-11-04T00:00:00Z', to: '2026-11-05T00:00:00Z' },
+        minute: { from: '2026-11-04T10:20:00Z', to: '2026-11-04T10:21:00Z' },
+      },
+      own.apiKey,
+    );
+    const expectedCost = calls.reduce(
+      (sum, c) => sum + costOf({ inputUncached: c.input, cacheRead: 0, cacheWrite: 0, output: c.output, reasoning: 0 }, price),
+      0,
+    );
+    const byModel = answer.data!.costBreakdown.find((row) => row.keys[0] === MODEL)!;
+    expect(byModel.spanCount).toBe(calls.length);
+    expect(byModel.costUsd).toBeCloseTo(expectedCost, 9);
+    // Over 10:20–10:21 only S: M starts at 10:19:40 now.
+    expect(answer.data!.traces.nodes.map((n) => n.traceId)).toStrictEqual([staying]);
+    expect(answer.data!.traces.totalCount).toBe(1);
+  });
+});
