@@ -196,6 +196,15 @@ describe('roles as separate processes on shared services', () => {
     expect(applied[0]!.migrations.sort()).toEqual(files.map((f) => f.replace(/\.sql$/, '')).sort());
   });
 
+  it("had each worker check its ClickHouse server's clock against PostgreSQL's before stamping figures", () => {
+    // With CLICKHOUSE_CLUSTER the figures' stamps come from several servers' clocks (libs/clickhouse/src/clock-bound.ts).
+    for (const { name, process: role } of roles.filter((r) => r.role === 'worker'))
+      expect({ name, said: /clock is -?[\d.]+ ms \(± [\d.]+ ms\) off PostgreSQL's, within ±5 ms/.test(role.stderr()) }).toEqual({
+        name,
+        said: true,
+      });
+  });
+
   it('loses nothing and counts nothing twice when a worker is killed mid-job and the other goes on', async () => {
     if (!redis) {
       process.stderr.write("scaled-out: no redis-server, so no way to see the jobs in a worker's hands: the kill test is SKIPPED\n");

@@ -1,4 +1,7 @@
+import { ClockBound, ClockOffsetError, clockBoundClient } from '@spanforge/clickhouse';
+import { SpanMetricsSealer, SpanRepository } from '@spanforge/ingest';
 import { PriceTable, costOf } from '@spanforge/pricing';
+import { clockProbe } from '@spanforge/runtime';
 import { INGEST_QUEUE, type IngestJob } from '@spanforge/queue';
 import { graphql } from '../support';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
@@ -12,6 +15,7 @@ import { NS_PER_MS, hex, jsonExport, jsonSpan } from './otlp-json';
  * trace whose late root moves its start a minute earlier: the round writes its new figures (filed
  * under the new minute), then an empty row under the minute it left, then recomputes both minutes'
  * rollups. Stopped between those, the retry finds figures that already show the new minute.
+ * And the clocks the upkeep's stamps come from, as several servers of a cluster would have them.
  */
 
 const MODEL = 'gpt-4o-mini';
@@ -26,35 +30,35 @@ interface Fault {
   fired?: boolean;
 }
 
-describe('an upkeep round that stops part-way', () => {
-  let h: IngestHarness;
-  const faults: Fault[] = [];
+let h: IngestHarness;
+const faults: Fault[] = [];
 
-  beforeAll(async () => {
-    h = await startIngestHarness(
-      {},
-      {
-        beforeWorkers: (infra) => {
-          const command = infra.clickhouse.command.bind(infra.clickhouse);
-          infra.clickhouse.command = (async (params: Parameters<typeof command>[0]) => {
-            const name = params.clickhouse_settings?.log_comment;
-            const projectId = (params.query_params as { projectId?: string } | undefined)?.projectId;
-            const fault = faults.find((f) => !f.fired && f.statement === name && f.projectId === projectId);
-            if (fault) {
-              fault.fired = true;
-              // A refusal (not a transient error the round retries itself): the round fails and so does its job.
-              throw Object.assign(new Error(`injected: the round stops before ${name}`), { code: '36', type: 'BAD_ARGUMENTS' });
-            }
-            return command(params);
-          }) as typeof infra.clickhouse.command;
-        },
+beforeAll(async () => {
+  h = await startIngestHarness(
+    {},
+    {
+      beforeWorkers: (infra) => {
+        const command = infra.clickhouse.command.bind(infra.clickhouse);
+        infra.clickhouse.command = (async (params: Parameters<typeof command>[0]) => {
+          const name = params.clickhouse_settings?.log_comment;
+          const projectId = (params.query_params as { projectId?: string } | undefined)?.projectId;
+          const fault = faults.find((f) => !f.fired && f.statement === name && f.projectId === projectId);
+          if (fault) {
+            fault.fired = true;
+            // A refusal (not a transient error the round retries itself): the round fails and so does its job.
+            throw Object.assign(new Error(`injected: the round stops before ${name}`), { code: '36', type: 'BAD_ARGUMENTS' });
+          }
+          return command(params);
+        }) as typeof infra.clickhouse.command;
       },
-    );
-  });
-  afterAll(async () => {
-    await h?.stop();
-  });
+    },
+  );
+});
+afterAll(async () => {
+  await h?.stop();
+});
 
+describe('an upkeep round that stops part-way', () => {
   it.each([
     ['before the empty row under the minute the trace left', 'ingest.vacate_trace_minutes'],
     ['after the empty row, before the minutes are recomputed', 'ingest.refresh_cost_minute'],
@@ -172,5 +176,76 @@ describe('an upkeep round that stops part-way', () => {
     // Over 10:20–10:21 only S: M starts at 10:19:40 now.
     expect(answer.data!.traces.nodes.map((n) => n.traceId)).toStrictEqual([staying]);
     expect(answer.data!.traces.totalCount).toBe(1);
+  });
+});
+
+/*
+ * Several workers on a cluster, each reaching a server with its own clock: the figures' stamps stay
+ * ordered only while the servers' clocks agree within CLICKHOUSE_MAX_CLOCK_OFFSET_MS
+ * (libs/clickhouse/src/clock-bound.ts). Here one server's clock is moved at the probe seam.
+ */
+describe("a cluster's clocks", () => {
+  /** Added to what the ClickHouse server says the time is. */
+  let skewMs = 0;
+
+  function bound(): ClockBound {
+    const probe = clockProbe(h.services.clickhouse, h.services.pg);
+    const log = { info: () => undefined, error: () => undefined };
+    return new ClockBound({ ...probe, clickhouseMs: async () => (await probe.clickhouseMs()) + skewMs }, { maxOffsetMs: 10, log });
+  }
+
+  it("measures the server's clock against PostgreSQL's and refuses the upkeep's stamps while it is off", async () => {
+    const clock = bound();
+    skewMs = 0;
+    // The same machine's clock on both sides: within a few ms (the round trips' uncertainty included).
+    const reading = await clock.check();
+    expect(Math.abs(reading.offsetMs)).toBeLessThan(5 + reading.uncertaintyMs);
+    const client = clockBoundClient(h.services.clickhouse, clock, 10);
+    const repository = new SpanRepository(client);
+    const project = { tenantId: 'clock-tenant', projectId: 'clock-project' };
+    await repository.refreshDailyCosts(project, [Date.UTC(2026, 10, 4, 10, 20)]);
+
+    skewMs = 250;
+    await clock.check();
+    await expect(repository.refreshDailyCosts(project, [Date.UTC(2026, 10, 4, 10, 20)])).rejects.toThrow(ClockOffsetError);
+    // Reads that do not look at the clock go on.
+    expect(await repository.filings(project, ['0af7651916cd43dd8448eb211c80319c'])).toEqual(new Map());
+
+    skewMs = 0;
+    await clock.check();
+    await repository.refreshDailyCosts(project, [Date.UTC(2026, 10, 4, 10, 20)]);
+  });
+
+  it('seals a minute again when a write it missed carries a stamp up to the bound older than its computation', async () => {
+    const own = await h.newProject();
+    const start = at('2026-11-04T08:15:10Z');
+    const sent = await postTraces(h.http, jsonExport([jsonSpan({ name: 'step', start, end: start + 5n * NS_PER_MS })]), {
+      type: JSON_TYPE,
+      key: own.apiKey,
+    });
+    expect(sent.status).toBe(200);
+    await h.waitForSpans(own.projectId, 1);
+    const sealer = (clockMarginMs: number) =>
+      new SpanMetricsSealer(h.services.clickhouse, h.services.log, { afterSeconds: 0, intervalMs: 60_000, clockMarginMs });
+    const sealedOfOwn = async (clockMarginMs: number) => {
+      await sealer(clockMarginMs).sealDue();
+      const [row] = await h.query<{ n: string; newest: string }>(
+        `SELECT count() AS n, toString(max(computed_at)) AS newest FROM span_metrics_minute WHERE project_id = {p:String}`,
+        { p: own.projectId },
+      );
+      return { computations: Number(row!.n), newest: row!.newest };
+    };
+    const first = await sealedOfOwn(0);
+    expect(first.computations).toBeGreaterThan(0);
+    // Another worker's span of the same minute, written after that computation read, stamped by a
+    // server whose clock is 5 ms behind: its mark is older than the computation.
+    await h.services.clickhouse.command({
+      query: `INSERT INTO span_minute_dirt (dirty_at, tenant_id, project_id, minute)
+       SELECT toDateTime64({newest:String}, 3, 'UTC') - INTERVAL 5 MILLISECOND, {t:String}, {p:String}, toDateTime64('2026-11-04 08:15:00', 0, 'UTC')`,
+      query_params: { newest: first.newest, t: own.tenantId, p: own.projectId },
+    });
+    // On one server (no margin) the minute counts as covered; with a 10 ms bound it is due again.
+    expect((await sealedOfOwn(0)).computations).toBe(first.computations);
+    expect((await sealedOfOwn(10)).computations).toBeGreaterThan(first.computations);
   });
 });

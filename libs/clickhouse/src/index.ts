@@ -8,3 +8,4 @@ export * from './fair-scheduler';
 export * from './span-metrics.sql';
 export * from './statements';
 export * from './project-tables';
+export * from './clock-bound';

@@ -46,6 +46,13 @@ describe('loadConfig', () => {
     expect(loadConfig(server, '/srv/app').clickhouse?.cluster).toBeUndefined();
     expect(loadConfig({ ...server, CLICKHOUSE_CLUSTER: ' ' }, '/srv/app').clickhouse?.cluster).toBeUndefined();
     expect(loadConfig({ ...server, CLICKHOUSE_CLUSTER: 'obs_cluster' }, '/srv/app').clickhouse?.cluster).toBe('obs_cluster');
+    // Two servers' clocks may differ by 10 ms unless told otherwise (only a cluster has several).
+    expect(loadConfig({ ...server, CLICKHOUSE_CLUSTER: 'obs_cluster' }, '/srv/app').clickhouse?.maxClockOffsetMs).toBe(10);
+    expect(
+      loadConfig({ ...server, CLICKHOUSE_CLUSTER: 'obs_cluster', CLICKHOUSE_MAX_CLOCK_OFFSET_MS: '4' }, '/srv/app').clickhouse
+        ?.maxClockOffsetMs,
+    ).toBe(4);
+    expect(loadConfig({ ...server, CLICKHOUSE_MAX_CLOCK_OFFSET_MS: '4' }, '/srv/app').clickhouse?.maxClockOffsetMs).toBeUndefined();
     expect(problemsOf({ CLICKHOUSE_CLUSTER: 'obs_cluster' })).toEqual(['CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL (a cluster is a server)']);
     expect(problemsOf({ ...server, CLICKHOUSE_CLUSTER: 'a b' })).toEqual([
       'CLICKHOUSE_CLUSTER="a b" must be a plain identifier (letters, digits, underscore)',

@@ -13,9 +13,10 @@ export interface AppConfig {
   /**
    * A ClickHouse server over HTTP. `cluster`: the server is a cluster in the schema's cluster form
    * (Replicated tables behind Distributed ones); statements then carry the cluster's consistency
-   * settings (docs/scaling.md, "Several workers on a cluster").
+   * settings (docs/scaling.md, "Several workers on a cluster"), and `maxClockOffsetMs` bounds how
+   * far two of its servers' clocks may differ (CLICKHOUSE_MAX_CLOCK_OFFSET_MS).
    */
-  clickhouse?: { url: string; username: string; password: string; database: string; cluster?: string };
+  clickhouse?: { url: string; username: string; password: string; database: string; cluster?: string; maxClockOffsetMs?: number };
   /** Database used by the embedded chDB engine and as the default for a server. */
   clickhouseDatabase: string;
   redisUrl?: string;
@@ -183,7 +184,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
           username: r.string('CLICKHOUSE_USER', 'default'),
           password: r.string('CLICKHOUSE_PASSWORD', ''),
           database: clickhouseDatabase,
-          ...(clickhouseCluster === undefined ? {} : { cluster: clickhouseCluster }),
+          ...(clickhouseCluster === undefined
+            ? {}
+            : { cluster: clickhouseCluster, maxClockOffsetMs: r.integer('CLICKHOUSE_MAX_CLOCK_OFFSET_MS', 10, 1, 1_000) }),
         }
       : undefined,
     clickhouseDatabase,

@@ -3,14 +3,19 @@ import { Module } from '@nestjs/common';
 import { projectRoot } from '@spanforge/config';
 import { Histogram } from 'prom-client';
 import {
+  ClockBound,
   FairScheduler,
   WORKER_PARTICIPANT,
   clickHouseTarget,
+  clockBoundClient,
   createClickHouseClient,
   describeTarget,
   migrateClickHouse,
+  namedStatement,
   type ClickHouseClient,
+  type ClockProbe,
 } from '@spanforge/clickhouse';
+import type { Pool } from 'pg';
 import { withAdvisoryLock } from '@spanforge/postgres';
 import type { ProcessContext } from '../process';
 import { Postgres, PostgresModule } from './postgres.module';
@@ -45,7 +50,31 @@ async function openClickHouse(context: ProcessContext, postgres: Postgres): Prom
       if (!result.success) throw result.error;
     });
   }
-  return clickhouse;
+  if (target.kind !== 'server' || !target.cluster || context.mode === 'gateway') return clickhouse;
+  // Several servers, several clocks: the figures' stamps stay ordered (libs/clickhouse/src/clock-bound.ts).
+  const maxOffsetMs = target.maxClockOffsetMs ?? 10;
+  const bound = new ClockBound(clockProbe(clickhouse, postgres.pool), { maxOffsetMs, log: log.child('clock'), registry: context.metrics });
+  await bound.start();
+  shutdown.add('close-clients', 'ClickHouse clock check', async () => bound.stop());
+  return clockBoundClient(clickhouse, bound, maxOffsetMs);
+}
+
+/** The ClickHouse server's clock and PostgreSQL's, the reference every process shares (ClockBound). */
+export function clockProbe(clickhouse: ClickHouseClient, pool: Pool): ClockProbe {
+  return {
+    clickhouseMs: async () => {
+      const result = await clickhouse.query({
+        query: 'SELECT toUnixTimestamp64Micro(now64(6)) AS us',
+        format: 'JSONEachRow',
+        ...namedStatement('clock.probe'),
+      });
+      return Number((await result.json<{ us: string | number }>())[0]!.us) / 1000;
+    },
+    referenceMs: async () => {
+      const { rows } = await pool.query<{ ms: string }>('SELECT extract(epoch FROM clock_timestamp()) * 1000 AS ms');
+      return Number(rows[0]!.ms);
+    },
+  };
 }
 
 /**
