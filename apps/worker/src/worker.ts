@@ -174,10 +174,7 @@ async function startWorkers(infra: WorkerServices): Promise<string[]> {
   );
   sweeper.start();
   // The minute rollup of span metrics (dashboards, span statistics), sealed once a minute is old enough.
-  const sealer = new SpanMetricsSealer(clickhouse, log, {
-    ...infra.config.metricsSeal,
-    clockMarginMs: infra.config.clickhouse?.cluster ? (infra.config.clickhouse.maxClockOffsetMs ?? 0) : 0,
-  });
+  const sealer = new SpanMetricsSealer(clickhouse, log, infra.config.metricsSeal);
   sealer.start();
   await startCostReportWorker(infra.costReports, infra.queues, infra.log.child('cost-reports'), infra.metrics);
   // What of each project's retention storage does not do by itself: rows stored before it was set or shortened, stored cost reports.

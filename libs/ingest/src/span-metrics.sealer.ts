@@ -29,12 +29,6 @@ export interface SealerOptions {
   lookbackSeconds?: number;
   /** Minutes sealed per statement (one project each). */
   minutesPerStatement?: number;
-  /**
-   * How far two ClickHouse servers' clocks may differ (a cluster; 0 on one server): a minute or
-   * hour whose computation is not at least this much newer than what it must cover is due again,
-   * since a write it missed may carry an older stamp from a server whose clock is behind.
-   */
-  clockMarginMs?: number;
 }
 
 /** Each project's minutes due for sealing: written within the lookback, old enough, not covered. */
@@ -48,7 +42,7 @@ const DUE_MINUTES_SQL = `
                                                        WHERE dirty_at >= now64(3) - INTERVAL {lookbackSeconds:UInt32} SECOND)
              GROUP BY tenant_id, project_id, minute) AS b
     ON c.tenant_id = b.tenant_id AND c.project_id = b.project_id AND c.minute = b.minute
-  WHERE b.computed_at < c.last_dirty + toIntervalMillisecond({clockMarginMs:UInt32})
+  WHERE b.computed_at < c.last_dirty
   GROUP BY c.tenant_id, c.project_id`;
 
 const dimensions = SPAN_METRIC_DIMENSIONS.join(', ');
@@ -107,7 +101,7 @@ const DUE_HOURS_SQL = `
              WHERE computed_at >= now64(6) - INTERVAL {lookbackSeconds:UInt32} SECOND - INTERVAL 1 DAY
              GROUP BY tenant_id, project_id, hour) AS h
     ON m.tenant_id = h.tenant_id AND m.project_id = h.project_id AND m.hour = h.hour
-  WHERE h.merged < m.newest + toIntervalMillisecond({clockMarginMs:UInt32})
+  WHERE h.merged < m.newest
   GROUP BY m.tenant_id, m.project_id`;
 
 const HOUR_MS = 3_600_000;
@@ -119,7 +113,6 @@ export class SpanMetricsSealer {
   private stopping = false;
   private readonly lookbackSeconds: number;
   private readonly minutesPerStatement: number;
-  private readonly clockMarginMs: number;
 
   constructor(
     private readonly client: ClickHouseClient,
@@ -128,7 +121,6 @@ export class SpanMetricsSealer {
   ) {
     this.lookbackSeconds = options.lookbackSeconds ?? 86_400;
     this.minutesPerStatement = options.minutesPerStatement ?? 240;
-    this.clockMarginMs = options.clockMarginMs ?? 0;
   }
 
   start(): void {
@@ -162,7 +154,7 @@ export class SpanMetricsSealer {
   async sealDue(): Promise<number> {
     const result = await this.client.query({
       query: DUE_MINUTES_SQL,
-      query_params: { lookbackSeconds: this.lookbackSeconds, afterSeconds: this.options.afterSeconds, clockMarginMs: this.clockMarginMs },
+      query_params: { lookbackSeconds: this.lookbackSeconds, afterSeconds: this.options.afterSeconds },
       format: 'JSONEachRow',
       ...namedStatement('ingest.span_metrics_due'),
     });
@@ -175,7 +167,7 @@ export class SpanMetricsSealer {
     if (this.stopping) return sealed;
     const hours = await this.client.query({
       query: DUE_HOURS_SQL,
-      query_params: { lookbackSeconds: this.lookbackSeconds, afterSeconds: this.options.afterSeconds, clockMarginMs: this.clockMarginMs },
+      query_params: { lookbackSeconds: this.lookbackSeconds, afterSeconds: this.options.afterSeconds },
       format: 'JSONEachRow',
       ...namedStatement('ingest.span_metrics_due_hours'),
     });
