@@ -99,12 +99,14 @@ describe('SpanRepository SQL', () => {
     expect(statements.map((s) => s.queryId)).toEqual(['ingest.refresh_trace_figures', 'ingest.trace_filings']);
   });
 
-  it('refreshTraceFigures of a job that ran before empties every minute a trace is still filed under but its start', async () => {
+  it('refreshTraceFigures of a job that ran before empties every minute after its start a trace is still filed under', async () => {
     const hour = Date.UTC(2026, 10, 19, 10);
     // The earlier run refreshed T1's figures (now under 10:01) and stopped before emptying 10:02;
     // 10:03 it emptied, but never recomputed (the lookup cannot tell, so it is recomputed too).
     filings = [{ trace_id: T1, minute_ms: hour + 60_000 }];
+    // 10:00: another worker's round moved T1 there after this one read its start: not this round's to empty.
     filed = [
+      { trace_id: T1, minute_ms: hour, present: 1 },
       { trace_id: T1, minute_ms: hour + 60_000, present: 1 },
       { trace_id: T1, minute_ms: hour + 120_000, present: 1 },
       { trace_id: T1, minute_ms: hour + 180_000, present: 0 },
@@ -127,7 +129,7 @@ describe('SpanRepository SQL', () => {
     } as unknown as ClickHouseClient;
     const { minutes } = await new SpanRepository(client).refreshTraceFigures(PROJECT, [T1, T2], before, [T1]);
     expect(sent.at(-1)).toEqual(expect.objectContaining({ vacatedTraces: [T1], vacatedMinutes: [hour + 120_000] }));
-    expect(minutes.sort()).toEqual([hour + 60_000, hour + 120_000, hour + 180_000]);
+    expect(minutes.sort()).toEqual([hour, hour + 60_000, hour + 120_000, hour + 180_000]);
   });
 
   it('refreshTraceFigures answers the minutes filed under and left', async () => {

@@ -129,8 +129,8 @@ export class SpanRepository {
    * `recheck` names traces whose upkeep may have run before and stopped part-way (their job is a
    * retry, or was taken over from a worker that died). Their `before` cannot tell: the figures of
    * the earlier run already show the new minute. So every minute they are filed under is looked up
-   * in trace_minutes: any that still holds one of them, other than its start minute, is emptied,
-   * and all of them are recomputed (an emptied minute whose costs the earlier run never got to).
+   * in trace_minutes: any after its start minute that still holds one of them is emptied, and all
+   * of them are recomputed (an emptied minute whose costs the earlier run never got to).
    */
   async refreshTraceFigures(
     project: ProjectRef,
@@ -151,8 +151,11 @@ export class SpanRepository {
     const moved = (traceId: string, minuteMs: number) => after.has(traceId) && after.get(traceId)!.minuteMs !== minuteMs;
     for (const [traceId, filing] of before) if (moved(traceId, filing.minuteMs)) left.set(`${traceId}|${filing.minuteMs}`, filing);
     const rechecked = recheck.length > 0 ? await this.filedMinutes(project, recheck) : [];
+    // Only minutes after the start read here: a start only moves earlier, and a filing before it
+    // is another worker's round that moved the trace since (its own round empties this one).
+    const later = (traceId: string, minuteMs: number) => after.has(traceId) && minuteMs > after.get(traceId)!.minuteMs;
     for (const filed of rechecked)
-      if (filed.present && moved(filed.traceId, filed.minuteMs)) left.set(`${filed.traceId}|${filed.minuteMs}`, filed);
+      if (filed.present && later(filed.traceId, filed.minuteMs)) left.set(`${filed.traceId}|${filed.minuteMs}`, filed);
     const vacated = [...left.values()];
     if (vacated.length > 0)
       await this.client.command({

@@ -369,7 +369,8 @@ interface ProjectGroup {
   /** Traces present only through back-fill. */
   backfilled: Set<string>;
   /** Traces whose root one of the items wrote with an upgradable type. */
-  plainRoots: Set<string>; /** Traces of items from jobs that ran before: where they are filed is looked up, not trusted. */
+  plainRoots: Set<string>;
+  /** Traces of items from jobs that ran before: where they are filed is looked up, not trusted. */
   rerun: Set<string>;
 }
 
