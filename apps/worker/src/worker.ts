@@ -14,7 +14,7 @@ import {
   type AccountingRow,
   type SpanLogEventRow,
 } from '@spanforge/ingest';
-import { FairScheduler, WORKER_PARTICIPANT, scheduledClient, type ClickHouseClient } from '@spanforge/clickhouse';
+import { FairScheduler, WORKER_PARTICIPANT, clockBoundOf, scheduledClient, type ClickHouseClient } from '@spanforge/clickhouse';
 import { CostReportService } from '@spanforge/cost-reports';
 import { INGEST_QUEUE, type IngestJob, type QueueBackend } from '@spanforge/queue';
 import {
@@ -97,6 +97,7 @@ async function startWorkers(infra: WorkerServices): Promise<string[]> {
   // project's ingest, and a flood of queries must not hold ingest back (libs/clickhouse fair-scheduler.ts).
   infra.querySlots.setWeight(WORKER_PARTICIPANT, WORKER_TIME_WEIGHT);
   const clickhouse = scheduledClient(infra.clickhouse, infra.querySlots, WORKER_PARTICIPANT);
+  const clock = clockBoundOf(infra.clickhouse);
   const repository = new SpanRepository(clickhouse);
   const log = infra.log.child('worker');
   const deadLetters = new DeadLetterRepository(clickhouse);
@@ -170,6 +171,9 @@ async function startWorkers(infra: WorkerServices): Promise<string[]> {
       stalledInterval: 5_000,
       maxStalledCount: 5,
       onError: (message, error) => log.error(`ingest queue: ${message}`, error),
+      // On a cluster, while this process's ClickHouse clock is not known to be within the bound it
+      // can stamp nothing (libs/clickhouse/src/clock-bound.ts): its jobs are left to other workers.
+      mayTake: clock ? () => clock.isWithin() : undefined,
     },
   );
   sweeper.start();

@@ -16,6 +16,12 @@ export interface JobConsumerOptions {
   maxStalledCount: number;
   /** Told of what the consumer cannot do itself (a lost lock, a queue it cannot reach); the consumer carries on. */
   onError?: (message: string, error: unknown) => void;
+  /**
+   * Asked before each fetch: while it says no, the consumer takes no job (it looks again every
+   * second), so jobs it could not finish wait in the queue for another consumer instead of using
+   * up their attempts here. Jobs already taken run on.
+   */
+  mayTake?: () => boolean;
 }
 
 /**
@@ -73,6 +79,10 @@ export class JobConsumer<T> {
     while (this.running) {
       if (this.active.size >= this.options.concurrency) {
         await this.jobEnded();
+        continue;
+      }
+      if (this.options.mayTake && !this.options.mayTake()) {
+        await delay(1_000);
         continue;
       }
       const token = randomUUID();

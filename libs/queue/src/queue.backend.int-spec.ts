@@ -108,6 +108,31 @@ describe.each(lanes)('BullMQ on %s', (kind, make) => {
       expect(consumer.inFlight).toBe(0);
     });
 
+    it('takes no job while it may not, leaving them waiting with no attempt used, and takes them once it may', async () => {
+      if (!backend) return;
+      const name = `consumer-may-${kind}-${Date.now()}`;
+      const queue = backend.queue<{ n: number }>(name);
+      let may = false;
+      const seen: number[] = [];
+      backend.consumer<{ n: number }>(name, async (job) => void seen.push(job.data.n), {
+        concurrency: 2,
+        lockDuration: 5_000,
+        stalledInterval: 5_000,
+        maxStalledCount: 1,
+        mayTake: () => may,
+      });
+      const job = await queue.add('export', { n: 1 }, { attempts: 3 });
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(seen).toEqual([]);
+      expect(await job.getState()).toBe('waiting');
+      may = true;
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !(await job.isCompleted())) await new Promise((r) => setTimeout(r, 50));
+      expect(seen).toEqual([1]);
+      // Taken once, when it could be: the wait used no attempt.
+      expect((await queue.getJob(job.id!))!.attemptsStarted).toBe(1);
+    });
+
     it('keeps the lock of a job that runs longer than its lock duration, so it runs once', async () => {
       if (!backend) return;
       const name = `consumer-lock-${kind}-${Date.now()}`;

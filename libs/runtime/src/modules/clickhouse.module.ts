@@ -15,7 +15,7 @@ import {
   type ClickHouseClient,
   type ClockProbe,
 } from '@spanforge/clickhouse';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { withAdvisoryLock } from '@spanforge/postgres';
 import type { ProcessContext } from '../process';
 import { Postgres, PostgresModule } from './postgres.module';
@@ -50,8 +50,9 @@ async function openClickHouse(context: ProcessContext, postgres: Postgres): Prom
       if (!result.success) throw result.error;
     });
   }
-  if (target.kind !== 'server' || !target.cluster || context.mode === 'gateway') return clickhouse;
+  if (target.kind !== 'server' || !target.cluster) return clickhouse;
   // Several servers, several clocks: the figures' stamps stay ordered (libs/clickhouse/src/clock-bound.ts).
+  // The gateway too: its Langfuse scores endpoint writes feedback and recomputes session figures.
   const maxOffsetMs = target.maxClockOffsetMs ?? 10;
   const bound = new ClockBound(clockProbe(clickhouse, postgres.pool), { maxOffsetMs, log: log.child('clock'), registry: context.metrics });
   await bound.start();
@@ -59,9 +60,22 @@ async function openClickHouse(context: ProcessContext, postgres: Postgres): Prom
   return clockBoundClient(clickhouse, bound, maxOffsetMs);
 }
 
-/** The ClickHouse server's clock and PostgreSQL's, the reference every process shares (ClockBound). */
+/**
+ * The ClickHouse server's clock and PostgreSQL's, the reference every process shares (ClockBound).
+ * A check's readings are made on one connection taken before them, so that waiting for a
+ * connection of the pool is not counted in their round trips.
+ */
 export function clockProbe(clickhouse: ClickHouseClient, pool: Pool): ClockProbe {
+  let connection: PoolClient | undefined;
   return {
+    prepare: async () => {
+      const taken = await pool.connect();
+      connection = taken;
+      return () => {
+        connection = undefined;
+        taken.release();
+      };
+    },
     clickhouseMs: async () => {
       const result = await clickhouse.query({
         query: 'SELECT toUnixTimestamp64Micro(now64(6)) AS us',
@@ -71,7 +85,7 @@ export function clockProbe(clickhouse: ClickHouseClient, pool: Pool): ClockProbe
       return Number((await result.json<{ us: string | number }>())[0]!.us) / 1000;
     },
     referenceMs: async () => {
-      const { rows } = await pool.query<{ ms: string }>('SELECT extract(epoch FROM clock_timestamp()) * 1000 AS ms');
+      const { rows } = await (connection ?? pool).query<{ ms: string }>('SELECT extract(epoch FROM clock_timestamp()) * 1000 AS ms');
       return Number(rows[0]!.ms);
     },
   };
