@@ -2,13 +2,14 @@ import 'reflect-metadata';
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { setPriority } from 'node:os';
 import path from 'node:path';
 import { WORKER_PARTICIPANT } from '@spanforge/clickhouse';
 import { startBenchStack, temporaryDataDir } from './bench-stack';
 import { argument, percentile, progress, writeResults } from './report';
 
 /**
- * `npm run bench:soak [-- --minutes N] [--report-minutes M] [--spans-per-second R] [--dashboard-minutes D] [--keep-data DIR]`: a day of load,
+ * `npm run bench:soak [-- --minutes N] [--report-minutes M] [--spans-per-second R] [--dashboard-minutes D] [--client-nice P] [--keep-data DIR]`: a day of load,
  * compressed. The all-in-one takes continuous ingest at half the end-to-end rate bench:ingest last
  * measured (or R), while a dashboard loop queries, scores are posted and a cost report is run every
  * minute. Every M minutes (default 5) it reports accepted spans/s, the stored lag, the queue depth,
@@ -21,6 +22,10 @@ import { argument, percentile, progress, writeResults } from './report';
  * reads a range of the same size from the first window on, so a slower answer means a slower engine
  * (parts, merges, the upkeep's statements), not more data. `--dashboard-minutes 0` asks for
  * everything stored, as the runs before session 15 did: those answers grow with the project.
+ *
+ * The load client is a process of its own on the same machine, where clients of a real deployment
+ * are elsewhere; it takes most of a core. `--client-nice P` (0 to 19, default 0) runs it at that
+ * scheduling priority, so that where it and the server both want a core the server gets it.
  */
 
 const DASHBOARD_FIELDS = [
@@ -108,6 +113,7 @@ async function main(): Promise<void> {
   // --keep-data DIR: the run's data stays in DIR (empty or absent) for a look afterwards.
   const kept = argument('--keep-data', '');
   const dashboardMinutes = Number(argument('--dashboard-minutes', '5'));
+  const clientNice = Number(argument('--client-nice', '0'));
   const dashboard = dashboardDocuments(dashboardMinutes > 0);
   const range = () =>
     dashboardMinutes > 0 ? { from: new Date(Date.now() - dashboardMinutes * 60_000).toISOString(), to: new Date().toISOString() } : {};
@@ -155,12 +161,13 @@ async function main(): Promise<void> {
     const scheduleId = (created.createCostReportSchedule as { schedule: { id: string } }).schedule.id;
     progress(
       `soak: ${minutes} min at ${rate} spans/s into project ${project.id} of tenant ${tenant.id}, reports every ${reportMinutes} min, ` +
-        `dashboard over ${dashboardMinutes > 0 ? `the last ${dashboardMinutes} min` : 'everything stored'}`,
+        `dashboard over ${dashboardMinutes > 0 ? `the last ${dashboardMinutes} min` : 'everything stored'}, load client at nice ${clientNice}`,
     );
 
     const client = spawn(process.execPath, [path.join(__dirname, 'soak-client.js'), otlp, secret, String(rate), String(minutes)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
+    if (clientNice !== 0) setPriority(client.pid!, clientNice);
     let clientLines = '';
     const accepted: Array<{ at: number; spans: number }> = [];
     client.stdout.on('data', (chunk: Buffer) => {
