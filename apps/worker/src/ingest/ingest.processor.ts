@@ -76,7 +76,10 @@ export class IngestProcessor {
       );
     }
     if (chunk.redactions > 0) this.deps.redacted(chunk.redactions);
-    await Promise.all([this.deps.spans.write({ ...chunk, rerun }), this.deps.accounting.add(chunk.accounting)]);
+    // The chunk itself, not a copy: the writer drops its text once inserted, and a copy would leave
+    // this one holding it until the upkeep is done (every job in flight, hundreds of KB each).
+    chunk.rerun = rerun;
+    await Promise.all([this.deps.spans.write(chunk), this.deps.accounting.add(chunk.accounting)]);
     return chunk.rows;
   }
 
@@ -158,6 +161,6 @@ function traceIdOf(letter: DeadLetter): string {
  * Whether a job ran before: it is a retry, or a worker took it over from one whose lock lapsed
  * (killed, or stalled). Its earlier run may have stored part of what it does.
  */
-function ranBefore(job: Job<IngestJob>): boolean {
+export function ranBefore(job: Pick<Job<IngestJob>, 'attemptsMade' | 'attemptsStarted' | 'stalledCounter'>): boolean {
   return job.attemptsMade > 0 || job.attemptsStarted > 1 || job.stalledCounter > 0;
 }
