@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { createClickHouseClient, type ClickHouseClient } from '@spanforge/clickhouse';
@@ -9,7 +9,7 @@ import { quiet, seededDatasetArguments, startBenchStack, temporaryDataDir } from
 import { argument, progress, writeResults } from './report';
 import { seededOnce, type SeedResult } from './seed-volume';
 
-const STEPS = ['traceFigures', 'sessionFigures', 'costDaily', 'traceMetrics'] as const;
+const STEPS = ['storedTraces', 'traceFigures', 'sessionFigures', 'costDaily', 'traceMetrics'] as const;
 type StatementName = (typeof STEPS)[number];
 
 interface Scope {
@@ -19,7 +19,7 @@ interface Scope {
 
 /**
  * Stores `count` traces in `target`: copies of traces from the seeded project's first 20 hours,
- * under new trace and session ids (new sessions, as most of a round's are), moved to the last seeded
+ * under new trace and session ids (NEW_ID_SQL; new sessions, as most of a round's are), moved to the last seeded
  * day. With `windowMs`, each trace is moved to start within `windowMs` of `windowStartMs`, as the
  * traces of a round of live ingest do (they arrived together, so they started about together); without,
  * the traces keep their spacing over the 20 hours (a round of late, scattered data). Goes through
@@ -49,8 +49,8 @@ async function storeRoundOfTraces(
   );
   await client.command({
     query: `INSERT INTO spans SELECT * REPLACE ({targetTenant:String} AS tenant_id, {targetProject:String} AS project_id,
-        concat({round:String}, substring(s.trace_id, length({round:String}) + 1)) AS trace_id,
-        if(s.session_id = '', '', concat({round:String}, s.session_id)) AS session_id,
+        ${NEW_ID_SQL('s.trace_id')} AS trace_id,
+        if(s.session_id = '', '', ${NEW_ID_SQL('s.session_id')}) AS session_id,
         s.start_time + toIntervalMillisecond(transform(s.trace_id, {ids:Array(String)}, {shifts:Array(Int64)}, toInt64(0))) AS start_time,
         s.end_time + toIntervalMillisecond(transform(s.trace_id, {ids:Array(String)}, {shifts:Array(Int64)}, toInt64(0))) AS end_time)
       FROM spans AS s
@@ -65,14 +65,21 @@ async function storeRoundOfTraces(
       shifts,
     },
   });
-  const result = await client.query({
-    query: `SELECT DISTINCT trace_id FROM trace_index
-      WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND startsWith(trace_id, {round:String})`,
-    query_params: { ...target, round },
-    format: 'JSONEachRow',
-  });
-  return (await result.json<{ trace_id: string }>()).map((r) => r.trace_id);
+  return traces.map((t) => newId(round, t.trace_id));
 }
+
+/**
+ * A copied trace's or session's new id: random-looking and 32 hex digits, as real ones are, so that
+ * it sorts among the seeded ones (a prefix would sort every new id after every seeded one and let
+ * each lookup by id skip the seeded parts whole, which real ids never do). newId in SQL.
+ */
+const NEW_ID_SQL = (column: string) => `lower(hex(MD5(concat({round:String}, ${column}))))`;
+
+/** NEW_ID_SQL's id of `id` copied in `round`. */
+const newId = (round: string, id: string): string =>
+  createHash('md5')
+    .update(round + id)
+    .digest('hex');
 
 /** Runs one round's upkeep on `traceIds` of `scope` through the worker's repository, in its order; milliseconds per step. */
 async function upkeepRound(repository: SpanRepository, scope: Scope, traceIds: string[]): Promise<Record<StatementName, number>> {
@@ -81,19 +88,22 @@ async function upkeepRound(repository: SpanRepository, scope: Scope, traceIds: s
     const result = await work();
     return [result, performance.now() - started];
   };
+  // The round's first look at its traces: what to write again, and their sessions.
+  const [stored, storedTraces] = await timed(() => repository.storedTraces(scope, traceIds, []));
+  const sessions = [...new Set([...stored.values()].map((trace) => trace.sessionId).filter(Boolean))];
   const [{ minutes }, traceFigures] = await timed(() => repository.refreshTraceFigures(scope, traceIds));
-  const [, sessionFigures] = await timed(() => repository.refreshSessionFigures(scope, traceIds));
+  const [, sessionFigures] = await timed(() => repository.refreshSessionFigures(scope, sessions));
   const [, costDaily] = await timed(() => repository.refreshDailyCosts(scope, minutes));
   const [, traceMetrics] = await timed(() => repository.refreshTraceMetrics(scope, minutes));
-  return { traceFigures, sessionFigures, costDaily, traceMetrics };
+  return { storedTraces, traceFigures, sessionFigures, costDaily, traceMetrics };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
  * `npm run bench:upkeep [-- --spans N] [--data-dir DIR] [--traces K] [--rounds R] [--window-seconds W]`:
- * how the worker's per-round upkeep (trace figures, session figures, daily costs, trace metrics)
- * grows with the project's size. On a copy of the seeded dataset (the seed itself is left as it is),
+ * how the worker's per-round upkeep (the look at the stored traces, trace figures, session figures,
+ * daily costs, trace metrics) grows with the project's size. On a copy of the seeded dataset (the seed itself is left as it is),
  * R rounds of K new traces each go to the seeded project and to an empty project, alternately, on a
  * quiet engine; the traces of a round start within W seconds (default 30), as a round of live
  * ingest's do, or with W = 0 over 20 hours, as late data. The report gives each statement's median

@@ -164,8 +164,11 @@ export const REFRESH_TRACE_FIGURES_SQL = refreshTraceFiguresSql(
 
 /**
  * Recomputes session_figures rows: the figures from the sessions rollup, and per score name the
- * session's feedback (count, sum and count of numeric values, so means are exact) through the
- * trace → session mapping. `sessionFilter` picks the sessions (it must keep the scope).
+ * session's feedback (count, sum and count of numeric values, so means are exact) on the traces
+ * the rollup lists for the session (the same traces its trace count counts). `sessionFilter` picks
+ * the sessions (it must keep the scope). Both reads of the rollup are lookups by session id, so
+ * the statement reads what its sessions hold, not the project: the feedback join's right side is
+ * those sessions' (session, trace) pairs, and the project's feedback is matched against them.
  */
 export function refreshSessionFiguresSql(sessionFilter: string): string {
   return `
@@ -185,15 +188,23 @@ export function refreshSessionFiguresSql(sessionFilter: string): string {
       SELECT t.trace_session AS session_id, f.name AS name, toUInt32(count()) AS n, sum(ifNull(f.value_number, 0)) AS total,
         toUInt32(countIf(isNotNull(f.value_number))) AS numeric
       FROM (SELECT trace_id, name, value_number FROM feedback FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}) AS f
-      INNER JOIN (SELECT trace_id, max(session_id) AS trace_session FROM trace_index
-                  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${sessionFilter} GROUP BY trace_id) AS t
+      INNER JOIN (SELECT session_id AS trace_session, arrayJoin(groupUniqArrayArray(trace_ids)) AS trace_id FROM sessions
+                  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}${sessionFilter} GROUP BY session_id) AS t
       ON f.trace_id = t.trace_id
-      WHERE t.trace_session != ''
       GROUP BY session_id, name)
     GROUP BY session_id) AS fb ON fb.session_id = s.session_id`;
 }
 
-/** Recomputes the session_figures rows of the sessions these traces belong to. */
+/**
+ * Recomputes the session_figures rows of some sessions ({sessions:Array(String)}): the worker's
+ * round knows them from its look at the stored traces, an erasure from the traces it erases.
+ */
+export const REFRESH_SESSIONS_FIGURES_SQL = refreshSessionFiguresSql(' AND session_id IN {sessions:Array(String)}');
+
+/**
+ * Recomputes the session_figures rows of the sessions these traces belong to ({traceIds}: a few
+ * traces given feedback; a lookup of random trace ids reads every granule of trace_index it hits).
+ */
 export const REFRESH_SESSION_FIGURES_SQL = refreshSessionFiguresSql(
   ` AND session_id IN (SELECT session_id FROM trace_index
                        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)} AND session_id != '')`,

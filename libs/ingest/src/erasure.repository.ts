@@ -3,12 +3,12 @@ import type { Pool } from 'pg';
 import {
   REFRESH_COST_DAILY_SQL,
   REFRESH_COST_MINUTE_SQL,
+  REFRESH_SESSIONS_FIGURES_SQL,
   REFRESH_TRACE_METRICS_HOUR_SQL,
   REFRESH_TRACE_METRICS_MINUTE_SQL,
   awaitDeletes,
   deleteInPartitions,
   namedStatement,
-  refreshSessionFiguresSql,
   rewriteWithoutDeleted,
   withProjectFilters,
   type ClickHouseClient,
@@ -292,7 +292,7 @@ export class ErasureRepository {
          FROM spans FINAL WHERE ${SCOPE} AND session_id IN {sessions:Array(String)}
          GROUP BY tenant_id, project_id, session_id, retention_days`,
       ],
-      ['erasure.refresh_session_figures', refreshSessionFiguresSql(' AND session_id IN {sessions:Array(String)}')],
+      ['erasure.refresh_session_figures', REFRESH_SESSIONS_FIGURES_SQL],
     ];
     for (const [name, sql] of statements)
       await this.clickhouse.command({

@@ -186,7 +186,7 @@ describe('SpanRepository SQL', () => {
   });
 
   it('refreshSessionFigures', async () => {
-    expectStatements(await record(() => repository.refreshSessionFigures(PROJECT, [T1])), 1);
+    expectStatements(await record(() => repository.refreshSessionFigures(PROJECT, ['session-1'])), 1);
   });
 
   it('filings', async () => {

@@ -1,7 +1,7 @@
 import {
   REFRESH_COST_DAILY_SQL,
   REFRESH_COST_MINUTE_SQL,
-  REFRESH_SESSION_FIGURES_SQL,
+  REFRESH_SESSIONS_FIGURES_SQL,
   REFRESH_TRACE_FIGURES_SQL,
   REFRESH_TRACE_METRICS_HOUR_SQL,
   REFRESH_TRACE_METRICS_MINUTE_SQL,
@@ -186,12 +186,15 @@ export class SpanRepository {
     }));
   }
 
-  /** Recomputes the session_figures rows of these traces' sessions (after the traces' own figures). */
-  async refreshSessionFigures(project: ProjectRef, traceIds: string[]): Promise<void> {
-    if (traceIds.length === 0) return;
+  /**
+   * Recomputes the session_figures rows of these sessions (after their traces' own figures): the
+   * sessions storedTraces found for a round's traces.
+   */
+  async refreshSessionFigures(project: ProjectRef, sessionIds: string[]): Promise<void> {
+    if (sessionIds.length === 0) return;
     await this.client.command({
-      query: withProjectFilters(REFRESH_SESSION_FIGURES_SQL, project),
-      query_params: { ...project, traceIds },
+      query: withProjectFilters(REFRESH_SESSIONS_FIGURES_SQL, project),
+      query_params: { ...project, sessions: sessionIds },
       ...namedStatement('ingest.refresh_session_figures'),
     });
   }

@@ -71,7 +71,12 @@ class RecordingRepository {
     return { minutes: this.previousMinutes };
   }
 
-  async refreshSessionFigures(): Promise<void> {}
+  /** The sessions of each refreshSessionFigures call. */
+  readonly sessionRefreshes: string[][] = [];
+
+  async refreshSessionFigures(_ref: ProjectRef, sessions: string[]): Promise<void> {
+    this.sessionRefreshes.push([...sessions].sort());
+  }
 
   async refreshDailyCosts(_ref: ProjectRef, minutes: number[]): Promise<void> {
     await this.record(minutes.length > 0 ? `daily costs +${minutes.join(',')}` : 'daily costs');
@@ -174,8 +179,10 @@ describe('SpanWriter', () => {
     expect(settled).toBe(false);
     repository.release('insert a0');
     await Promise.all([first, second]);
-    // ...and its trace's figures are refreshed again, without looking for its session a second time.
-    expect(repository.log.slice(-3)).toEqual(['stored B', 'figures A,B', 'daily costs']);
+    // ...and its trace's figures are refreshed again; A is looked up for its session's figures, not written again.
+    expect(repository.log.slice(-3)).toEqual(['stored A,B', 'figures A,B', 'daily costs']);
+    expect(repository.rewriteRequests).toEqual([{ sessions: ['A'], rootsToRun: [] }]);
+    expect(repository.sessionRefreshes).toEqual([['s1'], ['s1']]);
   });
 
   it('writes again, in one read, the session-less spans and the roots that have to become RUN, and no others', async () => {
@@ -189,9 +196,21 @@ describe('SpanWriter', () => {
     // A gets its session, B's root becomes RUN; C has nothing to fix. The back-filled traces are not looked at again.
     expect(repository.rewriteRequests).toEqual([{ sessions: ['A'], rootsToRun: ['B'] }]);
     expect(repository.log).toContain('insert a0,b-root-as-run');
-    // The back-fill's own round looks at none of its traces (the repository asks ClickHouse nothing for none).
-    expect(repository.log.filter((e) => e.startsWith('stored'))).toEqual(['stored A,B,C', 'stored ']);
+    // The back-fill's own round looks its traces up for their sessions only: nothing of them is written again.
+    expect(repository.log.filter((e) => e.startsWith('stored'))).toEqual(['stored A,B,C', 'stored A,B']);
+    expect(repository.sessionRefreshes).toEqual([['s1', 's3'], ['s1']]);
     expect(repository.log.at(-2)).toBe('figures A,B');
+  });
+
+  it('refreshes the figures of the sessions its traces have as stored, each session once', async () => {
+    repository.stored.set('A', { sessionId: 's1', hasSessionless: false, rootToRun: false });
+    repository.stored.set('B', { sessionId: 's1', hasSessionless: false, rootToRun: false });
+    repository.stored.set('C', { sessionId: '', hasSessionless: true, rootToRun: false });
+    repository.stored.set('D', { sessionId: 's2', hasSessionless: false, rootToRun: false });
+    await writer.close();
+    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 }, sinks);
+    await Promise.all([writer.write(chunk('a1', ['A', 'B'])), writer.write(chunk('c1', ['C'])), writer.write(chunk('d1', ['D']))]);
+    expect(repository.sessionRefreshes).toEqual([['s1', 's2']]);
   });
 
   it("tells the stored-trace check which roots the round's inserts wrote plain, so a retried root is typed RUN again", async () => {

@@ -4,7 +4,7 @@ import { isTransientClickHouseError } from '@spanforge/clickhouse';
 import { BatchingQueue, type BatchingOptions } from './batching.queue';
 import { newDeadLetterId, type DeadLetter } from './dead-letter.repository';
 import type { ChunkPart, RowChunk } from './export-rows';
-import type { AccountingRow, ProjectRef, SpanRepository, TraceFiling } from './span.repository';
+import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace, TraceFiling } from './span.repository';
 import { spanPartition } from './span.row';
 
 /**
@@ -291,10 +291,11 @@ export class SpanWriter {
       try {
         await withRetries(async () => {
           backfills.delete(key);
-          const backfill = await this.rewrites(group);
+          const stored = await this.repository.storedTraces(group.ref, [...group.traces], [...group.plainRoots]);
+          const backfill = await this.rewrites(group, stored);
           if (backfill) backfills.set(key, backfill);
           if (!filedBefore.has(key)) filedBefore.set(key, await this.repository.filings(group.ref, [...group.traces]));
-          await this.refreshFigures(group, filedBefore.get(key)!);
+          await this.refreshFigures(group, filedBefore.get(key)!, sessionsOf(stored));
         });
       } catch (error) {
         this.sinks.log.error(
@@ -317,21 +318,22 @@ export class SpanWriter {
   }
 
   /**
-   * One look at what is stored of the round's traces: a trace that has a session somewhere and a
-   * span stored without it gets those spans back with the session, and a GenAI trace whose root is
-   * stored as a plain, HTTP, chain or agent span gets its root back as RUN, as a chunk to write again.
-   * Looking after the insert settles races: of two rounds covering the same trace, whichever runs
-   * after both inserts sees both the session and the session-less spans (both may back-fill; that
-   * is harmless). Traces that only came in as back-fill are not looked at again.
+   * From one look at what is stored of the round's traces (`stored`, read after the round's
+   * inserts): a trace that has a session somewhere and a span stored without it gets those spans
+   * back with the session, and a GenAI trace whose root is stored as a plain, HTTP, chain or agent
+   * span gets its root back as RUN, as a chunk to write again. Looking after the insert settles
+   * races: of two rounds covering the same trace, whichever runs after both inserts sees both the
+   * session and the session-less spans (both may back-fill; that is harmless). Traces that only
+   * came in as back-fill are not looked at again.
    */
-  private async rewrites(group: ProjectGroup): Promise<RowChunk | undefined> {
-    const { ref, traces, backfilled, plainRoots } = group;
-    const candidates = [...traces].filter((traceId) => !backfilled.has(traceId));
+  private async rewrites(group: ProjectGroup, stored: Map<string, StoredTrace>): Promise<RowChunk | undefined> {
+    const { ref, backfilled } = group;
     const sessions = new Map<string, string>();
     const rootsToRun = new Set<string>();
-    for (const [traceId, stored] of await this.repository.storedTraces(ref, candidates, [...plainRoots])) {
-      if (stored.sessionId && stored.hasSessionless) sessions.set(traceId, stored.sessionId);
-      if (stored.rootToRun) rootsToRun.add(traceId);
+    for (const [traceId, trace] of stored) {
+      if (backfilled.has(traceId)) continue;
+      if (trace.sessionId && trace.hasSessionless) sessions.set(traceId, trace.sessionId);
+      if (trace.rootToRun) rootsToRun.add(traceId);
     }
     if (sessions.size === 0 && rootsToRun.size === 0) return undefined;
     const { text, rows } = await this.repository.rewrittenSpanLines(ref, sessions, rootsToRun);
@@ -351,12 +353,16 @@ export class SpanWriter {
     };
   }
 
-  /** The touched traces' and sessions' figures, and the daily costs and trace metrics of their minutes, recomputed. */
-  private async refreshFigures(group: ProjectGroup, filedBefore: Map<string, TraceFiling>): Promise<void> {
+  /**
+   * The touched traces' and sessions' figures, and the daily costs and trace metrics of their
+   * minutes, recomputed. `sessions` are the traces' sessions as stored after the round's inserts: a
+   * trace given a session later is given it by an insert whose own round refreshes that session.
+   */
+  private async refreshFigures(group: ProjectGroup, filedBefore: Map<string, TraceFiling>, sessions: string[]): Promise<void> {
     const { ref } = group;
     const traceIds = [...group.traces];
     const { minutes } = await this.repository.refreshTraceFigures(ref, traceIds, filedBefore, [...group.rerun]);
-    await this.repository.refreshSessionFigures(ref, traceIds);
+    await this.repository.refreshSessionFigures(ref, sessions);
     await this.repository.refreshDailyCosts(ref, minutes);
     await this.repository.refreshTraceMetrics(ref, minutes);
   }
@@ -372,6 +378,13 @@ interface ProjectGroup {
   plainRoots: Set<string>;
   /** Traces of items from jobs that ran before: where they are filed is looked up, not trusted. */
   rerun: Set<string>;
+}
+
+/** The sessions of some stored traces, each once. */
+function sessionsOf(stored: Map<string, StoredTrace>): string[] {
+  const sessions = new Set<string>();
+  for (const { sessionId } of stored.values()) if (sessionId) sessions.add(sessionId);
+  return [...sessions];
 }
 
 function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
