@@ -141,16 +141,35 @@ describe('ClickHouse migration 027 (sessions in fine granules)', () => {
     expect((await merged())[1]).toEqual({ ...SHOWN[1], last_seen: '2026-11-21 08:05:02.000000000', traces: ['t3', 't4'], cost: 3 });
   });
 
+  /** A session an old process stored while the migration ran, into whichever table it then wrote to. */
+  const LATE: PartialRow = {
+    session_id: 's3',
+    first_seen: '2026-11-22 09:00:00.000000000',
+    last_seen: '2026-11-22 09:00:02.000000000',
+    trace_ids: ['t5'],
+    usage: [['e'], [0.125], [5], [0], [0], [5], [0]],
+  };
+  const LATE_SHOWN = { session_id: 's3', first_seen: LATE.first_seen, last_seen: LATE.last_seen, traces: ['t5'], cost: 0.125 };
+
   it.each([
-    ['after the copy', 3],
-    ['after the exchange', 4],
-    ['after the copy back', 5],
-  ])('completes a run interrupted %s on the next start', async (_, done) => {
+    // Statements: 0-2 carry over and drop a staging table left behind, 3 creates it, 4 copies, 5 exchanges, 6 copies back, 7 drops.
+    ['after the copy, a row written since to the old table', 5, 'sessions'],
+    ['after the exchange, a row written during the copy to the old table', 6, 'sessions_027'],
+    ['after the copy back', 7, undefined],
+  ])('completes a run interrupted %s on the next start', async (_, done, oldTable) => {
     await before027();
     const [migration] = (await readClickHouseMigrations(dir)).filter((m) => m.version === 27);
+    expect(migration!.statements).toHaveLength(8);
     for (const statement of migration!.statements.slice(0, done)) await client.command({ query: statement });
+    if (oldTable) {
+      await client.insert({
+        table: oldTable,
+        values: [{ tenant_id: tenant, project_id: 'p1', user_id: '', error_span_ids: [], ...LATE }],
+        format: 'JSONEachRow',
+      });
+    }
     expect(await migrateClickHouse(client, dir)).toEqual({ applied: [MIGRATION], alreadyApplied: expect.any(Number) });
-    expect(await merged()).toEqual(SHOWN);
+    expect(await merged()).toEqual(oldTable ? [...SHOWN, LATE_SHOWN] : SHOWN);
     expect(await tableSql()).toContain('index_granularity_bytes = 65536');
   });
 });
