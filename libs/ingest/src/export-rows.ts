@@ -33,6 +33,8 @@ export interface RowChunk {
   rows: number;
   /** The export's trace ids, each once. */
   traces: string[];
+  /** The session ids its rows name, each once: the sessions rollup rows its insert writes. */
+  sessions: string[];
   /**
    * Traces whose root comes in this export typed as something a GenAI trace's root is not
    * (isUpgradableRoot): the upkeep writes it again as RUN if the stored trace is GenAI, even
@@ -141,6 +143,7 @@ export function exportRows(job: ExportJob, overrides: PriceOverride[], policy?: 
   if (policy && !policy.isNoop) for (const row of rows) redactions += row.redactions = policy.applyToSpan(row);
   const parts = new Map<number, ChunkPart>();
   const traces = new Set<string>();
+  const sessions = new Set<string>();
   const plainRoots: string[] = [];
   const conversions = new Map<string, number>();
   for (let index = 0; index < rows.length; index++) {
@@ -152,6 +155,7 @@ export function exportRows(job: ExportJob, overrides: PriceOverride[], policy?: 
     part.text += `${serialiseRow(row)}\n`;
     part.rows++;
     traces.add(row.trace_id);
+    if (row.session_id !== '') sessions.add(row.session_id);
     if (row.parent_span_id === '' && isUpgradableRoot(row.span_type)) plainRoots.push(row.trace_id);
   }
   return {
@@ -162,6 +166,7 @@ export function exportRows(job: ExportJob, overrides: PriceOverride[], policy?: 
     parts: [...parts.values()],
     rows: rows.length,
     traces: [...traces],
+    sessions: [...sessions],
     plainRoots,
     accounting: accountingRows(job, result, dropped, expired),
     conversions,

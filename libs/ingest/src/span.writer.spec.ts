@@ -87,7 +87,7 @@ class RecordingRepository {
   }
 }
 
-function chunk(line: string, traces: string[], plainRoots: string[] = []): RowChunk {
+function chunk(line: string, traces: string[], plainRoots: string[] = [], sessions: string[] = []): RowChunk {
   return {
     tenantId: 't',
     projectId: 'p',
@@ -96,6 +96,7 @@ function chunk(line: string, traces: string[], plainRoots: string[] = []): RowCh
     parts: [{ partition: 202612, text: `${line}\n`, rows: 1 }],
     rows: 1,
     traces,
+    sessions,
     plainRoots,
     accounting: [],
     conversions: new Map(),
@@ -211,6 +212,15 @@ describe('SpanWriter', () => {
     writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 }, sinks);
     await Promise.all([writer.write(chunk('a1', ['A', 'B'])), writer.write(chunk('c1', ['C'])), writer.write(chunk('d1', ['D']))]);
     expect(repository.sessionRefreshes).toEqual([['s1', 's2']]);
+  });
+
+  it('refreshes the sessions its inserts wrote rows of, also where the stored trace names a greater one', async () => {
+    // T is stored under s1; this insert brings spans of T under s0 (the sessions rollup lists T under both).
+    repository.stored.set('T', { sessionId: 's1', hasSessionless: false, rootToRun: false });
+    await writer.close();
+    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 }, sinks);
+    await writer.write(chunk('t1', ['T'], [], ['s0']));
+    expect(repository.sessionRefreshes).toEqual([['s0', 's1']]);
   });
 
   it("tells the stored-trace check which roots the round's inserts wrote plain, so a retried root is typed RUN again", async () => {
@@ -357,6 +367,7 @@ describe('SpanWriter when ClickHouse refuses rows', () => {
       parts: [{ partition: 202612, text: lines.map((l) => `${l}\n`).join(''), rows: lines.length }],
       rows: lines.length,
       traces: [exportId],
+      sessions: [],
       plainRoots: [],
       accounting: [],
       conversions: new Map(),

@@ -59,6 +59,8 @@ const UPKEEP_BATCH: BatchingOptions = { maxItems: 100_000, maxDelayMs: 10 };
 interface UpkeepItem {
   ref: ProjectRef;
   traces: string[];
+  /** Sessions this insert wrote rows of (RowChunk.sessions). */
+  sessions: string[];
   /** Traces whose root this insert wrote with a type that becomes RUN in a GenAI trace (RowChunk.plainRoots). */
   plainRoots: string[];
   /** Spans written again with their trace's session: their traces are not looked at for attribution again. */
@@ -166,6 +168,7 @@ export class SpanWriter {
       const item: UpkeepItem = {
         ref: { tenantId: chunk.tenantId, projectId: chunk.projectId },
         traces: chunk.traces,
+        sessions: chunk.sessions,
         plainRoots: chunk.plainRoots,
         backfill,
         rerun: chunk.rerun === true,
@@ -295,7 +298,7 @@ export class SpanWriter {
           const backfill = await this.rewrites(group, stored);
           if (backfill) backfills.set(key, backfill);
           if (!filedBefore.has(key)) filedBefore.set(key, await this.repository.filings(group.ref, [...group.traces]));
-          await this.refreshFigures(group, filedBefore.get(key)!, sessionsOf(stored));
+          await this.refreshFigures(group, filedBefore.get(key)!, sessionsOf(group, stored));
         });
       } catch (error) {
         this.sinks.log.error(
@@ -346,6 +349,7 @@ export class SpanWriter {
       parts: partsOfStoredLines(text),
       rows,
       traces: [...new Set([...sessions.keys(), ...rootsToRun])],
+      sessions: [...new Set(sessions.values())],
       plainRoots: [],
       accounting: [],
       conversions: new Map(),
@@ -355,8 +359,7 @@ export class SpanWriter {
 
   /**
    * The touched traces' and sessions' figures, and the daily costs and trace metrics of their
-   * minutes, recomputed. `sessions` are the traces' sessions as stored after the round's inserts: a
-   * trace given a session later is given it by an insert whose own round refreshes that session.
+   * minutes, recomputed. `sessions`: see sessionsOf.
    */
   private async refreshFigures(group: ProjectGroup, filedBefore: Map<string, TraceFiling>, sessions: string[]): Promise<void> {
     const { ref } = group;
@@ -374,15 +377,23 @@ interface ProjectGroup {
   traces: Set<string>;
   /** Traces present only through back-fill. */
   backfilled: Set<string>;
+  /** Sessions the items' inserts wrote rows of. */
+  sessions: Set<string>;
   /** Traces whose root one of the items wrote with an upgradable type. */
   plainRoots: Set<string>;
   /** Traces of items from jobs that ran before: where they are filed is looked up, not trusted. */
   rerun: Set<string>;
 }
 
-/** The sessions of some stored traces, each once. */
-function sessionsOf(stored: Map<string, StoredTrace>): string[] {
-  const sessions = new Set<string>();
+/**
+ * The sessions whose figures a round refreshes, each once: those its inserts wrote rows of (the
+ * sessions rollup rows they added), and those its traces have as stored after the inserts (a trace
+ * whose earlier spans named its session). A trace given a session later is given it by an insert
+ * whose own round refreshes that session. A trace stored under two sessions counts under both in
+ * the rollup; the stored look names only the greatest, so the inserts' own list is needed.
+ */
+function sessionsOf(group: ProjectGroup, stored: Map<string, StoredTrace>): string[] {
+  const sessions = new Set(group.sessions);
   for (const { sessionId } of stored.values()) if (sessionId) sessions.add(sessionId);
   return [...sessions];
 }
@@ -395,9 +406,18 @@ function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
     if (!group)
       groups.set(
         key,
-        (group = { ref: item.ref, items: [], traces: new Set(), backfilled: new Set(), plainRoots: new Set(), rerun: new Set() }),
+        (group = {
+          ref: item.ref,
+          items: [],
+          traces: new Set(),
+          backfilled: new Set(),
+          sessions: new Set(),
+          plainRoots: new Set(),
+          rerun: new Set(),
+        }),
       );
     group.items.push(item);
+    for (const sessionId of item.sessions) group.sessions.add(sessionId);
     for (const traceId of item.plainRoots) group.plainRoots.add(traceId);
     if (item.rerun) for (const traceId of item.traces) group.rerun.add(traceId);
     for (const traceId of item.traces) {

@@ -125,13 +125,15 @@ export class IngestProcessor {
     let stored = 0;
     if (rows.length > 0) {
       const text = rows.map((letter) => `${letter.payload}\n`).join('');
+      const ids = rows.map(idsOf);
       await this.deps.spans.write({
         ...project,
         exportId: '',
         minute: 0,
         parts: partsOfStoredLines(text),
         rows: rows.length,
-        traces: [...new Set(rows.map(traceIdOf))],
+        traces: [...new Set(ids.map((row) => row.trace_id))],
+        sessions: [...new Set(ids.map((row) => row.session_id).filter((sessionId) => sessionId !== ''))],
         plainRoots: [],
         accounting: [],
         conversions: new Map(),
@@ -153,8 +155,10 @@ export class IngestProcessor {
   }
 }
 
-function traceIdOf(letter: DeadLetter): string {
-  return (JSON.parse(letter.payload) as { trace_id: string }).trace_id;
+/** The trace and session a dead-lettered span row names. */
+function idsOf(letter: DeadLetter): { trace_id: string; session_id: string } {
+  const row = JSON.parse(letter.payload) as { trace_id: string; session_id?: string };
+  return { trace_id: row.trace_id, session_id: row.session_id ?? '' };
 }
 
 /**
