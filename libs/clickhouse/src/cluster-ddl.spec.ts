@@ -70,10 +70,10 @@ describe('cluster DDL', () => {
     ]);
   });
 
-  it('drops the Distributed table and its local table', () => {
+  it('drops the Distributed table and its local table, whose replication path it frees at once', () => {
     expect(toClusterStatements({ sql: 'DROP TABLE IF EXISTS totals', comments: [] }, tables, { cluster: 'c' })).toEqual([
       'DROP TABLE IF EXISTS totals ON CLUSTER c',
-      'DROP TABLE IF EXISTS totals_local ON CLUSTER c',
+      'DROP TABLE IF EXISTS totals_local ON CLUSTER c SYNC',
     ]);
   });
 

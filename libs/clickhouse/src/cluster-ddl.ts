@@ -111,7 +111,9 @@ export function toClusterStatements(statement: Statement, tables: Set<string>, {
   if (drop) {
     const name = drop[1]!;
     const statements = [`DROP TABLE IF EXISTS ${name} ${onCluster}`];
-    return tables.has(name) ? [...statements, `DROP TABLE IF EXISTS ${localName(name)} ${onCluster}`] : statements;
+    // SYNC: a replicated table's path in Keeper is freed at once, not minutes later, so a migration
+    // may create a table of that name again (a rebuild's staging table: create, drop, create).
+    return tables.has(name) ? [...statements, `DROP TABLE IF EXISTS ${localName(name)} ${onCluster} SYNC`] : statements;
   }
   const exchange = EXCHANGE_TABLES.exec(sql);
   if (exchange) {
