@@ -4,7 +4,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { createClickHouseClient, type ClickHouseClient } from '@spanforge/clickhouse';
-import { SpanRepository } from '@spanforge/ingest';
+import { SpanRepository, sessionsToRefresh } from '@spanforge/ingest';
 import { quiet, seededDatasetArguments, startBenchStack, temporaryDataDir } from './bench-stack';
 import { argument, progress, writeResults } from './report';
 import { seededOnce, type SeedResult } from './seed-volume';
@@ -88,9 +88,9 @@ async function upkeepRound(repository: SpanRepository, scope: Scope, traceIds: s
     const result = await work();
     return [result, performance.now() - started];
   };
-  // The round's first look at its traces: what to write again, and their sessions.
+  // The round's first look at its traces: what to write again, and their sessions (the copies' sessions are the stored ones).
   const [stored, storedTraces] = await timed(() => repository.storedTraces(scope, traceIds, []));
-  const sessions = [...new Set([...stored.values()].map((trace) => trace.sessionId).filter(Boolean))];
+  const sessions = sessionsToRefresh([], stored);
   const [{ minutes }, traceFigures] = await timed(() => repository.refreshTraceFigures(scope, traceIds));
   const [, sessionFigures] = await timed(() => repository.refreshSessionFigures(scope, sessions));
   const [, costDaily] = await timed(() => repository.refreshDailyCosts(scope, minutes));
@@ -103,7 +103,8 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 /**
  * `npm run bench:upkeep [-- --spans N] [--data-dir DIR] [--traces K] [--rounds R] [--window-seconds W]`:
  * how the worker's per-round upkeep (the look at the stored traces, trace figures, session figures,
- * daily costs, trace metrics) grows with the project's size. On a copy of the seeded dataset (the seed itself is left as it is),
+ * daily costs, trace metrics) grows with the project's size. On a copy of the seeded dataset (the
+ * seed itself is left as it is),
  * R rounds of K new traces each go to the seeded project and to an empty project, alternately, on a
  * quiet engine; the traces of a round start within W seconds (default 30), as a round of live
  * ingest's do, or with W = 0 over 20 hours, as late data. The report gives each statement's median

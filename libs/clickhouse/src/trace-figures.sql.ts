@@ -166,9 +166,9 @@ export const REFRESH_TRACE_FIGURES_SQL = refreshTraceFiguresSql(
  * Recomputes session_figures rows: the figures from the sessions rollup, and per score name the
  * session's feedback (count, sum and count of numeric values, so means are exact) on the traces
  * the rollup lists for the session (the same traces its trace count counts). `sessionFilter` picks
- * the sessions (it must keep the scope). Both reads of the rollup are lookups by session id, so
- * the statement reads what its sessions hold, not the project: the feedback join's right side is
- * those sessions' (session, trace) pairs, and the project's feedback is matched against them.
+ * the sessions (it must keep the scope). Both reads of the rollup are lookups by session id: the
+ * feedback join's right side is those sessions' (session, trace) pairs, and the project's feedback,
+ * read whole, is matched against them.
  */
 export function refreshSessionFiguresSql(sessionFilter: string): string {
   return `
@@ -197,7 +197,8 @@ export function refreshSessionFiguresSql(sessionFilter: string): string {
 
 /**
  * Recomputes the session_figures rows of some sessions ({sessions:Array(String)}): the worker's
- * round knows them from its look at the stored traces, an erasure from the traces it erases.
+ * round knows them from its inserts and its look at the stored traces, an erasure from the traces
+ * it erases.
  */
 export const REFRESH_SESSIONS_FIGURES_SQL = refreshSessionFiguresSql(' AND session_id IN {sessions:Array(String)}');
 

@@ -187,8 +187,8 @@ export class SpanRepository {
   }
 
   /**
-   * Recomputes the session_figures rows of these sessions (after their traces' own figures): the
-   * sessions storedTraces found for a round's traces.
+   * Recomputes the session_figures rows of these sessions (after their traces' own figures): a
+   * round's sessions (SpanWriter's sessionsToRefresh).
    */
   async refreshSessionFigures(project: ProjectRef, sessionIds: string[]): Promise<void> {
     if (sessionIds.length === 0) return;

@@ -294,11 +294,13 @@ export class SpanWriter {
       try {
         await withRetries(async () => {
           backfills.delete(key);
-          const stored = await this.repository.storedTraces(group.ref, [...group.traces], [...group.plainRoots]);
-          const backfill = await this.rewrites(group, stored);
+          // Traces that only came in as back-fill are not looked at again: their sessions are the back-fill's own.
+          const candidates = [...group.traces].filter((traceId) => !group.backfilled.has(traceId));
+          const stored = await this.repository.storedTraces(group.ref, candidates, [...group.plainRoots]);
+          const backfill = await this.rewrites(group.ref, stored);
           if (backfill) backfills.set(key, backfill);
           if (!filedBefore.has(key)) filedBefore.set(key, await this.repository.filings(group.ref, [...group.traces]));
-          await this.refreshFigures(group, filedBefore.get(key)!, sessionsOf(group, stored));
+          await this.refreshFigures(group, filedBefore.get(key)!, sessionsToRefresh(group.sessions, stored));
         });
       } catch (error) {
         this.sinks.log.error(
@@ -326,15 +328,12 @@ export class SpanWriter {
    * back with the session, and a GenAI trace whose root is stored as a plain, HTTP, chain or agent
    * span gets its root back as RUN, as a chunk to write again. Looking after the insert settles
    * races: of two rounds covering the same trace, whichever runs after both inserts sees both the
-   * session and the session-less spans (both may back-fill; that is harmless). Traces that only
-   * came in as back-fill are not looked at again.
+   * session and the session-less spans (both may back-fill; that is harmless).
    */
-  private async rewrites(group: ProjectGroup, stored: Map<string, StoredTrace>): Promise<RowChunk | undefined> {
-    const { ref, backfilled } = group;
+  private async rewrites(ref: ProjectRef, stored: Map<string, StoredTrace>): Promise<RowChunk | undefined> {
     const sessions = new Map<string, string>();
     const rootsToRun = new Set<string>();
     for (const [traceId, trace] of stored) {
-      if (backfilled.has(traceId)) continue;
       if (trace.sessionId && trace.hasSessionless) sessions.set(traceId, trace.sessionId);
       if (trace.rootToRun) rootsToRun.add(traceId);
     }
@@ -359,7 +358,7 @@ export class SpanWriter {
 
   /**
    * The touched traces' and sessions' figures, and the daily costs and trace metrics of their
-   * minutes, recomputed. `sessions`: see sessionsOf.
+   * minutes, recomputed. `sessions`: see sessionsToRefresh.
    */
   private async refreshFigures(group: ProjectGroup, filedBefore: Map<string, TraceFiling>, sessions: string[]): Promise<void> {
     const { ref } = group;
@@ -386,14 +385,15 @@ interface ProjectGroup {
 }
 
 /**
- * The sessions whose figures a round refreshes, each once: those its inserts wrote rows of (the
- * sessions rollup rows they added), and those its traces have as stored after the inserts (a trace
- * whose earlier spans named its session). A trace given a session later is given it by an insert
- * whose own round refreshes that session. A trace stored under two sessions counts under both in
- * the rollup; the stored look names only the greatest, so the inserts' own list is needed.
+ * The sessions whose figures a round refreshes, each once: those its inserts wrote rows of
+ * (`written`: the sessions rollup rows they added), and those its traces have as stored after the
+ * inserts (`stored`: a trace whose earlier spans named its session). A trace given a session later
+ * is given it by an insert whose own round refreshes that session. A trace stored under two
+ * sessions counts under both in the rollup; the stored look names only the greatest, so the
+ * inserts' own list is needed.
  */
-function sessionsOf(group: ProjectGroup, stored: Map<string, StoredTrace>): string[] {
-  const sessions = new Set(group.sessions);
+export function sessionsToRefresh(written: Iterable<string>, stored: Map<string, StoredTrace>): string[] {
+  const sessions = new Set(written);
   for (const { sessionId } of stored.values()) if (sessionId) sessions.add(sessionId);
   return [...sessions];
 }
