@@ -22,16 +22,27 @@ const ROW_SCOPED_WRITES = new Set(['ingest.insert_spans', 'ingest.insert_account
 let filings: Array<{ trace_id: string; minute_ms: number }> = [];
 /** What the fake answers ingest.filed_minutes with. */
 let filed: Array<{ trace_id: string; minute_ms: number; present: number }> = [];
+/** What the fake answers ingest.stored_traces with. */
+let indexed: Array<{ trace_id: string; session_id: string; has_sessionless: number; first_start: string; last_end: string }> = [];
 
 describe('SpanRepository SQL', () => {
   const { client, record, insertedRows } = recordingClient((queryId) =>
-    queryId === 'ingest.trace_filings' ? filings : queryId === 'ingest.filed_minutes' ? filed : [],
+    queryId === 'ingest.trace_filings'
+      ? filings
+      : queryId === 'ingest.filed_minutes'
+        ? filed
+        : queryId === 'ingest.stored_traces'
+          ? indexed
+          : queryId === 'ingest.roots_to_run'
+            ? indexed.filter((r) => r.trace_id === T2).map((r) => ({ trace_id: r.trace_id }))
+            : [],
   );
   const repository = new SpanRepository(client);
 
   beforeEach(() => {
     filings = [];
     filed = [];
+    indexed = [];
   });
 
   /** Checks each statement's scope (or, for a row-scoped write, its rows'), then snapshots it under its query name. */
@@ -69,8 +80,39 @@ describe('SpanRepository SQL', () => {
     expectStatements(await record(() => repository.insertAccounting([row, { ...row, tenant_id: 'tenant-2', project_id: 'project-2' }])), 1);
   });
 
-  it('storedTraces', async () => {
-    expectStatements(await record(() => repository.storedTraces(PROJECT, [T1, T2], [T2])), 1);
+  it('storedTraces: trace_index, then the roots to run within the time it gives', async () => {
+    indexed = [
+      {
+        trace_id: T1,
+        session_id: 's-1',
+        has_sessionless: 0,
+        first_start: '2026-12-01 10:00:05.000000000',
+        last_end: '2026-12-01 10:00:09.000000000',
+      },
+      {
+        trace_id: T2,
+        session_id: '',
+        has_sessionless: 1,
+        first_start: '2026-11-30 23:59:58.500000000',
+        last_end: '2026-12-01 00:00:01.000000000',
+      },
+    ];
+    let stored = new Map<string, unknown>();
+    const statements = await record(async () => {
+      stored = await repository.storedTraces(PROJECT, [T1, T2, '6c0f5f6e7d3a4b2c9e8f7a6b5c4d3e2f'], [T2]);
+    });
+    expectStatements(statements, 2);
+    expect(statements[1]!.params).toEqual(expect.arrayContaining(['from', 'to', 'traceIds', 'plainRoots']));
+    expect(stored).toEqual(
+      new Map([
+        [T1, { sessionId: 's-1', hasSessionless: false, rootToRun: false }],
+        [T2, { sessionId: '', hasSessionless: true, rootToRun: true }],
+      ]),
+    );
+  });
+
+  it('storedTraces: nothing stored, nothing more read', async () => {
+    expectStatements(await record(() => repository.storedTraces(PROJECT, [T1], [])), 1);
   });
 
   it('refreshTraceFigures: filings read before and after', async () => {

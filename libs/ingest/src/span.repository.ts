@@ -5,7 +5,6 @@ import {
   REFRESH_TRACE_FIGURES_SQL,
   REFRESH_TRACE_METRICS_HOUR_SQL,
   REFRESH_TRACE_METRICS_MINUTE_SQL,
-  TRACES_DAYS_SQL,
   TRACES_TIME_SQL,
   SPAN_COPY_KEY,
   TRACES_FILING_SQL,
@@ -62,6 +61,28 @@ export interface ProjectRef {
   projectId: string;
 }
 
+/** What trace_index holds of some traces: session, sessionless spans, and the time their spans cover. */
+const STORED_TRACES_INDEX_SQL = `SELECT trace_id, max(session_id) AS session_id, max(has_sessionless) AS has_sessionless,
+    min(start_time) AS first_start, max(end_time) AS last_end
+  FROM trace_index
+  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
+  GROUP BY trace_id`;
+
+/**
+ * Which of some traces, whose spans all start between {from} and {to}, have a root stored with a
+ * type that becomes RUN ({upgradable}, or any type for {plainRoots}) and GenAI spans.
+ */
+const ROOTS_TO_RUN_SQL = `SELECT trace_id
+  FROM traces
+  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+    AND day BETWEEN toDate({from:DateTime64(9, 'UTC')}) AND toDate({to:DateTime64(9, 'UTC')})
+    AND start_time BETWEEN {from:DateTime64(9, 'UTC')} AND {to:DateTime64(9, 'UTC')}
+    AND trace_id IN {traceIds:Array(String)}
+  GROUP BY trace_id
+  HAVING max(root_span_id) != ''
+    AND (has({upgradable:Array(String)}, max(root_type)) OR has({plainRoots:Array(String)}, trace_id))
+    AND hasAny(groupUniqArrayArray(span_types), {genAiTypes:Array(String)})`;
+
 /** All SQL of the ingest write path. Every statement is bound to one tenant and project. */
 export class SpanRepository {
   constructor(private readonly client: ClickHouseClient) {}
@@ -82,40 +103,56 @@ export class SpanRepository {
 
   /**
    * What is stored of these traces: their session ('' if none yet), whether any span of them lacks
-   * one, and whether their root still has to become RUN. The last is read from the traces rollup
-   * (its days and time from trace_index): the rollup's root type is the greatest stored, and RUN sorts after
-   * every upgradable type, so a root already written again as RUN is not picked again — unless
-   * `plainRoots` says a copy typed otherwise was just written (a retried export): that copy is now
-   * the stored one, and the rollup cannot tell.
+   * one, and whether their root still has to become RUN.
+   *
+   * Two statements. The first reads trace_index by the traces' ids once, with the time their stored
+   * spans cover. The second reads the traces rollup within that time (its days and its minmax index
+   * on the start skip older traces' granules): the rollup's root type is the greatest stored, and RUN
+   * sorts after every upgradable type, so a root already written again as RUN is not picked again —
+   * unless `plainRoots` says a copy typed otherwise was just written (a retried export): that copy is
+   * now the stored one, and the rollup cannot tell. One statement with the time as subqueries read
+   * trace_index three times; a lookup of a round's random ids there reads a granule per id, so in a
+   * large project that was most of the statement's cost (docs/scaling.md). A span stored between the
+   * two statements is its own round's to look at: every round looks after its insert.
    */
   async storedTraces(project: ProjectRef, traceIds: string[], plainRoots: string[]): Promise<Map<string, StoredTrace>> {
     if (traceIds.length === 0) return new Map();
-    const result = await this.client.query({
-      query: withProjectFilters(
-        `SELECT i.trace_id AS trace_id, i.session_id AS session_id, i.has_sessionless AS has_sessionless, r.root_to_run AS root_to_run
-              FROM (SELECT trace_id, max(session_id) AS session_id, max(has_sessionless) AS has_sessionless
-                    FROM trace_index
-                    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
-                    GROUP BY trace_id) AS i
-              LEFT JOIN (SELECT trace_id, toUInt8(max(root_span_id) != ''
-                                  AND (has({upgradable:Array(String)}, max(root_type)) OR has({plainRoots:Array(String)}, trace_id))
-                                  AND hasAny(groupUniqArrayArray(span_types), {genAiTypes:Array(String)})) AS root_to_run
-                         FROM traces
-                         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-                           AND day BETWEEN ${TRACES_DAYS_SQL} AND start_time BETWEEN ${TRACES_TIME_SQL}
-                           AND trace_id IN {traceIds:Array(String)}
-                         GROUP BY trace_id) AS r ON r.trace_id = i.trace_id`,
-        project,
-      ),
-      query_params: { ...project, traceIds, plainRoots, upgradable: ROOT_UPGRADABLE_TYPES, genAiTypes: GEN_AI_TRACE_TYPES },
+    const indexed = await this.client.query({
+      query: withProjectFilters(STORED_TRACES_INDEX_SQL, project),
+      query_params: { ...project, traceIds },
       format: 'JSONEachRow',
       ...namedStatement('ingest.stored_traces'),
     });
-    const rows = await result.json<{ trace_id: string; session_id: string; has_sessionless: number; root_to_run: number }>();
+    const found = await indexed.json<{
+      trace_id: string;
+      session_id: string;
+      has_sessionless: number;
+      first_start: string;
+      last_end: string;
+    }>();
+    if (found.length === 0) return new Map();
+    // Fixed-width 'YYYY-MM-DD hh:mm:ss.nnnnnnnnn': text order is time order.
+    const from = found.reduce((earliest, r) => (r.first_start < earliest ? r.first_start : earliest), found[0]!.first_start);
+    const to = found.reduce((latest, r) => (r.last_end > latest ? r.last_end : latest), found[0]!.last_end);
+    const roots = await this.client.query({
+      query: withProjectFilters(ROOTS_TO_RUN_SQL, project),
+      query_params: {
+        ...project,
+        traceIds: found.map((r) => r.trace_id),
+        from,
+        to,
+        plainRoots,
+        upgradable: ROOT_UPGRADABLE_TYPES,
+        genAiTypes: GEN_AI_TRACE_TYPES,
+      },
+      format: 'JSONEachRow',
+      ...namedStatement('ingest.roots_to_run'),
+    });
+    const toRun = new Set((await roots.json<{ trace_id: string }>()).map((r) => r.trace_id));
     return new Map(
-      rows.map((r) => [
+      found.map((r) => [
         r.trace_id,
-        { sessionId: r.session_id, hasSessionless: Number(r.has_sessionless) === 1, rootToRun: Number(r.root_to_run) === 1 },
+        { sessionId: r.session_id, hasSessionless: Number(r.has_sessionless) === 1, rootToRun: toRun.has(r.trace_id) },
       ]),
     );
   }
