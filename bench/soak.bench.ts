@@ -9,7 +9,7 @@ import { startBenchStack, temporaryDataDir } from './bench-stack';
 import { argument, percentile, progress, writeResults } from './report';
 
 /**
- * `npm run bench:soak [-- --minutes N] [--report-minutes M] [--spans-per-second R] [--dashboard-minutes D] [--client-nice P] [--keep-data DIR]`: a day of load,
+ * `npm run bench:soak [-- --minutes N] [--report-minutes M] [--spans-per-second R] [--dashboard-minutes D] [--warmup-minutes W] [--client-nice P] [--keep-data DIR]`: a day of load,
  * compressed. The all-in-one takes continuous ingest at half the end-to-end rate bench:ingest last
  * measured (or R), while a dashboard loop queries, scores are posted and a cost report is run every
  * minute. Every M minutes (default 5) it reports accepted spans/s, the stored lag, the queue depth,
@@ -18,10 +18,14 @@ import { argument, percentile, progress, writeResults } from './report';
  * at most 2 GiB. Once the load has ended and the store has caught up, it times the sessions and
  * traces pages (read with FINAL) as the upkeep left their tables, then again after merging them.
  *
- * The dashboard asks for the last D minutes (default 5), as a live dashboard does: every answer then
- * reads a range of the same size from the first window on, so a slower answer means a slower engine
- * (parts, merges, the upkeep's statements), not more data. `--dashboard-minutes 0` asks for
- * everything stored, as the runs before session 15 did: those answers grow with the project.
+ * The dashboard asks for the last D minutes (default 5), as a live dashboard does: once D minutes of
+ * load are stored, every answer reads a range of the same size, so a slower answer means a slower
+ * engine (parts, merges, the upkeep's statements), not more data. Until then the range is only
+ * partly filled, so the first window's answers are the quickest of the run. `--warmup-minutes W`
+ * (default 0) runs the same load for W minutes before the first window, left out of the report:
+ * with W ≥ D the first window already reads full ranges, and the targets compare like with like.
+ * `--dashboard-minutes 0` asks for everything stored, as the runs before session 15 did: those
+ * answers grow with the project.
  *
  * The load client is a process of its own on the same machine, where clients of a real deployment
  * are elsewhere; it takes most of a core. `--client-nice P` (0 to 19, default 0) runs it at that
@@ -114,6 +118,7 @@ async function main(): Promise<void> {
   const kept = argument('--keep-data', '');
   const dashboardMinutes = Number(argument('--dashboard-minutes', '5'));
   const clientNice = Number(argument('--client-nice', '0'));
+  const warmupMinutes = Number(argument('--warmup-minutes', '0'));
   const dashboard = dashboardDocuments(dashboardMinutes > 0);
   const range = () =>
     dashboardMinutes > 0 ? { from: new Date(Date.now() - dashboardMinutes * 60_000).toISOString(), to: new Date().toISOString() } : {};
@@ -161,12 +166,17 @@ async function main(): Promise<void> {
     const scheduleId = (created.createCostReportSchedule as { schedule: { id: string } }).schedule.id;
     progress(
       `soak: ${minutes} min at ${rate} spans/s into project ${project.id} of tenant ${tenant.id}, reports every ${reportMinutes} min, ` +
-        `dashboard over ${dashboardMinutes > 0 ? `the last ${dashboardMinutes} min` : 'everything stored'}, load client at nice ${clientNice}`,
+        `dashboard over ${dashboardMinutes > 0 ? `the last ${dashboardMinutes} min` : 'everything stored'}, load client at nice ${clientNice}` +
+        (warmupMinutes > 0 ? `, after ${warmupMinutes} min of the same load left out of the report` : ''),
     );
 
-    const client = spawn(process.execPath, [path.join(__dirname, 'soak-client.js'), otlp, secret, String(rate), String(minutes)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const client = spawn(
+      process.execPath,
+      [path.join(__dirname, 'soak-client.js'), otlp, secret, String(rate), String(minutes + warmupMinutes)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     if (clientNice !== 0) setPriority(client.pid!, clientNice);
     let clientLines = '';
     const accepted: Array<{ at: number; spans: number }> = [];
@@ -182,7 +192,8 @@ async function main(): Promise<void> {
       client.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`soak client exited ${code}`)))),
     );
 
-    const started = Date.now();
+    // The report's first window starts after the warm-up; the load and the loops run from now.
+    const started = Date.now() + warmupMinutes * 60_000;
     const until = started + minutes * 60_000;
     const latencies: Array<{ at: number; ms: number; field: string }> = [];
     const waits: Array<{ at: number; ms: number }> = [];
@@ -279,6 +290,10 @@ async function main(): Promise<void> {
       return Number((await result.json<{ n: string }>())[0]?.n ?? 0);
     };
     const report = async () => {
+      // The engine's time and the statements of the warm-up are not the first window's.
+      if (started > Date.now()) await new Promise((r) => setTimeout(r, started - Date.now()));
+      engineMs.worker = engineMs.project = 0;
+      statementMs = new Map();
       for (let minute = reportMinutes; started + minute * 60_000 <= until + 1_000; minute += reportMinutes) {
         const due = started + minute * 60_000;
         if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
