@@ -12,7 +12,7 @@ describe('serverClientOptions', () => {
   });
 
   it('says at start-up that the server is a cluster', () => {
-    expect(describeTarget({ ...server, cluster: 'obs_cluster' })).toBe(
+    expect(describeTarget({ ...server, cluster: 'obs_cluster', maxClockOffsetMs: 10 })).toBe(
       'ClickHouse server http://127.0.0.1:1 database obs (cluster obs_cluster: quorum inserts, first healthy replica)',
     );
   });
@@ -33,7 +33,9 @@ describe('serverClientOptions', () => {
 
     it("sends the consistency settings with every statement, next to the statement's own", async () => {
       const { port } = http.address() as AddressInfo;
-      const client = createClient(serverClientOptions({ ...server, url: `http://127.0.0.1:${port}`, cluster: 'obs_cluster' }));
+      const client = createClient(
+        serverClientOptions({ ...server, url: `http://127.0.0.1:${port}`, cluster: 'obs_cluster', maxClockOffsetMs: 10 }),
+      );
       try {
         await client.command({ query: 'INSERT INTO spans SELECT 1', clickhouse_settings: { max_execution_time: 10 } });
         await client.command({ query: 'SELECT 1' });

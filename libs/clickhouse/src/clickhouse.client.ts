@@ -5,22 +5,22 @@ import path from 'node:path';
 export type { ClickHouseClient } from '@clickhouse/client';
 
 export type ClickHouseTarget =
-  | {
+  | ({
       kind: 'server';
       url: string;
       username: string;
       password: string;
       database: string;
-      cluster?: string;
-      /** With a cluster: how far two servers' clocks may differ (clock-bound.ts). */
-      maxClockOffsetMs?: number;
-    }
+    } & ClusterOrNot)
   /** chDB in-process; it binds one data directory per process and always uses database `default`. */
   | { kind: 'embedded'; path: string };
 
+/** One server, or a cluster with how far two of its servers' clocks may differ (clock-bound.ts). */
+export type ClusterOrNot = { cluster?: undefined; maxClockOffsetMs?: undefined } | { cluster: string; maxClockOffsetMs: number };
+
 export function clickHouseTarget(config: {
   dataDir: string;
-  clickhouse?: { url: string; username: string; password: string; database: string; cluster?: string; maxClockOffsetMs?: number };
+  clickhouse?: { url: string; username: string; password: string; database: string } & ClusterOrNot;
 }): ClickHouseTarget {
   return config.clickhouse ? { kind: 'server', ...config.clickhouse } : { kind: 'embedded', path: path.join(config.dataDir, 'clickhouse') };
 }

@@ -16,7 +16,9 @@ export interface AppConfig {
    * settings (docs/scaling.md, "Several workers on a cluster"), and `maxClockOffsetMs` bounds how
    * far two of its servers' clocks may differ (CLICKHOUSE_MAX_CLOCK_OFFSET_MS).
    */
-  clickhouse?: { url: string; username: string; password: string; database: string; cluster?: string; maxClockOffsetMs?: number };
+  clickhouse?: { url: string; username: string; password: string; database: string } & (
+    { cluster?: undefined; maxClockOffsetMs?: undefined } | { cluster: string; maxClockOffsetMs: number }
+  );
   /** Database used by the embedded chDB engine and as the default for a server. */
   clickhouseDatabase: string;
   redisUrl?: string;
@@ -167,6 +169,14 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
   const clickhouseDatabase = r.identifier('CLICKHOUSE_DATABASE', 'spanforge');
   const clickhouseCluster = r.raw('CLICKHOUSE_CLUSTER') === undefined ? undefined : r.identifier('CLICKHOUSE_CLUSTER', 'cluster');
   if (clickhouseCluster !== undefined && !clickhouseUrl) r.problems.push('CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL (a cluster is a server)');
+  const server = clickhouseUrl
+    ? {
+        url: clickhouseUrl,
+        username: r.string('CLICKHOUSE_USER', 'default'),
+        password: r.string('CLICKHOUSE_PASSWORD', ''),
+        database: clickhouseDatabase,
+      }
+    : undefined;
   const config: AppConfig = {
     dataDir: path.resolve(cwd, r.string('DATA_DIR', './.data')),
     host: r.string('HOST', '0.0.0.0'),
@@ -178,17 +188,11 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
     adminToken: r.secret('ADMIN_TOKEN', 16),
     keyPepper: r.secret('API_KEY_PEPPER', 16),
     databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
-    clickhouse: clickhouseUrl
-      ? {
-          url: clickhouseUrl,
-          username: r.string('CLICKHOUSE_USER', 'default'),
-          password: r.string('CLICKHOUSE_PASSWORD', ''),
-          database: clickhouseDatabase,
-          ...(clickhouseCluster === undefined
-            ? {}
-            : { cluster: clickhouseCluster, maxClockOffsetMs: r.integer('CLICKHOUSE_MAX_CLOCK_OFFSET_MS', 10, 1, 1_000) }),
-        }
-      : undefined,
+    clickhouse:
+      server &&
+      (clickhouseCluster === undefined
+        ? server
+        : { ...server, cluster: clickhouseCluster, maxClockOffsetMs: r.integer('CLICKHOUSE_MAX_CLOCK_OFFSET_MS', 10, 1, 1_000) }),
     clickhouseDatabase,
     redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
     otlpMaxBodyBytes: r.integer('OTLP_MAX_BODY_BYTES', 16 * MiB, 1024, 1024 * MiB),

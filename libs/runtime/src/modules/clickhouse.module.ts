@@ -53,7 +53,7 @@ async function openClickHouse(context: ProcessContext, postgres: Postgres): Prom
   if (target.kind !== 'server' || !target.cluster) return clickhouse;
   // Several servers, several clocks: the figures' stamps stay ordered (libs/clickhouse/src/clock-bound.ts).
   // The gateway too: its Langfuse scores endpoint writes feedback and recomputes session figures.
-  const maxOffsetMs = target.maxClockOffsetMs ?? 10;
+  const maxOffsetMs = target.maxClockOffsetMs;
   const bound = new ClockBound(clockProbe(clickhouse, postgres.pool), { maxOffsetMs, log: log.child('clock'), registry: context.metrics });
   await bound.start();
   shutdown.add('close-clients', 'ClickHouse clock check', async () => bound.stop());
