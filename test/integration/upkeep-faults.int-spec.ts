@@ -2,7 +2,7 @@ import { ClockBound, ClockOffsetError, clockBoundClient } from '@spanforge/click
 import { SpanRepository } from '@spanforge/ingest';
 import { PriceTable, costOf } from '@spanforge/pricing';
 import { clockProbe } from '@spanforge/runtime';
-import { INGEST_QUEUE, type IngestJob } from '@spanforge/queue';
+import { INGEST_JOB_OPTIONS, INGEST_QUEUE, IngestJobName, type ExportJob, type IngestJob } from '@spanforge/queue';
 import { graphql } from '../support';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 import { JSON_TYPE, postTraces } from './raw-otlp';
@@ -14,7 +14,8 @@ import { NS_PER_MS, hex, jsonExport, jsonSpan } from './otlp-json';
  * retry must leave every figure as if the round had never stopped. The case that needs care is a
  * trace whose late root moves its start a minute earlier: the round writes its new figures (filed
  * under the new minute), then an empty row under the minute it left, then recomputes both minutes'
- * rollups. Stopped between those, the retry finds figures that already show the new minute.
+ * rollups. Stopped between those, the retry finds figures that already show the new minute; and a
+ * job that fails there for good (its last attempt) has no retry at all: it goes to the dead letters.
  * And the clocks the upkeep's stamps come from, as several servers of a cluster would have them.
  */
 
@@ -60,9 +61,11 @@ afterAll(async () => {
 
 describe('an upkeep round that stops part-way', () => {
   it.each([
-    ['before the empty row under the minute the trace left', 'ingest.vacate_trace_minutes'],
-    ['after the empty row, before the minutes are recomputed', 'ingest.refresh_cost_minute'],
-  ])('counts a moved trace once when it stops %s', async (_when, statement) => {
+    ['before the empty row under the minute the trace left', 'retried', 'ingest.vacate_trace_minutes'],
+    ['after the empty row, before the minutes are recomputed', 'retried', 'ingest.refresh_cost_minute'],
+    ['before the empty row under the minute the trace left', 'dead-lettered', 'ingest.vacate_trace_minutes'],
+    ['after the empty row, before the minutes are recomputed', 'dead-lettered', 'ingest.refresh_cost_minute'],
+  ])('counts a moved trace once when it stops %s and its job is %s', async (_when, ending, statement) => {
     const own = await h.newProject();
     const send = async (spans: Array<Record<string, unknown>>) =>
       expect((await postTraces(h.http, jsonExport(spans, 'fault-service'), { type: JSON_TYPE, key: own.apiKey })).status).toBe(200);
@@ -107,24 +110,48 @@ describe('an upkeep round that stops part-way', () => {
 
     const fault: Fault = { projectId: own.projectId, statement };
     faults.push(fault);
-    await send([
-      jsonSpan({
-        traceId: moving,
-        spanId: movingRoot,
-        name: 'agent.run',
-        start: at('2026-11-04T10:19:40Z'),
-        end: at('2026-11-04T10:21:00Z'),
-      }),
-    ]);
-    // The root's job fails once and is retried; wait until the queue holds nothing more to do.
+    const root = jsonSpan({
+      traceId: moving,
+      spanId: movingRoot,
+      name: 'agent.run',
+      start: at('2026-11-04T10:19:40Z'),
+      end: at('2026-11-04T10:21:00Z'),
+    });
     const queue = h.services.queues.queue<IngestJob>(INGEST_QUEUE);
+    let deadLettered: string | undefined;
+    if (ending === 'retried') await send([root]);
+    else {
+      // As the gateway queues it, but with one attempt: the one that stops fails it for good.
+      const body = jsonExport([root], 'fault-service');
+      const job: ExportJob = {
+        v: 1,
+        tenantId: own.tenantId,
+        projectId: own.projectId,
+        format: 'json',
+        body: body.toString('base64'),
+        receivedAt: Date.now(),
+        exportId: `fault-${hex(4)}`,
+        receivedSpans: 1,
+        acceptedSpans: 1,
+        bytes: body.length,
+      };
+      deadLettered = (await queue.add(IngestJobName.Export, job, { ...INGEST_JOB_OPTIONS, attempts: 1 })).id;
+    }
+    // The root's job fails once and is retried (wait until the queue holds nothing more to do), or
+    // fails for good (wait until the sweeper has moved it to the dead letters: it is gone from the queue).
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
-      if (fault.fired && counts.waiting + counts.active + counts.delayed === 0) break;
-      if (Date.now() > deadline) throw new Error(`the retry did not finish: ${JSON.stringify(counts)}, fault fired: ${fault.fired}`);
+      const counts = await queue.getJobCounts('waiting', 'active', 'delayed');
+      const done =
+        deadLettered === undefined
+          ? counts.waiting + counts.active + counts.delayed === 0
+          : (await queue.getJob(deadLettered)) === undefined;
+      if (fault.fired && done) break;
+      if (Date.now() > deadline) throw new Error(`the job did not finish: ${JSON.stringify(counts)}, fault fired: ${fault.fired}`);
       await new Promise((r) => setTimeout(r, 100));
     }
+    const letters = await rows<{ id: string; reason: string }>('SELECT id, reason FROM dead_letters FINAL WHERE project_id = {p:String}');
+    expect(letters).toStrictEqual(deadLettered === undefined ? [] : [{ id: `job:${deadLettered}`, reason: 'retries_exhausted' }]);
     const traceMinutes = () =>
       rows<{ minute: string; traces: string }>(
         `SELECT toString(minute) AS minute, sum(traces) AS traces FROM trace_metrics_minute FINAL

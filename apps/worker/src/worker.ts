@@ -129,6 +129,7 @@ async function startWorkers(infra: WorkerServices): Promise<string[]> {
     deadLettered,
     log,
     retentionOf: async (projectId) => (await policies.policyFor(projectId)).policy.retentionDays ?? 0,
+    recheck: (job) => processor.recheck(job),
   });
   const jobs = new Counter({
     name: 'spanforge_worker_jobs_total',

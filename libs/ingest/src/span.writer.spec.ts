@@ -1,7 +1,7 @@
 import type { DeadLetter } from './dead-letter.repository';
 import type { RowChunk } from './export-rows';
 import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace, TraceFiling } from './span.repository';
-import { MAX_PARTITIONS_PER_INSERT, SpanWriter, insertsOf } from './span.writer';
+import { MAX_PARTITIONS_PER_INSERT, SpanWriter, UpkeepFailedError, insertsOf } from './span.writer';
 
 /**
  * The writer's ordering rules, against a recording stand-in for the repository (the SQL itself is
@@ -312,7 +312,7 @@ describe('SpanWriter', () => {
         throw new Error('clickhouse down');
       };
       const write = writer.write(chunk('a1', ['A']));
-      const failed = expect(write).rejects.toThrow('clickhouse down');
+      const failed = expect(write).rejects.toThrow(new UpkeepFailedError(new Error('clickhouse down')));
       await jest.advanceTimersByTimeAsync(10_000);
       await failed;
     } finally {

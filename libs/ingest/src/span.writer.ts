@@ -50,6 +50,26 @@ export function deadLetteredSpansCounter(registry?: Registry): Counter {
 }
 
 /**
+ * What a write throws when its traces' upkeep round failed (the round may have stopped part-way,
+ * some figures written and some not). The queue keeps each failed attempt's stack, whose first
+ * line carries the message: `isUpkeepFailure` tells a retry that it must look at where its traces
+ * are filed rather than trust the figures (an attempt that failed in its insert left none).
+ */
+export class UpkeepFailedError extends Error {
+  constructor(cause: unknown) {
+    super(`${UPKEEP_FAILED}: ${describeError(cause)}`, { cause });
+    this.name = 'UpkeepFailedError';
+  }
+}
+
+const UPKEEP_FAILED = 'the upkeep of its traces failed';
+
+/** Whether a failed attempt's stack (as the queue keeps it: `Job.stacktrace`) is of an UpkeepFailedError. */
+export function isUpkeepFailure(stack: string): boolean {
+  return stack.split('\n', 1)[0]!.includes(UPKEEP_FAILED);
+}
+
+/**
  * Upkeep rounds: all traces whose spans were inserted since the last round, at most this many.
  * The short delay lets the chunks of one insert, which settle together, share a round.
  */
@@ -149,6 +169,30 @@ export class SpanWriter {
     await this.writeChunk(chunk, false);
   }
 
+  /**
+   * The upkeep of an export's traces alone, none of its rows inserted (the round may still write
+   * back-fill, as any round): for a job that failed for good, whose last run may have stopped
+   * part-way through its round (a trace left filed under two minutes).
+   * Where its traces are filed is looked up, not trusted, and every figure of theirs is recomputed
+   * from what is stored, as a retry would. Resolves when that round is done.
+   */
+  async recheck(chunk: Pick<RowChunk, 'tenantId' | 'projectId' | 'traces' | 'sessions' | 'plainRoots'>): Promise<void> {
+    if (chunk.traces.length === 0) return;
+    this.writing++;
+    try {
+      await this.keptUp({
+        ref: { tenantId: chunk.tenantId, projectId: chunk.projectId },
+        traces: chunk.traces,
+        sessions: chunk.sessions,
+        plainRoots: chunk.plainRoots,
+        backfill: false,
+        rerun: true,
+      });
+    } finally {
+      this.writing--;
+    }
+  }
+
   async close(): Promise<void> {
     // An insert adds upkeep, and an upkeep round may add back-fill to the inserts: drain until no write is under way.
     while (this.writing > 0) {
@@ -165,20 +209,25 @@ export class SpanWriter {
     try {
       await this.inserts.add([chunk], { lazy: backfill });
       chunk.parts = [];
-      const item: UpkeepItem = {
+      await this.keptUp({
         ref: { tenantId: chunk.tenantId, projectId: chunk.projectId },
         traces: chunk.traces,
         sessions: chunk.sessions,
         plainRoots: chunk.plainRoots,
         backfill,
         rerun: chunk.rerun === true,
-      };
-      await this.upkeep.add([item]);
-      if (item.failure !== undefined) throw item.failure;
-      await item.followUp;
+      });
     } finally {
       this.writing--;
     }
+  }
+
+  /** Settles when the item's round is done, with the back-fill it called for; throws the round's failure as an UpkeepFailedError. */
+  private async keptUp(item: UpkeepItem): Promise<void> {
+    await this.upkeep.add([item]);
+    if (item.failure !== undefined) throw new UpkeepFailedError(item.failure);
+    // A back-fill's own write throws its own failure (its round's is an UpkeepFailedError already).
+    await item.followUp;
   }
 
   private async insert(chunks: RowChunk[]): Promise<void> {

@@ -2,6 +2,7 @@ import type { Job, Queue } from 'bullmq';
 import type { Counter } from 'prom-client';
 import { IngestJobName, type ExportJob, type IngestJob } from '@spanforge/queue';
 import { accountingMinute, type AccountingRow, type DeadLetter, type DeadLetterRepository, type WriterLog } from '@spanforge/ingest';
+import { upkeepMayHaveStopped } from './ingest.processor';
 
 /** How often the failed set is looked at; a failed job is in the dead letters within this time. */
 export const SWEEP_INTERVAL_MS = 5_000;
@@ -16,6 +17,8 @@ export interface FailedJobsSweeperDeps {
   log: WriterLog;
   /** A project's retention in days (0: kept): a dead-lettered export holds its spans' content. */
   retentionOf: (projectId: string) => Promise<number>;
+  /** Runs an export's traces' upkeep once more, nothing inserted (IngestProcessor.recheck). */
+  recheck: (job: ExportJob) => Promise<void>;
 }
 
 /**
@@ -24,6 +27,8 @@ export interface FailedJobsSweeperDeps {
  * the dead letters, so an acknowledged export never vanishes with the queue's bounded history.
  * Each is written under an id taken from the job (a sweep interrupted between the write and the
  * removal writes the same row again), logged at ERROR and counted in its project's accounting.
+ * A dead-lettered export whose run may have stopped part-way through its traces' upkeep
+ * (upkeepMayHaveStopped) then has that upkeep run once more: no retry will come to set it right.
  */
 export class FailedJobsSweeper {
   private timer: NodeJS.Timeout | undefined;
@@ -79,7 +84,28 @@ export class FailedJobsSweeper {
       );
       this.deps.deadLettered.inc({ reason: letter.reason }, letter.spans);
     }
+    await this.recheck(jobs.filter((job) => job.name === IngestJobName.Export && upkeepMayHaveStopped(job)));
     for (const job of jobs) await job.remove();
+  }
+
+  /**
+   * The exports' upkeep once more, together (their traces share rounds). One that fails is logged
+   * and let go: its letter is kept, and replaying it runs the same upkeep.
+   */
+  private async recheck(exports: Array<Job<IngestJob>>): Promise<void> {
+    await Promise.all(
+      exports.map(async (job) => {
+        const data = job.data as ExportJob;
+        try {
+          await this.deps.recheck(data);
+        } catch (error) {
+          this.deps.log.error(
+            `project ${data.projectId}: the upkeep of dead-lettered job job:${job.id}'s traces failed; a trace it moved may show under two minutes until the letter is replayed`,
+            error,
+          );
+        }
+      }),
+    );
   }
 }
 

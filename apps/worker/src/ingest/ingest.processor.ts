@@ -3,12 +3,14 @@ import { IngestJobName, type AccountingJob, type ExportJob, type IngestJob, type
 import {
   PoisonExportError,
   exportRows,
+  isUpkeepFailure,
   logEventRows,
   partsOfStoredLines,
   type AccountingRow,
   type BatchingQueue,
   type DeadLetter,
   type DeadLetterRepository,
+  type RowChunk,
   type SpanLogEventRow,
   type SpanWriter,
   type WriterLog,
@@ -45,31 +47,38 @@ export class IngestProcessor {
   async process(job: Job<IngestJob>): Promise<{ stored: number }> {
     switch (job.name) {
       case IngestJobName.Export:
-        return { stored: await this.storeExport(job.data as ExportJob, ranBefore(job)) };
+        return { stored: await this.storeExport(job.data as ExportJob, upkeepMayHaveStopped(job)) };
       case IngestJobName.Accounting:
         await this.storeAccounting(job.data as AccountingJob);
         return { stored: 0 };
       case IngestJobName.ReplayDeadLetters:
-        return { stored: await this.replay(job.data as ReplayDeadLettersJob, ranBefore(job)) };
+        return { stored: await this.replay(job.data as ReplayDeadLettersJob, upkeepMayHaveStopped(job)) };
       default:
         throw new UnrecoverableError(`unknown ingest job name "${job.name}"`);
     }
   }
 
-  private async storeExport(data: ExportJob, rerun: boolean): Promise<number> {
-    if (data.signal === 'logs') return this.storeLogEvents(data);
-    const [overrides, policy] = await Promise.all([
-      this.deps.pricing.overridesFor(data.projectId),
-      this.deps.policies.policyFor(data.projectId),
-    ]);
+  /**
+   * After an export's job failed for good (it goes to the dead letters): its last run may have
+   * stopped part-way through its traces' upkeep, leaving a trace counted under two minutes, and no
+   * retry will come to look. Its traces' upkeep runs once more, nothing inserted. An export that
+   * cannot be decoded stored nothing, and GenAI events have no upkeep.
+   */
+  async recheck(data: ExportJob): Promise<void> {
+    if (data.signal === 'logs') return;
     let chunk;
     try {
-      // On this thread: moving it to worker threads measured no faster on 2 cores (BENCHMARKS.md).
-      chunk = exportRows(data, overrides, policy);
+      chunk = await this.rowsOf(data);
     } catch (error) {
-      if (error instanceof PoisonExportError) throw new UnrecoverableError(error.message);
+      if (error instanceof UnrecoverableError) return;
       throw error;
     }
+    await this.deps.spans.recheck(chunk);
+  }
+
+  private async storeExport(data: ExportJob, rerun: boolean): Promise<number> {
+    if (data.signal === 'logs') return this.storeLogEvents(data);
+    const chunk = await this.rowsOf(data);
     for (const [column, rows] of chunk.conversions) {
       this.deps.log.warn(
         `project ${data.projectId}: export ${data.exportId}: ${rows} row(s) had ${column} outside its column's domain and were stored with it converted (a normaliser bug)`,
@@ -79,8 +88,28 @@ export class IngestProcessor {
     // The chunk itself, not a copy: the writer drops its text once inserted, and a copy would leave
     // this one holding it until the upkeep is done (every job in flight, hundreds of KB each).
     chunk.rerun = rerun;
-    await Promise.all([this.deps.spans.write(chunk), this.deps.accounting.add(chunk.accounting)]);
+    // Both settle before the job fails: the write's failure (an UpkeepFailedError tells a retry to
+    // look at its traces' filings) must be the one the queue records, and a retry must not start
+    // while this attempt's round is still under way.
+    const [written, accounted] = await Promise.allSettled([this.deps.spans.write(chunk), this.deps.accounting.add(chunk.accounting)]);
+    if (written.status === 'rejected') throw written.reason;
+    if (accounted.status === 'rejected') throw accounted.reason;
     return chunk.rows;
+  }
+
+  /** An export's rows, normalised, priced and under its project's policy; poison input is an UnrecoverableError. */
+  private async rowsOf(data: ExportJob): Promise<RowChunk> {
+    const [overrides, policy] = await Promise.all([
+      this.deps.pricing.overridesFor(data.projectId),
+      this.deps.policies.policyFor(data.projectId),
+    ]);
+    try {
+      // On this thread: moving it to worker threads measured no faster on 2 cores (BENCHMARKS.md).
+      return exportRows(data, overrides, policy);
+    } catch (error) {
+      if (error instanceof PoisonExportError) throw new UnrecoverableError(error.message);
+      throw error;
+    }
   }
 
   /** A logs export: its GenAI events, each kept for the span it was emitted in; the other records were counted by the gateway. */
@@ -162,9 +191,16 @@ function idsOf(letter: DeadLetter): { trace_id: string; session_id: string } {
 }
 
 /**
- * Whether a job ran before: it is a retry, or a worker took it over from one whose lock lapsed
- * (killed, or stalled). Its earlier run may have stored part of what it does.
+ * Whether an earlier run of this job may have stopped part-way through its traces' upkeep, so
+ * where they are filed must be looked up rather than trusted: a run that failed there (the queue
+ * keeps every failed attempt's stack), or one that ended with no failure recorded (its worker
+ * killed or stalled, its lock lapsed: a worker took it over). A retry of attempts that all failed
+ * in their insert or before needs no look: no figure of theirs was written. So after an outage of
+ * the store, when every job is a retry, rounds look only for the jobs a failure caught mid-round.
  */
-export function ranBefore(job: Pick<Job<IngestJob>, 'attemptsMade' | 'attemptsStarted' | 'stalledCounter'>): boolean {
-  return job.attemptsMade > 0 || job.attemptsStarted > 1 || job.stalledCounter > 0;
+export function upkeepMayHaveStopped(
+  job: Pick<Job<IngestJob>, 'attemptsMade' | 'attemptsStarted' | 'stalledCounter' | 'stacktrace'>,
+): boolean {
+  if (job.stalledCounter > 0 || job.attemptsStarted > job.attemptsMade + 1) return true;
+  return (job.stacktrace ?? []).some(isUpkeepFailure);
 }
