@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Job, Worker } from 'bullmq';
+import { UnrecoverableError, type Job, type Worker } from 'bullmq';
 
 export type JobProcessor<T> = (job: Job<T>) => Promise<unknown>;
 
@@ -112,6 +112,13 @@ export class JobConsumer<T> {
 
   private async run(job: Job<T>, token: string): Promise<void> {
     try {
+      // Returned to the queue by the stalled-job check more than maxStalledCount times (its runs
+      // keep killing or stalling their process): failed for good instead of run again, as BullMQ's
+      // own processing loop does, so a job that crashes its worker cannot do it forever.
+      if (job.deferredFailure) {
+        await job.moveToFailed(new UnrecoverableError(job.deferredFailure), token, false);
+        return;
+      }
       let result: unknown;
       try {
         result = await this.processor(job);

@@ -153,6 +153,28 @@ describe.each(lanes)('BullMQ on %s', (kind, make) => {
       expect(runs).toBe(1);
     });
 
+    it('fails a job the stalled-job check returned too often, without running it again', async () => {
+      if (!backend) return;
+      const name = `consumer-stalled-${kind}-${Date.now()}`;
+      const queue = backend.queue<{ n: number }>(name);
+      // A process that takes the job and dies with it: its lock (500 ms) is never renewed.
+      const dying = backend.worker<{ n: number }>(name, () => new Promise(() => undefined), { autorun: false, lockDuration: 500 });
+      await queue.add('export', { n: 1 }, { attempts: 3 });
+      expect((await dying.getNextJob('dying-token'))?.data).toEqual({ n: 1 });
+      const runs: number[] = [];
+      backend.consumer<{ n: number }>(name, async (job) => void runs.push(job.data.n), {
+        concurrency: 1,
+        lockDuration: 500,
+        stalledInterval: 300,
+        maxStalledCount: 0,
+      });
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && (await queue.getJobCounts('failed')).failed === 0) await new Promise((r) => setTimeout(r, 50));
+      const [failed] = await queue.getFailed();
+      expect(failed?.failedReason).toBe('job stalled more than allowable limit');
+      expect(runs).toEqual([]);
+    });
+
     it('takes a job added to an emptied queue while an earlier job is still running', async () => {
       if (!backend) return;
       const name = `consumer-eager-${kind}-${Date.now()}`;
