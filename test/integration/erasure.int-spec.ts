@@ -36,12 +36,50 @@ const totals = (answer: Answers['metrics']): number[] =>
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A statement of one project's erasure to fail once, as the request's process failing right before it would. */
+interface Fault {
+  projectId: string;
+  statement: string;
+  fired?: boolean;
+}
+
 describe('erasure', () => {
   let h: IngestHarness;
+  const faults: Fault[] = [];
   beforeAll(async () => {
-    h = await startIngestHarness();
+    h = await startIngestHarness(
+      {},
+      {
+        // The seam: the API's and the worker's ClickHouse client, failing a named statement of a project once.
+        beforeWorkers: (infra) => {
+          const failing = (name: string | undefined, projectId: unknown): void => {
+            const fault = faults.find((f) => !f.fired && f.statement === name && f.projectId === projectId);
+            if (!fault) return;
+            fault.fired = true;
+            throw Object.assign(new Error(`injected: the request stops at ${name}`), { code: '36', type: 'BAD_ARGUMENTS' });
+          };
+          const { command, insert } = infra.clickhouse;
+          infra.clickhouse.command = (async (params: Parameters<typeof command>[0]) => {
+            failing(params.clickhouse_settings?.log_comment, (params.query_params as { projectId?: string } | undefined)?.projectId);
+            return command.call(infra.clickhouse, params);
+          }) as typeof command;
+          infra.clickhouse.insert = (async (params: Parameters<typeof insert>[0]) => {
+            const values = params.values as Array<{ project_id?: string }>;
+            failing(params.clickhouse_settings?.log_comment, Array.isArray(values) ? values[0]?.project_id : undefined);
+            return insert.call(infra.clickhouse, params);
+          }) as typeof insert;
+        },
+      },
+    );
   });
   afterAll(() => h?.stop());
+
+  /** What a key's dashboards show over a range (ANSWERS), answered without errors. */
+  const answersOf = async (apiKey: string, range: { from: string; to: string }): Promise<Answers> => {
+    const answer = await graphql<Answers>(h.api, ANSWERS, range, apiKey);
+    expect(answer.errors).toBeUndefined();
+    return answer.data!;
+  };
 
   it("leaves a user's and a session's traces out of every answer from eraseData's answer, and out of every table once completed", async () => {
     const project = await h.newProject('erasure');
@@ -81,11 +119,7 @@ describe('erasure', () => {
     expect(feedback.status).toBe(202);
 
     const range = { from: new Date(start - 3_600_000).toISOString(), to: new Date(Date.now() + 3_600_000).toISOString() };
-    const answers = async () => {
-      const answer = await graphql<Answers>(h.api, ANSWERS, range, project.apiKey);
-      expect(answer.errors).toBeUndefined();
-      return answer.data!;
-    };
+    const answers = () => answersOf(project.apiKey, range);
     let before = await answers();
     for (
       let i = 0;
@@ -278,6 +312,69 @@ describe('erasure', () => {
     );
     expect(traces.data!.traces.nodes).toEqual([{ traceId: keptId }]);
   }, 120_000);
+
+  it.each([
+    ['after its tombstones, before the aggregates are recomputed', 'erasure.refresh_cost_minute'],
+    ['before its tombstones landed', 'erasure.insert_tombstones'],
+  ])(
+    'records the job of a request that stops %s, and a worker finishes the erasure',
+    async (_when, statement) => {
+      const project = await h.newProject('erasure-stopped');
+      const start = Date.now() - 3_600_000;
+      const erased = await sendAgentTrace(h, project, { session: 'stopped', calls: [CALL], start }, 0);
+      const range = { from: new Date(start - 60_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() };
+      const answers = () => answersOf(project.apiKey, range);
+      // The trace's figures and rollups in place first (its spans are stored; its upkeep may still run).
+      let before = await answers();
+      for (let i = 0; i < 100 && (before.sessions.nodes.length < 1 || totals(before.traceMetrics)[0] !== 1); i++) {
+        await sleep(100);
+        before = await answers();
+      }
+      expect(before.traces.totalCount).toBe(1);
+      expect(before.sessions.totalCount).toBe(1);
+      const fault: Fault = { projectId: project.projectId, statement };
+      faults.push(fault);
+
+      const answer = await graphql(h.api, ERASE, { input: { projectId: project.projectId, traceIds: [erased] } }, project.apiKey);
+      expect(fault.fired).toBe(true);
+      expect(answer.errors?.[0]?.extensions?.code).toBe('UNAVAILABLE');
+      const jobId = /job ([0-9a-f-]{36})/.exec(answer.errors![0]!.message)?.[1];
+      expect(jobId).toBeDefined();
+
+      // The job the answer names is with the workers, and they finish it: no table holds a row of the trace.
+      const jobOf = async () =>
+        (
+          await graphql<{ erasureJob: { status: string; traceCount: number } | null }>(
+            h.api,
+            'query($id: ID!) { erasureJob(id: $id) { status traceCount } }',
+            { id: jobId },
+            project.apiKey,
+          )
+        ).data!.erasureJob;
+      let state = await jobOf();
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline && state?.status !== 'COMPLETED';) {
+        await sleep(100);
+        state = await jobOf();
+      }
+      expect(state).toEqual({ status: 'COMPLETED', traceCount: 1 });
+      for (const table of ERASED_TRACE_TABLES) {
+        const [row] = await h.query<{ n: string }>(
+          `SELECT count() AS n FROM ${table} WHERE project_id = {p:String} AND trace_id = {t:String}`,
+          {
+            p: project.projectId,
+            t: erased,
+          },
+        );
+        expect({ table, rows: Number(row!.n) }).toEqual({ table, rows: 0 });
+      }
+      const after = await answers();
+      expect(after.traces).toEqual({ totalCount: 0, nodes: [] });
+      expect(after.sessions).toEqual({ totalCount: 0, nodes: [] });
+      expect(after.costBreakdown).toEqual([]);
+      expect(totals(after.traceMetrics)).toEqual([0, 0]);
+    },
+    120_000,
+  );
 
   it('refuses a request that names nothing, and a key of another project', async () => {
     const project = await h.newProject('erasure-refusals');

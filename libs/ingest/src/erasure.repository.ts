@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import {
   REFRESH_COST_DAILY_SQL,
@@ -42,6 +41,23 @@ export interface ErasureJob {
   startedAt: Date | null;
   completedAt: Date | null;
   lastError: string | null;
+}
+
+/**
+ * An erasure request that failed after its job was recorded: the job (`jobId`) is with the workers,
+ * who finish it (whatever the request hid stays hidden, and is removed); `cause` is why it failed.
+ * `releaseFailure`: why the job could not be given back at once either (then it is claimed again
+ * as abandoned, ERASURE_RECLAIM_AFTER_MS after the request).
+ */
+export class ErasureInterruptedError extends Error {
+  constructor(
+    readonly jobId: string,
+    cause: unknown,
+    readonly releaseFailure?: unknown,
+  ) {
+    super(`erasure ${jobId} was recorded but its request failed before handing it to the workers`, { cause });
+    this.name = 'ErasureInterruptedError';
+  }
 }
 
 /** Trace ids one request may name; a user's or session's traces are found by the service, without limit. */
@@ -137,10 +153,15 @@ export class ErasureRepository {
 
   /**
    * Finds the traces a request names (a user's or session's as the project's trace index knows
-   * them; trace ids as given, stored yet or not), writes their tombstones, recomputes what sums
-   * them (cost days, span minutes, and the sessions that keep other traces), then records the
-   * job. The tombstones come first: once this answers, no read returns the traces and no
-   * aggregate counts them.
+   * them; trace ids as given, stored yet or not), records the job, writes their tombstones,
+   * recomputes what sums them (cost days, span minutes, and the sessions that keep other traces),
+   * then hands the job to the workers. The tombstones come before the answer: once this answers,
+   * no read returns the traces and no aggregate counts them.
+   *
+   * The job is recorded first, held by the request (`RUNNING`), so that hidden data is never left
+   * without a job to remove it: a request that fails after recording it gives it to the workers
+   * with the reason and answers ErasureInterruptedError; one whose process dies leaves it to be
+   * claimed again as abandoned. The job writes the tombstones itself if they never landed.
    */
   async request(project: ProjectRef, request: ErasureRequest, requestedBy: string): Promise<ErasureJob> {
     const userId = request.userId ?? '';
@@ -151,69 +172,12 @@ export class ErasureRepository {
     for (const id of [userId, sessionId, ...traceIds])
       if (id.length > MAX_ID_LENGTH) throw badInput(`ids are at most ${MAX_ID_LENGTH} characters`);
     if (traceIds.some((id) => id === '')) throw badInput('traceIds must not be empty strings');
-    const id = randomUUID();
-    const params = { tenantId: project.tenantId, projectId: project.projectId, userId, sessionId, traceIds, jobId: id };
-    const found = await this.clickhouse.query({
-      query: withProjectFilters(
-        `SELECT trace_id, max(session_id) AS session_id, max(user_id) AS user_id FROM trace_index
-         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-         GROUP BY trace_id
-         HAVING ({userId:String} != '' AND user_id = {userId:String}) OR ({sessionId:String} != '' AND session_id = {sessionId:String})
-           OR trace_id IN {traceIds:Array(String)}`,
-        project,
-      ),
-      query_params: params,
-      format: 'JSONEachRow',
-      ...namedStatement('erasure.find_traces'),
-    });
-    const traces = new Map<string, { session_id: string; whole_session: number }>();
-    for (const row of await found.json<{ trace_id: string; session_id: string; user_id: string }>()) {
-      // A trace of the user or session takes its whole session with it; one named by id only itself.
-      const whole = (userId !== '' && row.user_id === userId) || (sessionId !== '' && row.session_id === sessionId);
-      traces.set(row.trace_id, { session_id: row.session_id, whole_session: whole && row.session_id !== '' ? 1 : 0 });
-    }
-    for (const traceId of traceIds) if (!traces.has(traceId)) traces.set(traceId, { session_id: '', whole_session: 0 });
-    if (sessionId && ![...traces.values()].some((t) => t.session_id === sessionId))
-      // A session not stored (yet): a tombstone of its own (under no trace id a span can have)
-      // still leaves out whatever of it arrives.
-      traces.set(`${SESSION_TOMBSTONE}${sessionId}`, { session_id: sessionId, whole_session: 1 });
-    if (traces.size > 0) {
-      await this.clickhouse.insert({
-        table: 'erased_traces',
-        values: [...traces].map(([traceId, t]) => ({
-          tenant_id: project.tenantId,
-          project_id: project.projectId,
-          trace_id: traceId,
-          session_id: t.session_id,
-          whole_session: t.whole_session,
-          job_id: id,
-        })),
-        format: 'JSONEachRow',
-        ...namedStatement('erasure.insert_tombstones'),
-      });
-    }
-    await this.recomputeAggregates(project, id, { onlyUnerased: true });
-    // Sessions that keep other traces: their rollup and figures without the erased ones, now (a
-    // session erased whole is left out by the reads' filters already).
-    const partial = [...new Set([...traces.values()].filter((t) => t.whole_session === 0 && t.session_id !== '').map((t) => t.session_id))];
-    if (partial.length > 0) {
-      const where = 'tenant_id = {tenantId:String} AND project_id = {projectId:String} AND session_id IN {sessions:Array(String)}';
-      const deleted = await deleteInPartitions(
-        this.clickhouse,
-        'sessions',
-        where,
-        { ...project, sessions: partial },
-        'erasure.delete_sessions',
-      );
-      await awaitDeletes(this.clickhouse, ['sessions'], project);
-      const older = await this.rebuildSessions(project, partial, { erasures: true });
-      await rewriteWithoutDeleted(this.clickhouse, [deleted, older], 'erasure.rewrite');
-    }
+    const terms = { userId, sessionId, traceIds };
+    const traces = await this.tracesNamed(project, terms);
     const { rows } = await this.pool.query<JobRow>(
-      `INSERT INTO erasure_jobs (id, tenant_id, project_id, requested_by, user_id, session_id, trace_ids, trace_count)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${JOB_COLUMNS}`,
+      `INSERT INTO erasure_jobs (tenant_id, project_id, requested_by, user_id, session_id, trace_ids, trace_count, status, started_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'RUNNING', date_trunc('milliseconds', now())) RETURNING ${JOB_COLUMNS}`,
       [
-        id,
         project.tenantId,
         project.projectId,
         requestedBy,
@@ -223,7 +187,122 @@ export class ErasureRepository {
         [...traces.keys()].filter((traceId) => !traceId.startsWith(SESSION_TOMBSTONE)).length,
       ],
     );
-    return toJob(rows[0]!);
+    const job = toJob(rows[0]!);
+    try {
+      await this.insertTombstones(project, job.id, traces);
+      await this.recomputeAggregates(project, job.id, { onlyUnerased: true });
+      // Sessions that keep other traces: their rollup and figures without the erased ones, now (a
+      // session erased whole is left out by the reads' filters already).
+      const partial = [
+        ...new Set([...traces.values()].filter((t) => t.whole_session === 0 && t.session_id !== '').map((t) => t.session_id)),
+      ];
+      if (partial.length > 0) {
+        const where = 'tenant_id = {tenantId:String} AND project_id = {projectId:String} AND session_id IN {sessions:Array(String)}';
+        const deleted = await deleteInPartitions(
+          this.clickhouse,
+          'sessions',
+          where,
+          { ...project, sessions: partial },
+          'erasure.delete_sessions',
+        );
+        await awaitDeletes(this.clickhouse, ['sessions'], project);
+        const older = await this.rebuildSessions(project, partial, { erasures: true });
+        await rewriteWithoutDeleted(this.clickhouse, [deleted, older], 'erasure.rewrite');
+      }
+      return await this.handOver(job, null);
+    } catch (error) {
+      const reason = `the request stopped before its job was handed to the workers: ${error instanceof Error ? error.message : String(error)}`;
+      // If this fails too, the job stays RUNNING and is claimed again as abandoned: said in the error.
+      const released = await this.handOver(job, reason).then(
+        () => undefined,
+        (releaseError: unknown) => releaseError,
+      );
+      throw new ErasureInterruptedError(job.id, error, released);
+    }
+  }
+
+  /**
+   * Gives a job the request held to the workers (PENDING), with why when the request failed. Only
+   * while the request still holds it: a request slower than ERASURE_RECLAIM_AFTER_MS has had its
+   * job claimed by a worker as abandoned, and must not hand a running or finished job out again.
+   * Answers the job as it now is. (The request's `started_at` is in whole milliseconds, so the
+   * JavaScript Date it was read back as names it exactly.)
+   */
+  private async handOver(job: ErasureJob, error: string | null): Promise<ErasureJob> {
+    const { rows } = await this.pool.query<JobRow>(
+      `UPDATE erasure_jobs SET status = 'PENDING', started_at = NULL, last_error = $3
+       WHERE id = $1 AND status = 'RUNNING' AND started_at = $2 RETURNING ${JOB_COLUMNS}`,
+      [job.id, job.startedAt, error?.slice(0, 4_000) ?? null],
+    );
+    return rows[0] ? toJob(rows[0]) : ((await this.job(job.id)) ?? job);
+  }
+
+  /**
+   * The traces a request names, each with its session and whether its whole session goes: a
+   * trace of the user or session takes its whole session with it, one named by id only itself.
+   * Ids not stored (yet) are named all the same, and a session not stored gets a tombstone of its
+   * own (under no trace id a span can have), so whatever of them arrives later is left out.
+   */
+  private async tracesNamed(
+    project: ProjectRef,
+    terms: { userId: string; sessionId: string; traceIds: string[] },
+  ): Promise<Map<string, { session_id: string; whole_session: number }>> {
+    const { userId, sessionId, traceIds } = terms;
+    const found = await this.clickhouse.query({
+      query: withProjectFilters(
+        `SELECT trace_id, max(session_id) AS session_id, max(user_id) AS user_id FROM trace_index
+         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+         GROUP BY trace_id
+         HAVING ({userId:String} != '' AND user_id = {userId:String}) OR ({sessionId:String} != '' AND session_id = {sessionId:String})
+           OR trace_id IN {traceIds:Array(String)}`,
+        project,
+      ),
+      query_params: { ...project, userId, sessionId, traceIds },
+      format: 'JSONEachRow',
+      ...namedStatement('erasure.find_traces'),
+    });
+    const traces = new Map<string, { session_id: string; whole_session: number }>();
+    for (const row of await found.json<{ trace_id: string; session_id: string; user_id: string }>()) {
+      const whole = (userId !== '' && row.user_id === userId) || (sessionId !== '' && row.session_id === sessionId);
+      traces.set(row.trace_id, { session_id: row.session_id, whole_session: whole && row.session_id !== '' ? 1 : 0 });
+    }
+    for (const traceId of traceIds) if (!traces.has(traceId)) traces.set(traceId, { session_id: '', whole_session: 0 });
+    if (sessionId && ![...traces.values()].some((t) => t.session_id === sessionId))
+      traces.set(`${SESSION_TOMBSTONE}${sessionId}`, { session_id: sessionId, whole_session: 1 });
+    return traces;
+  }
+
+  private async insertTombstones(
+    project: ProjectRef,
+    jobId: string,
+    traces: Map<string, { session_id: string; whole_session: number }>,
+  ): Promise<void> {
+    if (traces.size === 0) return;
+    await this.clickhouse.insert({
+      table: 'erased_traces',
+      values: [...traces].map(([traceId, t]) => ({
+        tenant_id: project.tenantId,
+        project_id: project.projectId,
+        trace_id: traceId,
+        session_id: t.session_id,
+        whole_session: t.whole_session,
+        job_id: jobId,
+      })),
+      format: 'JSONEachRow',
+      ...namedStatement('erasure.insert_tombstones'),
+    });
+  }
+
+  /**
+   * The job's tombstones written again, from what its request named as the trace index knows it
+   * now: a request stopped before or during its insert (a large one is committed block by block)
+   * may have left none or some. Rows already there are written the same again, which changes
+   * nothing (erased_traces keeps one row a trace); traces whose rows an earlier attempt of the job
+   * deleted are no longer found, and keep the tombstones they have.
+   */
+  private async rewriteTombstones(project: ProjectRef, job: ErasureJob): Promise<void> {
+    const terms = { userId: job.userId ?? '', sessionId: job.sessionId ?? '', traceIds: job.traceIds };
+    await this.insertTombstones(project, job.id, await this.tracesNamed(project, terms));
   }
 
   /** A job by id, within a project (a key's), or any project's (the admin). */
@@ -396,6 +475,7 @@ export class ErasureRepository {
   async erase(job: ErasureJob): Promise<void> {
     const project = { tenantId: job.tenantId, projectId: job.projectId };
     const params = jobParams(job);
+    await this.rewriteTombstones(project, job);
     const read = async <T>(name: string, sql: string, extra: Record<string, unknown> = {}): Promise<T[]> =>
       (
         await this.clickhouse.query({

@@ -1,8 +1,9 @@
 import { Inject } from '@nestjs/common';
 import { Args, Context, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, registerEnumType } from '@nestjs/graphql';
 import type { ClickHouseClient } from '@spanforge/clickhouse';
-import { ErasureRepository, MAX_ERASED_TRACE_IDS, type ErasureJob, type ErasureStatus } from '@spanforge/ingest';
-import { CLICKHOUSE, Postgres } from '@spanforge/runtime';
+import { DomainError, ErrorCode } from '@spanforge/errors';
+import { ErasureInterruptedError, ErasureRepository, MAX_ERASED_TRACE_IDS, type ErasureJob, type ErasureStatus } from '@spanforge/ingest';
+import { CLICKHOUSE, Logger, Postgres } from '@spanforge/runtime';
 import { ApiKeyScope, TenancyService } from '@spanforge/tenancy';
 import { AdminOrScope } from '../auth/access.decorators';
 import type { RequestContext } from '../graphql/request-context';
@@ -56,6 +57,7 @@ export class ErasureResolver {
     @Inject(CLICKHOUSE) clickhouse: ClickHouseClient,
     postgres: Postgres,
     private readonly tenancy: TenancyService,
+    private readonly log: Logger,
   ) {
     this.erasures = new ErasureRepository(clickhouse, postgres.pool);
   }
@@ -70,7 +72,24 @@ export class ErasureResolver {
   ): Promise<ErasureJobModel> {
     const project = await namedProject(context, input.projectId, this.tenancy, "erase only its own project's data");
     const requestedBy = context.project ? `key:${context.project.apiKeyId}` : 'admin';
-    return toModel(await this.erasures.request(project, input, requestedBy));
+    try {
+      return toModel(await this.erasures.request(project, input, requestedBy));
+    } catch (error) {
+      if (!(error instanceof ErasureInterruptedError)) throw error;
+      this.log.error(
+        `project ${project.projectId}: erasure ${error.jobId}: the request failed; its job is left to the workers`,
+        error.cause,
+      );
+      if (error.releaseFailure !== undefined)
+        this.log.error(
+          `project ${project.projectId}: erasure ${error.jobId} could not be given to the workers now; one claims it as abandoned within 10 minutes`,
+          error.releaseFailure,
+        );
+      throw new DomainError(
+        ErrorCode.UNAVAILABLE,
+        `the erasure was recorded as job ${error.jobId}, but it could not be completed now: a worker finishes it (erasureJob(id: "${error.jobId}") shows how far); until it has, aggregates may still count the data`,
+      );
+    }
   }
 
   @Query(() => ErasureJobModel, { nullable: true, description: 'One erasure; null when there is no such job (for this key’s project).' })
