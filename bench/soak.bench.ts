@@ -289,14 +289,19 @@ async function main(): Promise<void> {
       const result = await stack.clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
       return Number((await result.json<{ n: string }>())[0]?.n ?? 0);
     };
+    // Waits until a time (ms): read once, so a clock passing it between two reads asks no negative timeout.
+    const waitUntil = async (at: number) => {
+      const wait = at - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    };
     const report = async () => {
       // The engine's time and the statements of the warm-up are not the first window's.
-      if (started > Date.now()) await new Promise((r) => setTimeout(r, started - Date.now()));
+      await waitUntil(started);
       engineMs.worker = engineMs.project = 0;
       statementMs = new Map();
       for (let minute = reportMinutes; started + minute * 60_000 <= until + 1_000; minute += reportMinutes) {
         const due = started + minute * 60_000;
-        if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+        await waitUntil(due);
         const from = due - reportMinutes * 60_000;
         const windowLatencies = latencies.filter((l) => l.at > from && l.at <= due);
         const inWindow = windowLatencies.map((l) => l.ms);
