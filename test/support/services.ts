@@ -1,11 +1,39 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { Client, type Pool } from 'pg';
 import { loadConfig, type AppConfig } from '@spanforge/config';
+import { createPostgresPool } from '@spanforge/postgres';
 
 export function testDatabaseUrl(): string {
   const url = process.env.SPANFORGE_TEST_DATABASE_URL;
   if (!url) throw new Error('SPANFORGE_TEST_DATABASE_URL is unset: run integration tests through jest (global setup starts PostgreSQL)');
   return url;
+}
+
+/**
+ * A database of its own on the test PostgreSQL, empty (not migrated), dropped by `drop`: for tests
+ * that must see a first run, or whose rows the workers of other suites (which share the test
+ * database) must not take.
+ */
+export async function freshTestDatabase(): Promise<{ pool: Pool; drop: () => Promise<void> }> {
+  const name = `test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new Client({ connectionString: testDatabaseUrl() });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(testDatabaseUrl());
+  url.pathname = `/${name}`;
+  // pool.end() resolves while its connections are still closing, so DROP ... WITH (FORCE) below may
+  // terminate one of them; the pool says so, which is right but not what these tests are about.
+  const cleanup: string[] = [];
+  const pool = createPostgresPool(url.toString(), 4, { warn: (m) => cleanup.push(m), error: (m) => cleanup.push(m) });
+  return {
+    pool,
+    drop: async () => {
+      await pool.end();
+      await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
 }
 
 /** Undefined when redis-server is not installed locally (the setup printed a SKIPPED banner; CI refuses that). */

@@ -317,11 +317,13 @@ export class ErasureRepository {
 
   /**
    * Takes the oldest job no worker is running (or one whose worker has not finished it within
-   * ERASURE_RECLAIM_AFTER_MS): several workers never take the same job at once.
+   * ERASURE_RECLAIM_AFTER_MS): several workers never take the same job at once. The claim is
+   * named by its `started_at` (whole milliseconds, so the Date read back names it exactly):
+   * `complete` and `release` apply only while it holds.
    */
   async claim(): Promise<ErasureJob | undefined> {
     const { rows } = await this.pool.query<JobRow>(
-      `UPDATE erasure_jobs SET status = 'RUNNING', started_at = now()
+      `UPDATE erasure_jobs SET status = 'RUNNING', started_at = date_trunc('milliseconds', now())
        WHERE id = (SELECT id FROM erasure_jobs
                    WHERE status = 'PENDING' OR (status = 'RUNNING' AND started_at < now() - make_interval(secs => $1))
                    ORDER BY requested_at LIMIT 1 FOR UPDATE SKIP LOCKED)
@@ -331,13 +333,33 @@ export class ErasureRepository {
     return rows[0] ? toJob(rows[0]) : undefined;
   }
 
-  async complete(job: ErasureJob): Promise<void> {
-    await this.pool.query("UPDATE erasure_jobs SET status = 'COMPLETED', completed_at = now(), last_error = NULL WHERE id = $1", [job.id]);
+  /**
+   * Records a claimed job COMPLETED. Answers false, changing nothing, when the claim no longer
+   * holds: a run slower than ERASURE_RECLAIM_AFTER_MS has had its job claimed again by another
+   * worker, which runs it whole and completes it itself.
+   */
+  async complete(job: ErasureJob): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE erasure_jobs SET status = 'COMPLETED', completed_at = now(), last_error = NULL
+       WHERE id = $1 AND status = 'RUNNING' AND started_at = $2`,
+      [job.id, job.startedAt],
+    );
+    return rowCount === 1;
   }
 
-  /** Gives a failed attempt back, with why: the next claim tries again (every step is idempotent). */
-  async release(job: ErasureJob, error: string): Promise<void> {
-    await this.pool.query("UPDATE erasure_jobs SET status = 'PENDING', last_error = $2 WHERE id = $1", [job.id, error.slice(0, 4_000)]);
+  /**
+   * Gives a failed attempt back, with why: the next claim tries again (every step is idempotent).
+   * Answers false, changing nothing, when the claim no longer holds (see `complete`): giving the
+   * job back then would let a third worker run it beside the one that holds it, or run a
+   * completed job again.
+   */
+  async release(job: ErasureJob, error: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE erasure_jobs SET status = 'PENDING', started_at = NULL, last_error = $3
+       WHERE id = $1 AND status = 'RUNNING' AND started_at = $2`,
+      [job.id, job.startedAt, error.slice(0, 4_000)],
+    );
+    return rowCount === 1;
   }
 
   /**

@@ -1,39 +1,16 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, type Pool } from 'pg';
 import { projectRoot } from '@spanforge/config';
-import { testDatabaseUrl } from '@spanforge/testing';
-import { createPostgresPool } from './pool';
+import { freshTestDatabase } from '@spanforge/testing';
 import { migratePostgres } from './migrator';
 
-/** Each test migrates its own fresh database, so "first run" really is the first. */
-async function freshDatabase(): Promise<{ pool: Pool; drop: () => Promise<void> }> {
-  const name = `migrate_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = new Client({ connectionString: testDatabaseUrl() });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(testDatabaseUrl());
-  url.pathname = `/${name}`;
-  // pool.end() resolves while its connections are still closing, so DROP ... WITH (FORCE) below may
-  // terminate one of them; the pool says so, which is right but not what these tests are about.
-  const cleanup: string[] = [];
-  const pool = createPostgresPool(url.toString(), 4, { warn: (m) => cleanup.push(m), error: (m) => cleanup.push(m) });
-  return {
-    pool,
-    drop: async () => {
-      await pool.end();
-      await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
-      await admin.end();
-    },
-  };
-}
-
+// Each test migrates its own fresh database, so "first run" really is the first.
 describe('PostgreSQL migrations', () => {
   const dir = path.join(projectRoot(), 'infra', 'postgres');
 
   it('apply every file once and nothing on the next start', async () => {
-    const db = await freshDatabase();
+    const db = await freshTestDatabase();
     try {
       const first = await migratePostgres(db.pool, dir);
       expect(first.applied.length).toBeGreaterThan(0);
@@ -50,7 +27,7 @@ describe('PostgreSQL migrations', () => {
   });
 
   it('apply each file exactly once when several processes start together', async () => {
-    const db = await freshDatabase();
+    const db = await freshTestDatabase();
     try {
       const results = await Promise.all([migratePostgres(db.pool, dir), migratePostgres(db.pool, dir), migratePostgres(db.pool, dir)]);
       const appliedCounts = results.map((r) => r.applied.length).sort();
@@ -62,7 +39,7 @@ describe('PostgreSQL migrations', () => {
   });
 
   it('refuse a migration edited after it was applied', async () => {
-    const db = await freshDatabase();
+    const db = await freshTestDatabase();
     const own = mkdtempSync(path.join(os.tmpdir(), 'pg-migrations-'));
     try {
       writeFileSync(path.join(own, '001_widgets.sql'), 'CREATE TABLE IF NOT EXISTS widgets (id int);');
@@ -75,7 +52,7 @@ describe('PostgreSQL migrations', () => {
   });
 
   it('roll back a failing migration and record nothing', async () => {
-    const db = await freshDatabase();
+    const db = await freshTestDatabase();
     const own = mkdtempSync(path.join(os.tmpdir(), 'pg-migrations-'));
     try {
       writeFileSync(path.join(own, '001_ok.sql'), 'CREATE TABLE IF NOT EXISTS ok_table (id int);');
@@ -91,7 +68,7 @@ describe('PostgreSQL migrations', () => {
   });
 
   it('still say why a migration failed when its connection died with it, and leave no lock behind', async () => {
-    const db = await freshDatabase();
+    const db = await freshTestDatabase();
     const own = mkdtempSync(path.join(os.tmpdir(), 'pg-migrations-'));
     const warnings: string[] = [];
     const log = { warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };

@@ -28,9 +28,9 @@ describe('ErasureRunner', () => {
       erase: async (j) => {
         if (j.id === 'b') throw new Error('ClickHouse is away');
       },
-      complete: async (j) => void done.push(j.id),
-      release: async (j, error) => void released.push([j.id, error]),
-      log: { info: (m) => said.push(m), error: (m) => said.push(`error ${m}`) },
+      complete: async (j) => done.push(j.id) > 0,
+      release: async (j, error) => released.push([j.id, error]) > 0,
+      log: { info: (m) => said.push(m), warn: (m) => said.push(`warn ${m}`), error: (m) => said.push(`error ${m}`) },
     });
     await runner.runAll();
     // A failure ends the round (the job is tried again on the next one); c waits for it.
@@ -41,6 +41,28 @@ describe('ErasureRunner', () => {
     expect(done).toEqual(['a', 'c']);
   });
 
+  it('says so when a job it ran was claimed again meanwhile, whether it finished or failed', async () => {
+    const waiting = [job('slow'), job('failed')];
+    const said: string[] = [];
+    const runner = new ErasureRunner({
+      claim: async () => waiting.shift(),
+      erase: async (j) => {
+        if (j.id === 'failed') throw new Error('ClickHouse is away');
+      },
+      complete: async () => false,
+      release: async () => false,
+      log: { info: (m) => said.push(m), warn: (m) => said.push(`warn ${m}`), error: (m) => said.push(`error ${m}`) },
+    });
+    await runner.runAll();
+    expect(said[0]).toMatch(
+      /^warn erasure slow \(project p, 2 trace\(s\)\) ran for \d+ ms and was claimed again meanwhile: its new holder completes it$/,
+    );
+    expect(said.slice(1)).toEqual([
+      'error erasure failed (project p) failed; it is tried again',
+      'warn erasure failed: not given back, it was claimed again meanwhile and its new holder runs it',
+    ]);
+  });
+
   it('says so when looking for a job fails, and stops', async () => {
     const said: string[] = [];
     const runner = new ErasureRunner({
@@ -48,9 +70,9 @@ describe('ErasureRunner', () => {
         throw new Error('PostgreSQL is away');
       },
       erase: async () => undefined,
-      complete: async () => undefined,
-      release: async () => undefined,
-      log: { info: (m) => said.push(m), error: (m) => said.push(`error ${m}`) },
+      complete: async () => true,
+      release: async () => true,
+      log: { info: (m) => said.push(m), warn: (m) => said.push(`warn ${m}`), error: (m) => said.push(`error ${m}`) },
     });
     await runner.runAll();
     expect(said).toEqual(['error erasure: looking for a job failed; trying again shortly']);

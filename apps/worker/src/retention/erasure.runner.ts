@@ -6,9 +6,11 @@ export const ERASURE_POLL_MS = 2_000;
 export interface ErasureRunnerDeps {
   claim: () => Promise<ErasureJob | undefined>;
   erase: (job: ErasureJob) => Promise<void>;
-  complete: (job: ErasureJob) => Promise<void>;
-  release: (job: ErasureJob, error: string) => Promise<void>;
-  log: { info(message: string): void; error(message: string, error?: unknown): void };
+  /** False when the job was claimed again meanwhile (this run outlasted the claim): the new holder completes it. */
+  complete: (job: ErasureJob) => Promise<boolean>;
+  /** False when the job was claimed again meanwhile: the new holder runs it. */
+  release: (job: ErasureJob, error: string) => Promise<boolean>;
+  log: { info(message: string): void; warn(message: string): void; error(message: string, error?: unknown): void };
   pollMs?: number;
 }
 
@@ -53,15 +55,15 @@ export class ErasureRunner {
       const started = Date.now();
       try {
         await this.deps.erase(job);
-        await this.deps.complete(job);
-        this.deps.log.info(
-          `erasure ${job.id} (project ${job.projectId}, ${job.traceCount} trace(s)) completed in ${Date.now() - started} ms`,
-        );
+        const what = `erasure ${job.id} (project ${job.projectId}, ${job.traceCount} trace(s))`;
+        if (await this.deps.complete(job)) this.deps.log.info(`${what} completed in ${Date.now() - started} ms`);
+        else this.deps.log.warn(`${what} ran for ${Date.now() - started} ms and was claimed again meanwhile: its new holder completes it`);
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         this.deps.log.error(`erasure ${job.id} (project ${job.projectId}) failed; it is tried again`, error);
         try {
-          await this.deps.release(job, reason);
+          if (!(await this.deps.release(job, reason)))
+            this.deps.log.warn(`erasure ${job.id}: not given back, it was claimed again meanwhile and its new holder runs it`);
         } catch (releaseError) {
           this.deps.log.error(`erasure ${job.id}: giving it back failed; it is claimed again once its claim is stale`, releaseError);
         }
