@@ -5,6 +5,7 @@ import { expectedTrace, recordAgentTrace, sendAgentTrace } from './agent-trace';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 import { NS_PER_MS, hex, jsonExport, jsonSpan } from './otlp-json';
 import { JSON_TYPE, postTraces } from './raw-otlp';
+import { failingStatements, type StatementFault } from './statement-faults';
 
 /*
  * Erasure (docs/data-policy.md, "Erasure"): from eraseData's answer no query or aggregate returns
@@ -36,38 +37,16 @@ const totals = (answer: Answers['metrics']): number[] =>
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A statement of one project's erasure to fail once, as the request's process failing right before it would. */
-interface Fault {
-  projectId: string;
-  statement: string;
-  fired?: boolean;
-}
-
 describe('erasure', () => {
   let h: IngestHarness;
-  const faults: Fault[] = [];
+  let faults: StatementFault[] = [];
   beforeAll(async () => {
     h = await startIngestHarness(
       {},
       {
         // The seam: the API's and the worker's ClickHouse client, failing a named statement of a project once.
         beforeWorkers: (infra) => {
-          const failing = (name: string | undefined, projectId: unknown): void => {
-            const fault = faults.find((f) => !f.fired && f.statement === name && f.projectId === projectId);
-            if (!fault) return;
-            fault.fired = true;
-            throw Object.assign(new Error(`injected: the request stops at ${name}`), { code: '36', type: 'BAD_ARGUMENTS' });
-          };
-          const { command, insert } = infra.clickhouse;
-          infra.clickhouse.command = (async (params: Parameters<typeof command>[0]) => {
-            failing(params.clickhouse_settings?.log_comment, (params.query_params as { projectId?: string } | undefined)?.projectId);
-            return command.call(infra.clickhouse, params);
-          }) as typeof command;
-          infra.clickhouse.insert = (async (params: Parameters<typeof insert>[0]) => {
-            const values = params.values as Array<{ project_id?: string }>;
-            failing(params.clickhouse_settings?.log_comment, Array.isArray(values) ? values[0]?.project_id : undefined);
-            return insert.call(infra.clickhouse, params);
-          }) as typeof insert;
+          faults = failingStatements(infra.clickhouse, 'the request stops at');
         },
       },
     );
@@ -332,7 +311,7 @@ describe('erasure', () => {
       }
       expect(before.traces.totalCount).toBe(1);
       expect(before.sessions.totalCount).toBe(1);
-      const fault: Fault = { projectId: project.projectId, statement };
+      const fault: StatementFault = { projectId: project.projectId, statement };
       faults.push(fault);
 
       const answer = await graphql(h.api, ERASE, { input: { projectId: project.projectId, traceIds: [erased] } }, project.apiKey);

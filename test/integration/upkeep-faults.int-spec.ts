@@ -7,6 +7,7 @@ import { graphql } from '../support';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
 import { JSON_TYPE, postTraces } from './raw-otlp';
 import { NS_PER_MS, hex, jsonExport, jsonSpan } from './otlp-json';
+import { failingStatements, type StatementFault } from './statement-faults';
 
 /*
  * An upkeep round that stops part-way, injected at the worker's ClickHouse seam: a statement of one
@@ -23,34 +24,16 @@ const MODEL = 'gpt-4o-mini';
 const at = (iso: string) => BigInt(Date.parse(iso)) * NS_PER_MS;
 const price = PriceTable.bundled().lookup(MODEL, 'openai', Date.parse('2026-11-04T10:20:00Z'))!;
 
-/** A statement of a project's upkeep to fail once, as a crash right before it would stop the round. */
-interface Fault {
-  projectId: string;
-  statement: string;
-  /** Set when it failed. */
-  fired?: boolean;
-}
-
 let h: IngestHarness;
-const faults: Fault[] = [];
+/** A statement of a project's upkeep to fail once, as a crash right before it would stop the round. */
+let faults: StatementFault[] = [];
 
 beforeAll(async () => {
   h = await startIngestHarness(
     {},
     {
       beforeWorkers: (infra) => {
-        const command = infra.clickhouse.command.bind(infra.clickhouse);
-        infra.clickhouse.command = (async (params: Parameters<typeof command>[0]) => {
-          const name = params.clickhouse_settings?.log_comment;
-          const projectId = (params.query_params as { projectId?: string } | undefined)?.projectId;
-          const fault = faults.find((f) => !f.fired && f.statement === name && f.projectId === projectId);
-          if (fault) {
-            fault.fired = true;
-            // A refusal (not a transient error the round retries itself): the round fails and so does its job.
-            throw Object.assign(new Error(`injected: the round stops before ${name}`), { code: '36', type: 'BAD_ARGUMENTS' });
-          }
-          return command(params);
-        }) as typeof infra.clickhouse.command;
+        faults = failingStatements(infra.clickhouse, 'the round stops before');
       },
     },
   );
@@ -108,7 +91,7 @@ describe('an upkeep round that stops part-way', () => {
     // Both calls filed under 10:20 before M's root comes.
     await settled((m) => m.length === 1 && Number(m[0]!.spans) === 2);
 
-    const fault: Fault = { projectId: own.projectId, statement };
+    const fault: StatementFault = { projectId: own.projectId, statement };
     faults.push(fault);
     const root = jsonSpan({
       traceId: moving,

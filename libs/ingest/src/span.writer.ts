@@ -93,6 +93,15 @@ interface UpkeepItem {
   failure?: unknown;
 }
 
+/** What an export's chunk leaves to the upkeep. */
+function upkeepOf(
+  chunk: Pick<RowChunk, 'tenantId' | 'projectId' | 'traces' | 'sessions' | 'plainRoots'>,
+  how: Pick<UpkeepItem, 'backfill' | 'rerun'>,
+): UpkeepItem {
+  const { tenantId, projectId, traces, sessions, plainRoots } = chunk;
+  return { ref: { tenantId, projectId }, traces, sessions, plainRoots, ...how };
+}
+
 /**
  * Writes exports' rows (already serialised) to ClickHouse in two loops, each one write at a time
  * with group commit (BatchingQueue):
@@ -180,14 +189,7 @@ export class SpanWriter {
     if (chunk.traces.length === 0) return;
     this.writing++;
     try {
-      await this.keptUp({
-        ref: { tenantId: chunk.tenantId, projectId: chunk.projectId },
-        traces: chunk.traces,
-        sessions: chunk.sessions,
-        plainRoots: chunk.plainRoots,
-        backfill: false,
-        rerun: true,
-      });
+      await this.keptUp(upkeepOf(chunk, { backfill: false, rerun: true }));
     } finally {
       this.writing--;
     }
@@ -209,14 +211,7 @@ export class SpanWriter {
     try {
       await this.inserts.add([chunk], { lazy: backfill });
       chunk.parts = [];
-      await this.keptUp({
-        ref: { tenantId: chunk.tenantId, projectId: chunk.projectId },
-        traces: chunk.traces,
-        sessions: chunk.sessions,
-        plainRoots: chunk.plainRoots,
-        backfill,
-        rerun: chunk.rerun === true,
-      });
+      await this.keptUp(upkeepOf(chunk, { backfill, rerun: chunk.rerun === true }));
     } finally {
       this.writing--;
     }

@@ -1,0 +1,38 @@
+import type { ClickHouseClient } from '@spanforge/clickhouse';
+
+/** A named statement of one project to fail once, as its process failing right before it would. */
+export interface StatementFault {
+  projectId: string;
+  /** The statement's name (its `log_comment`, as `namedStatement` sets it). */
+  statement: string;
+  /** Set when it failed. */
+  fired?: boolean;
+}
+
+/**
+ * The fault seam of the integration suites: makes a ClickHouse client (the harness's, before its
+ * workers start) fail each fault of the returned list once, when its statement runs for its
+ * project: commands by their `projectId` parameter, inserts by their first row's `project_id`. The
+ * failure is a refusal (code 36, BAD_ARGUMENTS), not a transient error a caller retries itself.
+ * `what` says in the error what stops: "the round stops before", "the request stops at".
+ */
+export function failingStatements(clickhouse: ClickHouseClient, what: string): StatementFault[] {
+  const faults: StatementFault[] = [];
+  const failing = (name: string | undefined, projectId: unknown): void => {
+    const fault = faults.find((f) => !f.fired && f.statement === name && f.projectId === projectId);
+    if (!fault) return;
+    fault.fired = true;
+    throw Object.assign(new Error(`injected: ${what} ${name}`), { code: '36', type: 'BAD_ARGUMENTS' });
+  };
+  const { command, insert } = clickhouse;
+  clickhouse.command = (async (params: Parameters<typeof command>[0]) => {
+    failing(params.clickhouse_settings?.log_comment, (params.query_params as { projectId?: string } | undefined)?.projectId);
+    return command.call(clickhouse, params);
+  }) as typeof command;
+  clickhouse.insert = (async (params: Parameters<typeof insert>[0]) => {
+    const values = params.values as Array<{ project_id?: string }>;
+    failing(params.clickhouse_settings?.log_comment, Array.isArray(values) ? values[0]?.project_id : undefined);
+    return insert.call(clickhouse, params);
+  }) as typeof insert;
+  return faults;
+}
