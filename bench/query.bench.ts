@@ -291,6 +291,11 @@ async function main(): Promise<void> {
           ),
         sql: () => traces.page(range, 20, undefined),
       },
+      // The traces page as it first opens: no range, no total; the newest traces of the project.
+      tracesNewest: {
+        gql: () => graphql('{ traces(first: 20) { nodes { traceId durationMs costUsd iterations } } }'),
+        sql: () => traces.page(undefined, 20, undefined, false),
+      },
       latencyByIterations: {
         gql: () =>
           graphql('query($f: TraceFilter) { latencyByIterations(filter: $f) { iterations traceCount p50Ms p95Ms p99Ms avgCostUsd } }', {

@@ -829,6 +829,64 @@ describe('query API', () => {
     );
   });
 
+  it('pages the newest traces exactly however far back the page reaches: minutes, hours, days, or a rare filter', async () => {
+    // The first page without a range is read from the newest minutes, in windows of 5 minutes, 2
+    // hours and 2 days before the newest (or the cursor's), then the whole project: the traces sit
+    // so that pages end in each window and past them all.
+    const recent = await h.newProject('newest-traces-tenant');
+    const newest = Math.floor(Date.now() / 60_000) * 60_000 - 3_600_000;
+    const minutesBack = [0, 1, 3, 30, 100, 600, 1_800, 4_320, 7_200];
+    const sent = minutesBack.map((back, i) => {
+      const recorder = new SpanRecorder('newest-agent');
+      // Two traces in a session of their own: the newest but one and the oldest.
+      recordAgentTrace(recorder, {
+        session: i === 1 || i === minutesBack.length - 1 ? 'rare' : 'usual',
+        calls: [MINI],
+        start: newest - back * 60_000 + 7_000,
+      });
+      return { spans: recorder.finished(), start: newest - back * 60_000 + 7_000 };
+    });
+    const exporter = otlpExporter('http/protobuf', { http: h.http, grpc: h.grpc }, recent.apiKey);
+    for (const trace of sent) expect(exportSucceeded(await exportSpans(exporter, trace.spans))).toBe(true);
+    await h.waitForSpans(
+      recent.projectId,
+      sent.reduce((n, t) => n + t.spans.length, 0),
+    );
+    const byStart = sent.map((t) => ({
+      traceId: expectedTrace(t.spans).traceId,
+      start: t.start,
+      rare: t.spans.some((s) => s.attributes['session.id'] === 'rare'),
+    }));
+    const newestFirst = (list: typeof byStart) => [...list].sort((a, b) => b.start - a.start).map((t) => t.traceId);
+    type Page = { traces: { nodes: Array<{ traceId: string }>; pageInfo: { endCursor: string | null; hasNextPage: boolean } } };
+    const everyPage = async (first: number, filter: Record<string, unknown> = {}) => {
+      const seen: string[][] = [];
+      let after: string | null = null;
+      do {
+        const page: Awaited<ReturnType<typeof q<Page>>> = await q<Page>(
+          'query($first: Int!, $after: String, $f: TraceFilter) { traces(first: $first, after: $after, filter: $f) { nodes { traceId } pageInfo { endCursor hasNextPage } } }',
+          { first, after, f: filter },
+          recent.apiKey,
+        );
+        expect(page.errors).toBeUndefined();
+        seen.push(page.data!.traces.nodes.map((n) => n.traceId));
+        after = page.data!.traces.pageInfo.hasNextPage ? page.data!.traces.pageInfo.endCursor : null;
+      } while (after && seen.length <= byStart.length);
+      return seen;
+    };
+    const inPages = (ids: string[], first: number) =>
+      Array.from({ length: Math.ceil(ids.length / first) }, (_, i) => ids.slice(i * first, (i + 1) * first));
+    const all = newestFirst(byStart);
+    // Pages that end inside the 5-minute window, the 2-hour one, the 2-day one, and past them all.
+    for (const first of [1, 2, 4, 6, 8, 20]) expect(await everyPage(first)).toEqual(inPages(all, first));
+    // A filter few traces match: one in the newest minutes, the other days back.
+    expect(await everyPage(2, { sessionId: 'rare' })).toEqual([newestFirst(byStart.filter((t) => t.rare))]);
+    expect(await everyPage(1, { sessionId: 'rare' })).toEqual(inPages(newestFirst(byStart.filter((t) => t.rare)), 1));
+    // Everything before a `to` between the fourth and fifth newest: newest first from there.
+    const to = new Date(newest - 50 * 60_000).toISOString();
+    expect(await everyPage(3, { to })).toEqual(inPages(newestFirst(byStart.filter((t) => t.start < Date.parse(to))), 3));
+  });
+
   it('answers latencyByIterations with exact percentiles per iteration count', async () => {
     const result = await q<{
       latencyByIterations: Array<{

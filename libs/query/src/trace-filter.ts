@@ -43,6 +43,8 @@ export interface TraceFilterSql {
   /** WHERE on the per-trace figures (after merging rows). */
   traces: string;
   params: Record<string, unknown>;
+  /** Whether `figures` is the whole project's (no start of range, or traces need not start in it). */
+  wholeProject: boolean;
 }
 
 const MINUTE_MS = 60_000;
@@ -64,11 +66,35 @@ export function minuteOfParam(param: string): string {
  * time range".
  */
 export function tracesFiledBetween(fromParam: string, toParam?: string): string {
-  const minutes = [
-    `minute >= ${minuteOfParam(fromParam)}`,
-    ...(toParam ? [`minute < fromUnixTimestamp64Milli({${toParam}:Int64}, 'UTC')`] : []),
-  ];
+  return tracesFiledIn([`minute >= ${minuteOfParam(fromParam)}`, ...(toParam ? [minuteBefore(toParam)] : [])]);
+}
+
+/** The current figures of the traces filed under the minutes these conditions on `minute` keep (trace_minutes). */
+function tracesFiledIn(minutes: string[]): string {
   return `(SELECT * FROM (SELECT * FROM trace_minutes FINAL WHERE ${SCOPE} AND ${minutes.join(' AND ')}) WHERE present = 1)`;
+}
+
+/** The minutes that start before a bound instant `{<param>:Int64}` (ms). */
+const minuteBefore = (param: string) => `minute < fromUnixTimestamp64Milli({${param}:Int64}, 'UTC')`;
+
+/**
+ * The current figures of the traces filed in the `windowMinutes` minutes before a list's newest
+ * minute and in that minute: the traces that start there, which come first in a list newest
+ * first. The newest minute is the one a cursor's trace (`{<afterNsParam>:Int64}`, ns) starts in,
+ * else the newest filed before `{<toParam>:Int64}` (ms), else the newest filed. Every trace filed
+ * earlier starts before every trace of the window (a trace is filed under its start's minute), so
+ * a window holding a whole page (after the filter and the cursor) holds that page exactly.
+ */
+export function newestTracesFiled(windowMinutes: number, options: { afterNsParam?: string; toParam?: string }): string {
+  const { afterNsParam, toParam } = options;
+  const newest = afterNsParam
+    ? `fromUnixTimestamp64Milli(intDiv({${afterNsParam}:Int64}, ${MINUTE_MS * 1_000_000}) * ${MINUTE_MS}, 'UTC')`
+    : `(SELECT max(minute) FROM trace_minutes WHERE ${SCOPE}${toParam ? ` AND ${minuteBefore(toParam)}` : ''})`;
+  return tracesFiledIn([
+    `minute >= ${newest} - INTERVAL ${Math.trunc(windowMinutes)} MINUTE`,
+    ...(afterNsParam ? [`minute <= ${newest}`] : []),
+    ...(toParam ? [minuteBefore(toParam)] : []),
+  ]);
 }
 
 /** Every trace's current figures in the project (sorted by trace id: a read of the whole project). */
@@ -199,12 +225,12 @@ export function traceFilterSql(filter: TraceFilter | undefined, options: { trace
       `trace_id IN (SELECT trace_id FROM feedback FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND name = {feedbackName:String} GROUP BY trace_id${having.length ? ` HAVING ${having.join(' AND ')}` : ''})`,
     );
   }
-  const figures =
-    traceStartInRange && from !== undefined ? tracesFiledBetween('fromMs', to !== undefined ? 'toMs' : undefined) : ALL_TRACE_FIGURES;
+  const wholeProject = !traceStartInRange || from === undefined;
   return {
     rows: rows.map((c) => ` AND ${c}`).join(''),
-    figures,
+    figures: wholeProject ? ALL_TRACE_FIGURES : tracesFiledBetween('fromMs', to !== undefined ? 'toMs' : undefined),
     traces: traces.length ? ` WHERE ${traces.join(' AND ')}` : '',
     params,
+    wholeProject,
   };
 }

@@ -76,12 +76,26 @@ describe('TraceRepository SQL', () => {
     expectScopedQueries(await record(() => repository.medianIterations(START)), 1);
   });
 
+  // With no range the page is read from the newest minutes in three windows, then the whole
+  // project: the recording client answers no rows, so every window is read, then the whole project.
   it('page: no filter, first page', async () => {
-    expectScopedQueries(await record(() => repository.page(undefined, 20, undefined)), 2);
+    const statements = await record(() => repository.page(undefined, 20, undefined));
+    expectScopedQueries(statements, 5);
+    expect(statements.map((s) => s.queryId).sort()).toEqual([
+      'query.traces_count',
+      'query.traces_page',
+      'query.traces_page_newest',
+      'query.traces_page_newest',
+      'query.traces_page_newest',
+    ]);
   });
 
   it('page: no filter, after a cursor', async () => {
-    expectScopedQueries(await record(() => repository.page(undefined, 20, ['1795165200000000000', TRACE])), 2);
+    expectScopedQueries(await record(() => repository.page(undefined, 20, ['1795165200000000000', TRACE])), 5);
+  });
+
+  it('page: everything before a time, no total', async () => {
+    expectScopedQueries(await record(() => repository.page({ to: '2026-11-27T00:00:00Z' }, 20, undefined, false)), 4);
   });
 
   it('page: every trace filter, after a cursor', async () => {

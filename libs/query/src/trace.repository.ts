@@ -1,5 +1,5 @@
 import type { ScopedClickHouse } from './scoped-clickhouse';
-import { traceFilterSql, type TraceFilter } from './trace-filter';
+import { newestTracesFiled, traceFilterSql, type TraceFilter } from './trace-filter';
 import { traceFiguresSql, type TraceFiguresRow } from '@spanforge/clickhouse';
 
 export interface SpanRecord {
@@ -37,6 +37,14 @@ export interface SpanRecord {
  * trace whole (bench/query.bench.ts); the rest of a larger trace is read page by page (`after`).
  */
 export const MAX_SPANS_PER_READ = 10_000;
+
+/**
+ * The windows (minutes before the newest) a page with no start of range is read from, in turn,
+ * before the whole project: each 24 times the last, so a project with a page of traces in the
+ * last 5 minutes, 2 hours or 2 days reads those minutes, and one whose page is older (or whose
+ * filter matches few traces) pays three small reads more than the whole project's.
+ */
+const NEWEST_WINDOWS_MINUTES = [5, 120, 2_880];
 
 /** Where a page of a trace's spans starts: after this span, in (start time, span id) order. */
 export interface SpanCursor {
@@ -236,9 +244,16 @@ export class TraceRepository {
 
   /**
    * A page of traces, newest first, and the total matching the filter, from the trace figures of
-   * the filter's range (see traceFilterSql's `figures`). The
-   * total is a second read of every matching trace: with `count: false` (the caller did not ask for
-   * it) it is not made, and `total` is undefined.
+   * the filter's range (see traceFilterSql's `figures`). The total is a second read of every
+   * matching trace: with `count: false` (the caller did not ask for it) it is not made, and `total`
+   * is undefined.
+   *
+   * A page with no start of range (the traces page as it first opens) is read from the newest
+   * minutes first: the traces filed in a window before the newest minute (or the cursor's), the
+   * window widened while it holds less than the page, and the whole project last. The whole
+   * project's figures are sorted by trace id, so reading them for 20 traces merges every trace
+   * under FINAL, and costs more the more the upkeep left unmerged; the newest minutes of
+   * trace_minutes are a read of their own traces. docs/architecture.md, "The newest traces".
    */
   async page(
     filter: TraceFilter | undefined,
@@ -247,20 +262,34 @@ export class TraceRepository {
     count = true,
   ): Promise<{ rows: TraceFiguresRow[]; total: number | undefined }> {
     const sql = traceFilterSql(filter);
-    const figures = `SELECT *, toString(toUnixTimestamp64Nano(start_time)) AS start_ns, [] AS span_types, [] AS llm_spans, '' AS root_span_id, '' AS root_type
-      FROM ${sql.figures}`;
+    const select = (figures: string) =>
+      `SELECT *, toString(toUnixTimestamp64Nano(start_time)) AS start_ns, [] AS span_types, [] AS llm_spans, '' AS root_span_id, '' AS root_type
+      FROM ${figures}`;
     const cursor = after
       ? `${sql.traces ? ' AND' : ' WHERE'} (toUnixTimestamp64Nano(start_time), trace_id) < ({afterNs:Int64}, {afterTrace:String})`
       : '';
     const params = { ...sql.params, ...(after ? { afterNs: after[0], afterTrace: after[1] } : {}), limit: first + 1 };
-    const [rows, counted] = await Promise.all([
+    const pageFrom = (name: string, figures: string) =>
       this.db.rows<TraceFiguresRow>(
-        'query.traces_page',
-        `SELECT * FROM (${figures})${sql.traces}${cursor} ORDER BY start_time DESC, trace_id DESC LIMIT {limit:UInt32}`,
+        name,
+        `SELECT * FROM (${select(figures)})${sql.traces}${cursor} ORDER BY start_time DESC, trace_id DESC LIMIT {limit:UInt32}`,
         params,
-      ),
+      );
+    const newestPage = async () => {
+      for (const minutes of NEWEST_WINDOWS_MINUTES) {
+        const figures = newestTracesFiled(minutes, {
+          afterNsParam: after ? 'afterNs' : undefined,
+          toParam: 'toMs' in params ? 'toMs' : undefined,
+        });
+        const rows = await pageFrom('query.traces_page_newest', figures);
+        if (rows.length >= params.limit) return rows;
+      }
+      return pageFrom('query.traces_page', sql.figures);
+    };
+    const [rows, counted] = await Promise.all([
+      sql.wholeProject ? newestPage() : pageFrom('query.traces_page', sql.figures),
       count
-        ? this.db.rows<{ n: number }>('query.traces_count', `SELECT count() AS n FROM (${figures})${sql.traces}`, sql.params)
+        ? this.db.rows<{ n: number }>('query.traces_count', `SELECT count() AS n FROM (${select(sql.figures)})${sql.traces}`, sql.params)
         : undefined,
     ]);
     return { rows, total: counted && Number(counted[0]?.n ?? 0) };
