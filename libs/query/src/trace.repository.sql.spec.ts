@@ -94,6 +94,14 @@ describe('TraceRepository SQL', () => {
     expectScopedQueries(await record(() => repository.page(undefined, 20, ['1795165200000000000', TRACE])), 5);
   });
 
+  it('page: an attribute filter without a range reads the whole project once', async () => {
+    const statements = await record(() =>
+      repository.page({ attributes: [{ key: 'gen_ai.agent.name', value: 'support' }] }, 20, undefined, false),
+    );
+    expectScopedQueries(statements, 1);
+    expect(statements[0]!.queryId).toBe('query.traces_page');
+  });
+
   it('page: everything before a time, no total', async () => {
     expectScopedQueries(await record(() => repository.page({ to: '2026-11-27T00:00:00Z' }, 20, undefined, false)), 4);
   });

@@ -286,8 +286,11 @@ export class TraceRepository {
       }
       return pageFrom('query.traces_page', sql.figures);
     };
+    // An attribute or feedback filter reads the project's spans or scores in a subquery of its own,
+    // which every window would read again: such a page goes to the whole project at once.
+    const windowed = sql.wholeProject && !filter?.attributes?.length && !filter?.feedback;
     const [rows, counted] = await Promise.all([
-      sql.wholeProject ? newestPage() : pageFrom('query.traces_page', sql.figures),
+      windowed ? newestPage() : pageFrom('query.traces_page', sql.figures),
       count
         ? this.db.rows<{ n: number }>('query.traces_count', `SELECT count() AS n FROM (${select(sql.figures)})${sql.traces}`, sql.params)
         : undefined,
