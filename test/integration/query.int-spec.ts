@@ -4,6 +4,7 @@ import { MAX_SPANS_PER_READ, ScopedClickHouse, TraceService, spanCursor } from '
 import { SpanRecorder, exportSpans, exportSucceeded, graphql, otlpExporter } from '../support';
 import { expectedConcurrency, expectedCriticalPath, expectedLlmCost, expectedTrace, recordAgentTrace, type LlmCall } from './agent-trace';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
+import { recordedReads } from './statement-faults';
 
 const toNs = (t: [number, number]) => t[0] * 1e9 + t[1];
 
@@ -894,6 +895,25 @@ describe('query API', () => {
     // page of 2 is the 2-day window before the newest minute under `to`.
     const to = new Date(newest - 50 * 60_000).toISOString();
     expect(await everyPage(2, { to })).toEqual(inPages(newestFirst(byStart.filter((t) => t.start < Date.parse(to))), 2));
+
+    // Which read answers a first page (one trace more than the page is read, to know there is a
+    // next): one of 3 is the 5-minute window's, which holds 4 traces; one of 5 the 2-hour window's
+    // (6), after the 5-minute one; one of 7 the 2-day window's (8); one of 20 is past every window
+    // and the whole project's.
+    const pageReads = async (first: number) => {
+      const reads = recordedReads(h.services.clickhouse, recent.projectId);
+      try {
+        const page = await q<Page>('query($first: Int!) { traces(first: $first) { nodes { traceId } } }', { first }, recent.apiKey);
+        expect(page.data?.traces.nodes.map((n) => n.traceId)).toEqual(all.slice(0, first));
+      } finally {
+        reads.stop();
+      }
+      return reads.names.filter((name) => name.startsWith('query.traces_page'));
+    };
+    expect(await pageReads(3)).toEqual(['query.traces_page_newest']);
+    expect(await pageReads(5)).toEqual(new Array<string>(2).fill('query.traces_page_newest'));
+    expect(await pageReads(7)).toEqual(new Array<string>(3).fill('query.traces_page_newest'));
+    expect(await pageReads(20)).toEqual([...new Array<string>(3).fill('query.traces_page_newest'), 'query.traces_page']);
   });
 
   it('answers latencyByIterations with exact percentiles per iteration count', async () => {

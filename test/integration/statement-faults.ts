@@ -36,3 +36,23 @@ export function failingStatements(clickhouse: ClickHouseClient, what: string): S
   }) as typeof insert;
   return faults;
 }
+
+/**
+ * The names of the reads (`query` calls, by their query id `name:uuid`) a client runs for one
+ * project from now on, in order: which of several reads answered a request. `stop` unhooks it.
+ */
+export function recordedReads(clickhouse: ClickHouseClient, projectId: string): { names: string[]; stop: () => void } {
+  const names: string[] = [];
+  const { query } = clickhouse;
+  clickhouse.query = ((params: Parameters<typeof query>[0]) => {
+    if ((params.query_params as { projectId?: string } | undefined)?.projectId === projectId)
+      names.push(params.query_id?.split(':')[0] ?? '');
+    return query.call(clickhouse, params);
+  }) as typeof query;
+  return {
+    names,
+    stop: () => {
+      clickhouse.query = query;
+    },
+  };
+}
