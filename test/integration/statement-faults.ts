@@ -1,4 +1,4 @@
-import type { ClickHouseClient } from '@spanforge/clickhouse';
+import { statementName, type ClickHouseClient } from '@spanforge/clickhouse';
 
 /** A named statement of one project to fail once, as its process failing right before it would. */
 export interface StatementFault {
@@ -45,8 +45,7 @@ export function recordedReads(clickhouse: ClickHouseClient, projectId: string): 
   const names: string[] = [];
   const { query } = clickhouse;
   clickhouse.query = ((params: Parameters<typeof query>[0]) => {
-    if ((params.query_params as { projectId?: string } | undefined)?.projectId === projectId)
-      names.push(params.query_id?.split(':')[0] ?? '');
+    if ((params.query_params as { projectId?: string } | undefined)?.projectId === projectId) names.push(statementName(params));
     return query.call(clickhouse, params);
   }) as typeof query;
   return {

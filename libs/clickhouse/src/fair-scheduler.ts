@@ -139,7 +139,7 @@ export class FairScheduler {
 const SCHEDULED = new Set(['query', 'exec', 'command', 'insert']);
 
 /** A statement's name from its query id (`<name>:<uuid>`, namedStatement), '' when it has none. */
-function statementName(params: unknown): string {
+export function statementName(params: unknown): string {
   const queryId = (params as { query_id?: unknown } | undefined)?.query_id;
   return typeof queryId === 'string' && queryId.includes(':') ? queryId.slice(0, queryId.lastIndexOf(':')) : '';
 }
