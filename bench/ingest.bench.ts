@@ -60,9 +60,12 @@ async function main(): Promise<void> {
     const [httpLine] = await infra.startGateway();
     const endpoint = /http:\/\/\S+/.exec(httpLine!)![0];
     cpu = cpuSnapshot();
-    const e2e = await profiled('ingest-e2e', process.argv.includes('--profile'), () => measureEndToEnd(infra, corpus, endpoint));
+    const { result: e2e, statements } = await timedStatements(infra, () =>
+      profiled('ingest-e2e', process.argv.includes('--profile'), () => measureEndToEnd(infra, corpus, endpoint)),
+    );
     const e2eCpu = cpuSince(cpu);
     progress(`CPU seconds: floor ${JSON.stringify(floorCpu)}, end to end ${JSON.stringify(e2eCpu)}`);
+    for (const line of statements) progress(`  at the engine: ${line.name}: ${line.count} statements, ${line.seconds.toFixed(2)} s`);
     progress(
       `end to end: ${Math.round(e2e.spansPerSec)} spans/s stored, ${Math.round(e2e.settledSpansPerSec)} spans/s with figures up to date; stored ${e2e.stored} of ${corpus.spanCount}`,
     );
@@ -109,6 +112,7 @@ async function main(): Promise<void> {
         storedSpans: e2e.stored,
         batch: SPAN_BATCH,
         cpuSeconds: { floor: floorCpu, endToEnd: e2eCpu },
+        statementSeconds: statements,
         queueHop,
         policy: {
           plainSpansPerSec: policyRuns.plain.map(Math.round),
@@ -254,6 +258,37 @@ async function measureEndToEnd(infra: BenchStack, corpus: Corpus, endpoint: stri
     settledSpansPerSec: corpus.spanCount / settledSeconds,
     stored: await storedSpans(infra, project.projectId),
   };
+}
+
+/**
+ * Where the engine's time went while `work` ran, per statement name: the time each of the
+ * worker's and the API's statements held its turn at the engine (in the all-in-one on embedded
+ * ClickHouse, one statement at a time), from the scheduler that gives the turns.
+ */
+async function timedStatements<T>(
+  infra: BenchStack,
+  work: () => Promise<T>,
+): Promise<{ result: T; statements: { name: string; count: number; seconds: number }[] }> {
+  const byName = new Map<string, { count: number; ms: number }>();
+  let recording = true;
+  infra.querySlots.observeRuns((_participant, ranMs, statement) => {
+    if (!recording) return;
+    const entry = byName.get(statement || 'unnamed') ?? { count: 0, ms: 0 };
+    entry.count++;
+    entry.ms += ranMs;
+    byName.set(statement || 'unnamed', entry);
+  });
+  try {
+    const result = await work();
+    return {
+      result,
+      statements: [...byName]
+        .map(([name, { count, ms }]) => ({ name, count, seconds: Number((ms / 1000).toFixed(3)) }))
+        .sort((a, b) => b.seconds - a.seconds),
+    };
+  } finally {
+    recording = false;
+  }
 }
 
 async function activeJobs(infra: BenchStack): Promise<number> {
