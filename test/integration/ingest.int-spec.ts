@@ -160,6 +160,45 @@ describe('ingest through the real OpenTelemetry exporters', () => {
       { p: project.projectId },
     );
     expect(Number(unattributed[0]!.n)).toBe(0);
+    // The sessions and traces pages: the session counts the children's usage once they are given
+    // its session (the back-fill's round refreshes its figures), and the trace, whose figures that
+    // back-fill does not change, is listed under the session with all of its usage.
+    type Pages = {
+      sessions: { nodes: Array<{ sessionId: string; traceCount: number; inputTokens: number; outputTokens: number; costUsd: number }> };
+      traces: { nodes: Array<{ traceId: string; sessionId: string; inputTokens: number; costUsd: number }> };
+    };
+    const pages = async () => {
+      const answer = await graphql<Pages>(
+        h.api,
+        '{ sessions(first: 5) { nodes { sessionId traceCount inputTokens outputTokens costUsd } } traces(first: 5) { nodes { traceId sessionId inputTokens costUsd } } }',
+        {},
+        project.apiKey,
+      );
+      expect(answer.errors).toBeUndefined();
+      return answer.data!;
+    };
+    let shown = await pages();
+    while (shown.sessions.nodes[0]?.inputTokens !== expected.inputTokens && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      shown = await pages();
+    }
+    expect(shown.sessions.nodes).toEqual([
+      {
+        sessionId: expected.session,
+        traceCount: 1,
+        inputTokens: expected.inputTokens,
+        outputTokens: expected.outputTokens,
+        costUsd: expect.closeTo(expected.costUsd, 9),
+      },
+    ]);
+    expect(shown.traces.nodes).toEqual([
+      {
+        traceId: expected.traceId,
+        sessionId: expected.session,
+        inputTokens: expected.inputTokens,
+        costUsd: expect.closeTo(expected.costUsd, 9),
+      },
+    ]);
   });
 
   it('ingests one trace of 10,000 spans whole', async () => {

@@ -266,6 +266,7 @@ export class SpanRepository {
 
   /** Where each of these traces is filed (its start minute), by trace id. */
   async filings(project: ProjectRef, traceIds: string[]): Promise<Map<string, TraceFiling>> {
+    if (traceIds.length === 0) return new Map();
     const result = await this.client.query({
       query: withProjectFilters(TRACES_FILING_SQL, project),
       query_params: { ...project, traceIds },

@@ -67,6 +67,8 @@ class RecordingRepository {
   previousMinutes: number[] = [];
 
   async refreshTraceFigures(_ref: ProjectRef, traceIds: string[], _before?: Map<string, TraceFiling>): Promise<{ minutes: number[] }> {
+    // As the repository does: no statement for no trace.
+    if (traceIds.length === 0) return { minutes: [] };
     await this.record(`figures ${[...traceIds].sort().join(',')}`);
     return { minutes: this.previousMinutes };
   }
@@ -180,8 +182,9 @@ describe('SpanWriter', () => {
     expect(settled).toBe(false);
     repository.release('insert a0');
     await Promise.all([first, second]);
-    // ...and its trace's figures are refreshed again, without looking for its session a second time.
-    expect(repository.log.slice(-3)).toEqual(['stored B', 'figures A,B', 'daily costs']);
+    // ...and its session's figures are refreshed again, without looking for its session a second time.
+    // A's own figures stand: a span given its trace's session changes none of them.
+    expect(repository.log.slice(-3)).toEqual(['stored B', 'figures B', 'daily costs']);
     expect(repository.rewriteRequests).toEqual([{ sessions: ['A'], rootsToRun: [] }]);
     expect(repository.sessionRefreshes).toEqual([['s1'], ['s1']]);
   });
@@ -200,7 +203,26 @@ describe('SpanWriter', () => {
     // The back-fill's own round looks at none of its traces (the repository asks ClickHouse nothing for none).
     expect(repository.log.filter((e) => e.startsWith('stored'))).toEqual(['stored A,B,C', 'stored ']);
     expect(repository.sessionRefreshes).toEqual([['s1', 's3'], ['s1']]);
-    expect(repository.log.at(-2)).toBe('figures A,B');
+    // B's figures change (its root counts as RUN in its cost rows now); A's, given only its session, do not.
+    expect(repository.log.at(-2)).toBe('figures B');
+  });
+
+  it("refreshes a back-fill's traces' figures where the trace also came in with an insert of the round", async () => {
+    // A's round back-fills A's session; before that back-fill's round, an export brings more of A.
+    repository.stored.set('A', { sessionId: 's1', hasSessionless: true, rootToRun: false });
+    repository.sessionless = [{ text: 'a0\n', rows: 1 }];
+    repository.hold('insert a0');
+    await writer.close();
+    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 100 }, sinks);
+    const first = writer.write(chunk('a1', ['A']));
+    await until(() => repository.log.includes('sessionless'));
+    const second = writer.write(chunk('a2', ['A']));
+    await until(() => repository.log.some((e) => e.startsWith('insert a0')));
+    repository.release('insert a0');
+    await Promise.all([first, second]);
+    expect(repository.log).toContain('insert a0,a2');
+    // The round of the back-fill and the new export refreshes A: the new spans change its figures.
+    expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures A', 'figures A']);
   });
 
   it('refreshes the figures of the sessions its traces have as stored, each session once', async () => {

@@ -85,6 +85,12 @@ interface UpkeepItem {
   plainRoots: string[];
   /** Spans written again with their trace's session: their traces are not looked at for attribution again. */
   backfill: boolean;
+  /**
+   * Of a back-fill's traces, those whose figures it changes: roots written again as RUN (the trace's
+   * cost rows count the root under its new type). The others only gave spans their trace's session,
+   * which changes the session's figures and none of the trace's (it already had that session).
+   */
+  refigured?: ReadonlySet<string>;
   /** From a job that ran before (RowChunk.rerun). */
   rerun: boolean;
   /** Set by the round: settles when the back-fill this item's traces called for is stored and its figures refreshed. */
@@ -96,7 +102,7 @@ interface UpkeepItem {
 /** What an export's chunk leaves to the upkeep. */
 function upkeepOf(
   chunk: Pick<RowChunk, 'tenantId' | 'projectId' | 'traces' | 'sessions' | 'plainRoots'>,
-  how: Pick<UpkeepItem, 'backfill' | 'rerun'>,
+  how: Pick<UpkeepItem, 'backfill' | 'rerun' | 'refigured'>,
 ): UpkeepItem {
   const { tenantId, projectId, traces, sessions, plainRoots } = chunk;
   return { ref: { tenantId, projectId }, traces, sessions, plainRoots, ...how };
@@ -122,6 +128,8 @@ function upkeepOf(
  * the ReplacingMergeTree, and the session rollup picks it up). Roots that turn out to be the root
  * of a GenAI trace (shown as RUN) when only their children said so are written again
  * as RUN the same way. The lines join the next insert lazily, so they cost no insert of their own.
+ * The back-fill's round refreshes the figures of its sessions, and those of its traces only where
+ * a root became RUN: a span given its trace's session changes no figure of the trace.
  */
 export class SpanWriter {
   private readonly inserts: BatchingQueue<RowChunk>;
@@ -175,7 +183,7 @@ export class SpanWriter {
    * is released once inserted (the caller must not need it afterwards).
    */
   async write(chunk: RowChunk): Promise<void> {
-    await this.writeChunk(chunk, false);
+    await this.writeChunk(chunk);
   }
 
   /**
@@ -205,13 +213,14 @@ export class SpanWriter {
     await Promise.all([this.inserts.close(), this.upkeep.close()]);
   }
 
-  private async writeChunk(chunk: RowChunk, backfill: boolean): Promise<void> {
+  /** Inserts a chunk and settles once its traces are kept up; `backfill` when it is spans the upkeep writes again. */
+  private async writeChunk(chunk: RowChunk, backfill?: Backfill): Promise<void> {
     if (chunk.rows === 0) return;
     this.writing++;
     try {
-      await this.inserts.add([chunk], { lazy: backfill });
+      await this.inserts.add([chunk], { lazy: backfill !== undefined });
       chunk.parts = [];
-      await this.keptUp(upkeepOf(chunk, { backfill, rerun: chunk.rerun === true }));
+      await this.keptUp(upkeepOf(chunk, { backfill: backfill !== undefined, rerun: chunk.rerun === true, refigured: backfill?.refigured }));
     } finally {
       this.writing--;
     }
@@ -328,7 +337,7 @@ export class SpanWriter {
   private async keepUp(items: UpkeepItem[]): Promise<void> {
     const stop = this.upkeepSeconds.startTimer();
     const groups = groupByProject(items);
-    const backfills = new Map<string, RowChunk>();
+    const backfills = new Map<string, Backfill>();
     // Where each group's traces were filed before this round, read once: a retry after their figures
     // were refreshed would otherwise see the new days and hours only, and never empty those they left.
     const filedBefore = new Map<string, Map<string, TraceFiling>>();
@@ -343,7 +352,7 @@ export class SpanWriter {
           const stored = await this.repository.storedTraces(group.ref, candidates, [...group.plainRoots]);
           const backfill = await this.rewrites(group.ref, stored);
           if (backfill) backfills.set(key, backfill);
-          if (!filedBefore.has(key)) filedBefore.set(key, await this.repository.filings(group.ref, [...group.traces]));
+          if (!filedBefore.has(key)) filedBefore.set(key, await this.repository.filings(group.ref, refiguredTraces(group)));
           await this.refreshFigures(group, filedBefore.get(key)!, sessionsToRefresh(group.sessions, stored));
         });
       } catch (error) {
@@ -355,10 +364,10 @@ export class SpanWriter {
       }
     }
     for (const [key, backfill] of backfills) {
-      const stored = this.writeChunk(backfill, true);
+      const stored = this.writeChunk(backfill.chunk, backfill);
       // Only the exports of the back-filled traces wait for it. A back-fill item never does: its
       // traces are not looked at again, and waiting would chain each back-fill to the next round's.
-      const backfilled = new Set(backfill.traces);
+      const backfilled = new Set(backfill.chunk.traces);
       for (const item of groups.get(key)!.items) {
         if (!item.backfill && item.traces.some((traceId) => backfilled.has(traceId))) item.followUp = stored;
       }
@@ -374,7 +383,7 @@ export class SpanWriter {
    * races: of two rounds covering the same trace, whichever runs after both inserts sees both the
    * session and the session-less spans (both may back-fill; that is harmless).
    */
-  private async rewrites(ref: ProjectRef, stored: Map<string, StoredTrace>): Promise<RowChunk | undefined> {
+  private async rewrites(ref: ProjectRef, stored: Map<string, StoredTrace>): Promise<Backfill | undefined> {
     const sessions = new Map<string, string>();
     const rootsToRun = new Set<string>();
     for (const [traceId, trace] of stored) {
@@ -384,7 +393,7 @@ export class SpanWriter {
     if (sessions.size === 0 && rootsToRun.size === 0) return undefined;
     const { text, rows } = await this.repository.rewrittenSpanLines(ref, sessions, rootsToRun);
     if (rows === 0) return undefined;
-    return {
+    const chunk: RowChunk = {
       tenantId: ref.tenantId,
       projectId: ref.projectId,
       exportId: '',
@@ -398,6 +407,7 @@ export class SpanWriter {
       conversions: new Map(),
       redactions: 0,
     };
+    return { chunk, refigured: rootsToRun };
   }
 
   /**
@@ -406,8 +416,7 @@ export class SpanWriter {
    */
   private async refreshFigures(group: ProjectGroup, filedBefore: Map<string, TraceFiling>, sessions: string[]): Promise<void> {
     const { ref } = group;
-    const traceIds = [...group.traces];
-    const { minutes } = await this.repository.refreshTraceFigures(ref, traceIds, filedBefore, [...group.rerun]);
+    const { minutes } = await this.repository.refreshTraceFigures(ref, refiguredTraces(group), filedBefore, [...group.rerun]);
     await this.repository.refreshSessionFigures(ref, sessions);
     await this.repository.refreshDailyCosts(ref, minutes);
     await this.repository.refreshTraceMetrics(ref, minutes);
@@ -420,6 +429,8 @@ interface ProjectGroup {
   traces: Set<string>;
   /** Traces present only through back-fill. */
   backfilled: Set<string>;
+  /** Traces present only through back-fill that gave spans their trace's session (UpkeepItem.refigured): their figures stand. */
+  figuresStand: Set<string>;
   /** Sessions the items' inserts wrote rows of. */
   sessions: Set<string>;
   /** Traces whose root one of the items wrote with an upgradable type. */
@@ -455,6 +466,7 @@ function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
           items: [],
           traces: new Set(),
           backfilled: new Set(),
+          figuresStand: new Set(),
           sessions: new Set(),
           plainRoots: new Set(),
           rerun: new Set(),
@@ -465,12 +477,26 @@ function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
     for (const traceId of item.plainRoots) group.plainRoots.add(traceId);
     if (item.rerun) for (const traceId of item.traces) group.rerun.add(traceId);
     for (const traceId of item.traces) {
+      const stands = item.backfill && !item.refigured?.has(traceId);
       if (item.backfill && !group.traces.has(traceId)) group.backfilled.add(traceId);
       else if (!item.backfill) group.backfilled.delete(traceId);
+      if (stands && !group.traces.has(traceId)) group.figuresStand.add(traceId);
+      else if (!stands) group.figuresStand.delete(traceId);
       group.traces.add(traceId);
     }
   }
   return groups;
+}
+
+/** The round's traces whose figures it refreshes: all but those whose back-fill changed none of theirs. */
+function refiguredTraces(group: ProjectGroup): string[] {
+  return [...group.traces].filter((traceId) => !group.figuresStand.has(traceId));
+}
+
+/** Spans the upkeep writes again (SpanWriter.rewrites), and the traces whose figures that changes. */
+interface Backfill {
+  chunk: RowChunk;
+  refigured: ReadonlySet<string>;
 }
 
 /** Text of one chunk's rows going into one insert. */
