@@ -5,6 +5,13 @@ export type JobProcessor<T> = (job: Job<T>) => Promise<unknown>;
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * A lock renewal that fails (PostgreSQL aborting it in a deadlock with another queue transaction, a
+ * dropped connection) is tried again after these delays, well within the lock's life; only when
+ * every attempt fails is it reported, and the locks then wait for the next renewal.
+ */
+export const RENEWAL_RETRY_DELAYS_MS = [100, 500];
+
 export interface JobConsumerOptions {
   /** Jobs in flight at once. */
   concurrency: number;
@@ -43,6 +50,8 @@ export class JobConsumer<T> {
   /** Waiting for a job to end: the fetch loop (for a free slot) and close (for none running). */
   private waiters: Array<() => void> = [];
   private readonly lockTimer: NodeJS.Timeout;
+  /** A renewal under way: the next one waits for it (two at once lock the same rows, in any order). */
+  private renewing = false;
   private readonly loop: Promise<void>;
 
   constructor(
@@ -150,17 +159,38 @@ export class JobConsumer<T> {
   }
 
   private renewLocks(): void {
-    if (this.active.size === 0) return;
-    const running = [...this.active];
-    // One call for all running jobs. A lock that cannot be renewed lapses; the job then returns to the queue (at-least-once).
-    this.worker
-      .extendJobLocks(
-        running.map(([, job]) => job.id!),
-        running.map(([token]) => token),
-        this.options.lockDuration,
-      )
-      .catch((error: unknown) =>
-        this.options.onError?.(`renewing the locks of ${running.length} running job(s) failed; a lapsed one returns to the queue`, error),
-      );
+    if (this.active.size === 0 || this.renewing) return;
+    this.renewing = true;
+    void this.renewWithRetries().finally(() => (this.renewing = false));
+  }
+
+  /**
+   * One call for all running jobs, tried again after RENEWAL_RETRY_DELAYS_MS when it fails. A lock
+   * that cannot be renewed lapses; the job then returns to the queue (at-least-once), and a job
+   * returned more than maxStalledCount times fails for good, so a renewal lost to a passing deadlock
+   * is worth a second try.
+   */
+  private async renewWithRetries(): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const running = [...this.active];
+      if (running.length === 0) return;
+      try {
+        await this.worker.extendJobLocks(
+          running.map(([, job]) => job.id!),
+          running.map(([token]) => token),
+          this.options.lockDuration,
+        );
+        return;
+      } catch (error) {
+        if (attempt >= RENEWAL_RETRY_DELAYS_MS.length) {
+          this.options.onError?.(
+            `renewing the locks of ${running.length} running job(s) failed ${attempt + 1} times; they are tried again in ${Math.max(100, this.options.lockDuration / 2)} ms, and a lock that lapses meanwhile returns its job to the queue`,
+            error,
+          );
+          return;
+        }
+        await delay(RENEWAL_RETRY_DELAYS_MS[attempt]!);
+      }
+    }
   }
 }
