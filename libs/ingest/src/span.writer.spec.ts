@@ -1,7 +1,15 @@
 import type { DeadLetter } from './dead-letter.repository';
 import type { RowChunk } from './export-rows';
 import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace, TraceFiling } from './span.repository';
-import { MAX_PARTITIONS_PER_INSERT, SpanWriter, UpkeepFailedError, insertsOf } from './span.writer';
+import {
+  MAX_PARTITIONS_PER_INSERT,
+  SpanWriter,
+  UpkeepFailedError,
+  groupByProject,
+  insertsOf,
+  refiguredTraces,
+  type UpkeepItem,
+} from './span.writer';
 
 /**
  * The writer's ordering rules, against a recording stand-in for the repository (the SQL itself is
@@ -59,7 +67,11 @@ class RecordingRepository {
     return this.sessionless.shift() ?? { text: '', rows: 0 };
   }
 
-  async filings(_ref: ProjectRef, _traceIds: string[]): Promise<Map<string, TraceFiling>> {
+  /** The traces of each filings call that asks for any (as the repository, which asks ClickHouse nothing for none). */
+  readonly filingRequests: string[][] = [];
+
+  async filings(_ref: ProjectRef, traceIds: string[]): Promise<Map<string, TraceFiling>> {
+    if (traceIds.length > 0) this.filingRequests.push([...traceIds].sort());
     return new Map();
   }
 
@@ -183,8 +195,9 @@ describe('SpanWriter', () => {
     repository.release('insert a0');
     await Promise.all([first, second]);
     // ...and its session's figures are refreshed again, without looking for its session a second time.
-    // A's own figures stand: a span given its trace's session changes none of them.
+    // A's own figures stand: a span given its trace's session changes none of them, nor where it is filed.
     expect(repository.log.slice(-3)).toEqual(['stored B', 'figures B', 'daily costs']);
+    expect(repository.filingRequests).toEqual([['A'], ['B']]);
     expect(repository.rewriteRequests).toEqual([{ sessions: ['A'], rootsToRun: [] }]);
     expect(repository.sessionRefreshes).toEqual([['s1'], ['s1']]);
   });
@@ -223,6 +236,23 @@ describe('SpanWriter', () => {
     expect(repository.log).toContain('insert a0,a2');
     // The round of the back-fill and the new export refreshes A: the new spans change its figures.
     expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures A', 'figures A']);
+  });
+
+  it('refreshes the traces of a back-fill whole when the round that called for it failed', async () => {
+    // A's round finds A's session and reads the back-fill, then fails in the daily costs (a refusal:
+    // not retried): A's figures may be older than its spans, so the back-fill's round refreshes A too.
+    repository.stored.set('A', { sessionId: 's1', hasSessionless: true, rootToRun: false });
+    repository.sessionless = [{ text: 'a0\n', rows: 1 }];
+    let failures = 1;
+    const refreshDailyCosts = repository.refreshDailyCosts.bind(repository);
+    repository.refreshDailyCosts = async (ref, minutes) => {
+      if (failures-- > 0) throw Object.assign(new Error('refused'), { code: '36' });
+      await refreshDailyCosts(ref, minutes);
+    };
+    await expect(writer.write(chunk('a1', ['A']))).rejects.toBeInstanceOf(UpkeepFailedError);
+    await until(() => repository.log.filter((e) => e.startsWith('figures')).length === 2);
+    expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures A', 'figures A']);
+    expect(repository.log).toContain('insert a0');
   });
 
   it('refreshes the figures of the sessions its traces have as stored, each session once', async () => {
@@ -451,5 +481,35 @@ describe('SpanWriter when ClickHouse refuses rows', () => {
       160 - MAX_PARTITIONS_PER_INSERT,
     ]);
     expect(insertsOf([exportChunk('small', ['x'])])).toHaveLength(1);
+  });
+});
+
+describe("a round's traces whose figures it refreshes", () => {
+  const ref = { tenantId: 't', projectId: 'p' };
+  const item = (traces: string[], how: Partial<UpkeepItem> = {}): UpkeepItem => ({
+    ref,
+    traces,
+    sessions: [],
+    plainRoots: [],
+    backfill: false,
+    rerun: false,
+    ...how,
+  });
+  const sessionOnly = (traces: string[]) => item(traces, { backfill: true, refigured: new Set() });
+  const asRun = (traces: string[]) => item(traces, { backfill: true, refigured: new Set(traces) });
+  const refigured = (items: UpkeepItem[]) => refiguredTraces([...groupByProject(items).values()][0]!).sort();
+
+  it('leaves out the traces a back-fill only gave their session', () => {
+    expect(refigured([sessionOnly(['A']), asRun(['B']), item(['C'])])).toEqual(['B', 'C']);
+  });
+
+  it('keeps a trace that also came in with an export, whichever item comes first', () => {
+    expect(refigured([sessionOnly(['A']), item(['A'])])).toEqual(['A']);
+    expect(refigured([item(['A']), sessionOnly(['A'])])).toEqual(['A']);
+  });
+
+  it('keeps a trace whose root another back-fill of the round wrote as RUN, whichever comes first', () => {
+    expect(refigured([sessionOnly(['A']), asRun(['A'])])).toEqual(['A']);
+    expect(refigured([asRun(['A']), sessionOnly(['A'])])).toEqual(['A']);
   });
 });

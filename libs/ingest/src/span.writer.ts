@@ -76,7 +76,7 @@ export function isUpkeepFailure(stack: string): boolean {
 const UPKEEP_BATCH: BatchingOptions = { maxItems: 100_000, maxDelayMs: 10 };
 
 /** What one insert leaves to the upkeep: its traces, of one project. */
-interface UpkeepItem {
+export interface UpkeepItem {
   ref: ProjectRef;
   traces: string[];
   /** Sessions this insert wrote rows of (RowChunk.sessions). */
@@ -361,6 +361,10 @@ export class SpanWriter {
           error,
         );
         for (const item of group.items) item.failure = error;
+        // Its back-fill is still written (the rows are right), but this round may have stopped before
+        // the traces' figures: the back-fill's round refreshes every one of them whole.
+        const backfill = backfills.get(key);
+        if (backfill) backfills.set(key, { chunk: backfill.chunk, refigured: new Set(backfill.chunk.traces) });
       }
     }
     for (const [key, backfill] of backfills) {
@@ -423,7 +427,7 @@ export class SpanWriter {
   }
 }
 
-interface ProjectGroup {
+export interface ProjectGroup {
   ref: ProjectRef;
   items: UpkeepItem[];
   traces: Set<string>;
@@ -453,7 +457,8 @@ export function sessionsToRefresh(written: Iterable<string>, stored: Map<string,
   return [...sessions];
 }
 
-function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
+/** A round's items by project (exported for its tests). */
+export function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
   const groups = new Map<string, ProjectGroup>();
   for (const item of items) {
     const key = `${item.ref.tenantId}|${item.ref.projectId}`;
@@ -489,7 +494,7 @@ function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
 }
 
 /** The round's traces whose figures it refreshes: all but those whose back-fill changed none of theirs. */
-function refiguredTraces(group: ProjectGroup): string[] {
+export function refiguredTraces(group: ProjectGroup): string[] {
   return [...group.traces].filter((traceId) => !group.figuresStand.has(traceId));
 }
 
