@@ -197,13 +197,16 @@ describe('an upkeep round that stops part-way', () => {
 describe("a cluster's clocks", () => {
   /** Added to what the ClickHouse server says the time is. */
   let skewMs = 0;
+  /** The moved clock: ten times the bound's half-width. */
+  const SKEW_MS = 5_000;
 
   function bound(): ClockBound {
     const probe = clockProbe(h.services.clickhouse, h.services.pg);
     const log = { info: () => undefined, error: () => undefined };
-    // A bound of 200 ms: wide enough for the round trips of a machine busy with the other suites (a
-    // check on CI once read 16 ± 19 ms, beyond the ±25 of a 50 ms bound), far inside the moved clock.
-    return new ClockBound({ ...probe, clickhouseMs: async () => (await probe.clickhouseMs()) + skewMs }, { maxOffsetMs: 200, log });
+    // A bound of 1 s: wide enough for the round trips of a machine busy with the other suites (checks
+    // on CI read 16 ± 19 ms, beyond the ±25 of a 50 ms bound, and 49 ± 53 ms, beyond the ±100 of a
+    // 200 ms bound), far inside the moved clock (SKEW_MS).
+    return new ClockBound({ ...probe, clickhouseMs: async () => (await probe.clickhouseMs()) + skewMs }, { maxOffsetMs: 1_000, log });
   }
 
   it("measures the server's clock against PostgreSQL's and refuses the upkeep's stamps while it is off", async () => {
@@ -219,7 +222,7 @@ describe("a cluster's clocks", () => {
     expect(Math.abs(reading.offsetMs)).toBeLessThanOrEqual(reading.uncertaintyMs + 1);
     await repository.refreshDailyCosts(project, [Date.UTC(2026, 10, 4, 10, 20)]);
 
-    skewMs = 1_000;
+    skewMs = SKEW_MS;
     await clock.check();
     await expect(repository.refreshDailyCosts(project, [Date.UTC(2026, 10, 4, 10, 20)])).rejects.toThrow(ClockOffsetError);
     // Reads that do not look at the clock go on.
