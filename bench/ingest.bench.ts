@@ -273,10 +273,11 @@ async function timedStatements<T>(
   let recording = true;
   infra.querySlots.observeRuns((_participant, ranMs, statement) => {
     if (!recording) return;
-    const entry = byName.get(statement || 'unnamed') ?? { count: 0, ms: 0 };
+    const name = statement || 'unnamed';
+    const entry = byName.get(name) ?? { count: 0, ms: 0 };
     entry.count++;
     entry.ms += ranMs;
-    byName.set(statement || 'unnamed', entry);
+    byName.set(name, entry);
   });
   try {
     const result = await work();

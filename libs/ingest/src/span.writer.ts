@@ -213,14 +213,18 @@ export class SpanWriter {
     await Promise.all([this.inserts.close(), this.upkeep.close()]);
   }
 
-  /** Inserts a chunk and settles once its traces are kept up; `backfill` when it is spans the upkeep writes again. */
-  private async writeChunk(chunk: RowChunk, backfill?: Backfill): Promise<void> {
+  /**
+   * Inserts a chunk and settles once its traces are kept up. `refigured` when it is spans the upkeep
+   * writes again (a back-fill): those of its traces whose figures it changes.
+   */
+  private async writeChunk(chunk: RowChunk, refigured?: ReadonlySet<string>): Promise<void> {
     if (chunk.rows === 0) return;
+    const backfill = refigured !== undefined;
     this.writing++;
     try {
-      await this.inserts.add([chunk], { lazy: backfill !== undefined });
+      await this.inserts.add([chunk], { lazy: backfill });
       chunk.parts = [];
-      await this.keptUp(upkeepOf(chunk, { backfill: backfill !== undefined, rerun: chunk.rerun === true, refigured: backfill?.refigured }));
+      await this.keptUp(upkeepOf(chunk, { backfill, rerun: chunk.rerun === true, refigured }));
     } finally {
       this.writing--;
     }
@@ -368,7 +372,7 @@ export class SpanWriter {
       }
     }
     for (const [key, backfill] of backfills) {
-      const stored = this.writeChunk(backfill.chunk, backfill);
+      const stored = this.writeChunk(backfill.chunk, backfill.refigured);
       // Only the exports of the back-filled traces wait for it. A back-fill item never does: its
       // traces are not looked at again, and waiting would chain each back-fill to the next round's.
       const backfilled = new Set(backfill.chunk.traces);
@@ -433,8 +437,8 @@ export interface ProjectGroup {
   traces: Set<string>;
   /** Traces present only through back-fill. */
   backfilled: Set<string>;
-  /** Traces present only through back-fill that gave spans their trace's session (UpkeepItem.refigured): their figures stand. */
-  figuresStand: Set<string>;
+  /** Traces whose figures the round refreshes: those of its exports, and those a back-fill changes (UpkeepItem.refigured). */
+  refigured: Set<string>;
   /** Sessions the items' inserts wrote rows of. */
   sessions: Set<string>;
   /** Traces whose root one of the items wrote with an upgradable type. */
@@ -471,7 +475,7 @@ export function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
           items: [],
           traces: new Set(),
           backfilled: new Set(),
-          figuresStand: new Set(),
+          refigured: new Set(),
           sessions: new Set(),
           plainRoots: new Set(),
           rerun: new Set(),
@@ -482,11 +486,9 @@ export function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
     for (const traceId of item.plainRoots) group.plainRoots.add(traceId);
     if (item.rerun) for (const traceId of item.traces) group.rerun.add(traceId);
     for (const traceId of item.traces) {
-      const stands = item.backfill && !item.refigured?.has(traceId);
       if (item.backfill && !group.traces.has(traceId)) group.backfilled.add(traceId);
       else if (!item.backfill) group.backfilled.delete(traceId);
-      if (stands && !group.traces.has(traceId)) group.figuresStand.add(traceId);
-      else if (!stands) group.figuresStand.delete(traceId);
+      if (!item.backfill || item.refigured?.has(traceId)) group.refigured.add(traceId);
       group.traces.add(traceId);
     }
   }
@@ -495,7 +497,7 @@ export function groupByProject(items: UpkeepItem[]): Map<string, ProjectGroup> {
 
 /** The round's traces whose figures it refreshes: all but those whose back-fill changed none of theirs. */
 export function refiguredTraces(group: ProjectGroup): string[] {
-  return [...group.traces].filter((traceId) => !group.figuresStand.has(traceId));
+  return [...group.refigured];
 }
 
 /** Spans the upkeep writes again (SpanWriter.rewrites), and the traces whose figures that changes. */

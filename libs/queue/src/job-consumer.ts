@@ -50,6 +50,8 @@ export class JobConsumer<T> {
   /** Waiting for a job to end: the fetch loop (for a free slot) and close (for none running). */
   private waiters: Array<() => void> = [];
   private readonly lockTimer: NodeJS.Timeout;
+  /** How often the running jobs' locks are renewed: every half of a lock. */
+  private readonly renewEveryMs: number;
   /** A renewal under way: the next one waits for it (two at once lock the same rows, in any order). */
   private renewing = false;
   private readonly loop: Promise<void>;
@@ -60,7 +62,8 @@ export class JobConsumer<T> {
     private readonly options: JobConsumerOptions,
   ) {
     void worker.startStalledCheckTimer().catch((error: unknown) => this.options.onError?.('the stalled-job check stopped', error));
-    this.lockTimer = setInterval(() => this.renewLocks(), Math.max(100, options.lockDuration / 2));
+    this.renewEveryMs = Math.max(100, options.lockDuration / 2);
+    this.lockTimer = setInterval(() => this.renewLocks(), this.renewEveryMs);
     this.lockTimer.unref();
     this.loop = this.fetchLoop();
   }
@@ -184,7 +187,7 @@ export class JobConsumer<T> {
       } catch (error) {
         if (attempt >= RENEWAL_RETRY_DELAYS_MS.length) {
           this.options.onError?.(
-            `renewing the locks of ${running.length} running job(s) failed ${attempt + 1} times; they are tried again in ${Math.max(100, this.options.lockDuration / 2)} ms, and a lock that lapses meanwhile returns its job to the queue`,
+            `renewing the locks of ${running.length} running job(s) failed ${attempt + 1} times; they are tried again in ${this.renewEveryMs} ms, and a lock that lapses meanwhile returns its job to the queue`,
             error,
           );
           return;
