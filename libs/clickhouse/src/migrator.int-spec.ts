@@ -16,7 +16,8 @@ const RERUNNABLE_FROM = 19;
 
 // The migrations run again over this worker's one chDB directory (a process binds one), with
 // whatever the test files before this one stored: rebuilds and back-fills take time that grows
-// with that (a test passed 60 s in a CI run once 022 back-filled three more tables).
+// with that. test/support/test-sequencer.mjs runs this file first (7 s alone; 206 s when it ran
+// late in CI); the long timeout covers a run where it does not come first.
 jest.setTimeout(300_000);
 
 describe('ClickHouse migrations (embedded chDB)', () => {
