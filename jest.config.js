@@ -24,7 +24,7 @@ const common = { transform: { '^.+\\.ts$': swc }, moduleNameMapper, testEnvironm
 module.exports = {
   // Integration and end-to-end tests start real services; per-project testTimeout is not honoured by jest.
   testTimeout: 60_000,
-  // Jest's order, with the ClickHouse migration tests first (why: test/support/test-sequencer.mjs).
+  // Jest's order, with the tests whose work grows with the stored data first (test/support/test-sequencer.mjs).
   testSequencer: '<rootDir>/test/support/test-sequencer.mjs',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
