@@ -1,5 +1,5 @@
 import { DeadLetterRepository, ERASED_TRACE_TABLES, type DeadLetter } from '@spanforge/ingest';
-import { packExportBody } from '@spanforge/queue';
+import { INGEST_QUEUE, packExportBody, type IngestJob } from '@spanforge/queue';
 import { SpanRecorder, graphql } from '../support';
 import { expectedTrace, recordAgentTrace, sendAgentTrace } from './agent-trace';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
@@ -356,6 +356,100 @@ describe('erasure', () => {
     },
     300_000,
   );
+
+  it('keeps a span of an erased trace that arrives after the job out of its session, and runs the job again to remove it', async () => {
+    const project = await h.newProject('erasure-late');
+    const start = Date.now() - 3_600_000;
+    const keptRecorder = new SpanRecorder();
+    recordAgentTrace(keptRecorder, { session: 'late', calls: [CALL], start: start + 10_000 });
+    const kept = expectedTrace(keptRecorder.finished());
+    const erased = await sendAgentTrace(h, project, { session: 'late', calls: [CALL], start }, 0);
+    const keptId = await sendAgentTrace(h, project, { session: 'late', calls: [CALL], start: start + 10_000 }, 1);
+    const range = { from: new Date(start - 60_000).toISOString(), to: new Date(start + 120_000).toISOString() };
+    const answers = () => answersOf(project.apiKey, range);
+    let before = await answers();
+    for (let i = 0; i < 100 && before.sessions.nodes[0]?.traceCount !== 2; i++) {
+      await sleep(100);
+      before = await answers();
+    }
+    expect(before.sessions.nodes).toEqual([{ sessionId: 'late', costUsd: expect.any(Number), traceCount: 2 }]);
+
+    const answer = await graphql<{ eraseData: { id: string } }>(
+      h.api,
+      ERASE,
+      { input: { projectId: project.projectId, traceIds: [erased] } },
+      project.apiKey,
+    );
+    expect(answer.errors).toBeUndefined();
+    const jobOf = async () =>
+      (
+        await graphql<{ erasureJob: { status: string; completedAt: string | null } }>(
+          h.api,
+          'query($id: ID!) { erasureJob(id: $id) { status completedAt } }',
+          { id: answer.data!.eraseData.id },
+          project.apiKey,
+        )
+      ).data!.erasureJob;
+    const completedAfter = async (after: string | null) => {
+      let job = await jobOf();
+      // Minutes: a job's wait for the engine to apply its deletes has taken over a minute on a busy CI machine.
+      for (const deadline = Date.now() + 240_000; Date.now() < deadline;) {
+        if (job.status === 'COMPLETED' && (after === null || job.completedAt! > after)) break;
+        await sleep(250);
+        job = await jobOf();
+      }
+      return job;
+    };
+    const first = await completedAfter(null);
+    expect(first.status).toBe('COMPLETED');
+
+    // A span of the erased trace sent after its job (a client's retry, an agent still at work), priced and in the session.
+    const at = BigInt(start + 5_000) * NS_PER_MS;
+    const lateSpan = jsonSpan({
+      traceId: erased,
+      parentSpanId: hex(8),
+      name: 'chat gpt-4o-mini',
+      start: at,
+      end: at + 500n * NS_PER_MS,
+      attributes: {
+        'session.id': { stringValue: 'late' },
+        'gen_ai.operation.name': { stringValue: 'chat' },
+        'gen_ai.request.model': { stringValue: 'gpt-4o-mini' },
+        'gen_ai.usage.input_tokens': { intValue: '1000' },
+        'gen_ai.usage.output_tokens': { intValue: '100' },
+      },
+    });
+    expect((await postTraces(h.http, jsonExport([lateSpan]), { type: JSON_TYPE, key: project.apiKey })).status).toBe(200);
+    const queue = h.services.queues.queue<IngestJob>(INGEST_QUEUE);
+    for (const deadline = Date.now() + 60_000; ;) {
+      const counts = await queue.getJobCounts('waiting', 'active', 'delayed');
+      if (counts.waiting + counts.active + counts.delayed === 0) break;
+      if (Date.now() > deadline) throw new Error(`the late span's job did not finish: ${JSON.stringify(counts)}`);
+      await sleep(100);
+    }
+    // Its round has run: the session's figures still hold the kept trace alone.
+    const expected = { totalCount: 1, nodes: [{ sessionId: 'late', costUsd: expect.closeTo(kept.costUsd, 9), traceCount: 1 }] };
+    expect((await answers()).sessions).toEqual(expected);
+
+    // The job is run again, and no table holds a row of the trace once it completes.
+    const again = await completedAfter(first.completedAt);
+    expect(again).toEqual({ status: 'COMPLETED', completedAt: expect.any(String) });
+    expect(again.completedAt! > first.completedAt!).toBe(true);
+    for (const table of ERASED_TRACE_TABLES) {
+      const [row] = await h.query<{ n: string }>(
+        `SELECT count() AS n FROM ${table} WHERE project_id = {p:String} AND trace_id = {t:String}`,
+        {
+          p: project.projectId,
+          t: erased,
+        },
+      );
+      expect({ table, rows: Number(row!.n) }).toEqual({ table, rows: 0 });
+    }
+    const after = await answers();
+    expect(after.sessions).toEqual(expected);
+    expect(after.traces.nodes).toEqual([{ traceId: keptId }]);
+    expect(after.costBreakdown.reduce((sum, row) => sum + row.costUsd, 0)).toBeCloseTo(kept.costUsd, 9);
+  }, 600_000);
 
   it('refuses a request that names nothing, and a key of another project', async () => {
     const project = await h.newProject('erasure-refusals');

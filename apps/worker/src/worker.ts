@@ -102,7 +102,8 @@ async function startWorkers(infra: WorkerServices): Promise<string[]> {
   const log = infra.log.child('worker');
   const deadLetters = new DeadLetterRepository(clickhouse);
   const deadLettered = deadLetteredSpansCounter(infra.metrics);
-  const spans = new SpanWriter(repository, SPAN_BATCH, { deadLetters, log, registry: infra.metrics, deadLettered });
+  const erasures = new ErasureRepository(clickhouse, infra.postgres.pool);
+  const spans = new SpanWriter(repository, SPAN_BATCH, { deadLetters, erasures, log, registry: infra.metrics, deadLettered });
   const accounting = new BatchingQueue<AccountingRow>((rows) => repository.insertAccounting(rows), { maxItems: 5_000, maxDelayMs: 1_000 });
   const logEventStore = new SpanLogEventRepository(clickhouse);
   const logEvents = new BatchingQueue<SpanLogEventRow>((rows) => logEventStore.insert(rows), { maxItems: 5_000, maxDelayMs: 100 });
@@ -184,7 +185,6 @@ async function startWorkers(infra: WorkerServices): Promise<string[]> {
   await startCostReportWorker(infra.costReports, infra.queues, infra.log.child('cost-reports'), infra.metrics);
   // What of each project's retention storage does not do by itself: rows stored before it was set or shortened, stored cost reports.
   // Erasures (eraseData): each worker runs the jobs waiting, one at a time.
-  const erasures = new ErasureRepository(clickhouse, infra.postgres.pool);
   const erasure = new ErasureRunner({
     claim: () => erasures.claim(),
     erase: (job) => erasures.erase(job),

@@ -230,7 +230,7 @@ export class ErasureRepository {
    */
   private async handOver(job: ErasureJob, error: string | null): Promise<ErasureJob> {
     const { rows } = await this.pool.query<JobRow>(
-      `UPDATE erasure_jobs SET status = 'PENDING', started_at = NULL, last_error = $3
+      `UPDATE erasure_jobs SET status = 'PENDING', started_at = NULL, last_error = $3, rerun = false
        WHERE id = $1 AND status = 'RUNNING' AND started_at = $2 RETURNING ${JOB_COLUMNS}`,
       [job.id, job.startedAt, error?.slice(0, 4_000) ?? null],
     );
@@ -316,6 +316,21 @@ export class ErasureRepository {
   }
 
   /**
+   * Runs these jobs of a project again (the upkeep found spans of their traces stored after them):
+   * a COMPLETED one goes back to PENDING, one RUNNING is marked to do so when its run ends (that
+   * run may have deleted before the spans were stored), one PENDING runs anyway. `reason` is
+   * recorded as its last error until it completes.
+   */
+  async runAgain(project: ProjectRef, jobIds: string[], reason: string): Promise<void> {
+    await this.pool.query(
+      `UPDATE erasure_jobs SET status = CASE WHEN status = 'COMPLETED' THEN 'PENDING' ELSE status END,
+         rerun = status = 'RUNNING', last_error = $3
+       WHERE project_id = $1 AND id = ANY ($2::uuid[]) AND status IN ('COMPLETED', 'RUNNING')`,
+      [project.projectId, jobIds.filter((id) => /^[0-9a-f-]{36}$/i.test(id)), reason.slice(0, 4_000)],
+    );
+  }
+
+  /**
    * Takes the oldest job no worker is running (or one whose worker has not finished it within
    * ERASURE_RECLAIM_AFTER_MS): several workers never take the same job at once. The claim is
    * named by its `started_at` (whole milliseconds, so the Date read back names it exactly):
@@ -339,8 +354,12 @@ export class ErasureRepository {
    * worker, which runs it whole and completes it itself.
    */
   async complete(job: ErasureJob): Promise<boolean> {
+    // A job asked to run again during this run (runAgain) goes back to PENDING instead.
     const { rowCount } = await this.pool.query(
-      `UPDATE erasure_jobs SET status = 'COMPLETED', completed_at = now(), last_error = NULL
+      `UPDATE erasure_jobs SET status = CASE WHEN rerun THEN 'PENDING' ELSE 'COMPLETED' END,
+         completed_at = CASE WHEN rerun THEN completed_at ELSE now() END,
+         started_at = CASE WHEN rerun THEN NULL ELSE started_at END,
+         last_error = CASE WHEN rerun THEN last_error ELSE NULL END, rerun = false
        WHERE id = $1 AND status = 'RUNNING' AND started_at = $2`,
       [job.id, job.startedAt],
     );
@@ -355,7 +374,7 @@ export class ErasureRepository {
    */
   async release(job: ErasureJob, error: string): Promise<boolean> {
     const { rowCount } = await this.pool.query(
-      `UPDATE erasure_jobs SET status = 'PENDING', started_at = NULL, last_error = $3
+      `UPDATE erasure_jobs SET status = 'PENDING', started_at = NULL, last_error = $3, rerun = false
        WHERE id = $1 AND status = 'RUNNING' AND started_at = $2`,
       [job.id, job.startedAt, error.slice(0, 4_000)],
     );
@@ -497,7 +516,9 @@ export class ErasureRepository {
   async erase(job: ErasureJob): Promise<void> {
     const project = { tenantId: job.tenantId, projectId: job.projectId };
     const params = jobParams(job);
-    await this.rewriteTombstones(project, job);
+    // A job that completed before runs again for spans stored after it: its tombstones are all
+    // written, and naming its user's or session's traces again would take in newer ones.
+    if (job.completedAt === null) await this.rewriteTombstones(project, job);
     const read = async <T>(name: string, sql: string, extra: Record<string, unknown> = {}): Promise<T[]> =>
       (
         await this.clickhouse.query({
@@ -515,10 +536,13 @@ export class ErasureRepository {
       });
     };
     // The sessions from the tombstones (each names its trace's session), so a retry after the
-    // trace index rows are gone still rebuilds them; the runs from the trace index.
+    // trace index rows are gone still rebuilds them, and from the trace index (spans stored after
+    // the erasure may name another); the runs from the trace index.
     const [touched] = await read<{ sessions: string[]; whole: string[]; runs: string[] }>(
       'erasure.touched',
-      `SELECT (SELECT groupUniqArrayIf(session_id, session_id != '') FROM erased_traces WHERE ${SCOPE} AND job_id = {jobId:String}) AS sessions,
+      `SELECT arrayDistinct(arrayConcat(
+                (SELECT groupUniqArrayIf(session_id, session_id != '') FROM erased_traces WHERE ${SCOPE} AND job_id = {jobId:String}),
+                (SELECT groupUniqArrayIf(session_id, session_id != '') FROM trace_index WHERE ${SCOPE} AND trace_id IN ${JOB_TRACES}))) AS sessions,
               (SELECT groupUniqArrayIf(session_id, whole_session = 1 AND session_id != '') FROM erased_traces
                WHERE ${SCOPE} AND job_id = {jobId:String}) AS whole,
               (SELECT groupUniqArrayIf(run_id, run_id != '')

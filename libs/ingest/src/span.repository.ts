@@ -54,6 +54,11 @@ export interface StoredTrace {
   hasSessionless: boolean;
   /** Its root is stored with a type that becomes RUN in a GenAI trace, and its spans show it is one. */
   rootToRun: boolean;
+  /**
+   * When the trace was erased before these spans were stored (a late span, or a back-fill read
+   * before the erasure): the erasure job to run again, and every session its stored rows name.
+   */
+  erased?: { jobId: string; sessions: string[] };
 }
 
 export interface ProjectRef {
@@ -61,10 +66,19 @@ export interface ProjectRef {
   projectId: string;
 }
 
-/** What trace_index holds of some traces: session, sessionless spans, and the time their spans cover. */
-const STORED_TRACES_INDEX_SQL = `SELECT trace_id, max(session_id) AS session_id, max(has_sessionless) AS has_sessionless,
-    min(start_time) AS first_start, max(end_time) AS last_end
-  FROM trace_index
+/**
+ * What trace_index holds of some traces: session, sessionless spans, and the time their spans
+ * cover; and for those erased before (a tombstone), the erasure job and every session they name.
+ * The tombstones of these ids are one small read of erased_traces by its key.
+ */
+const STORED_TRACES_INDEX_SQL = `WITH (SELECT (groupArray(trace_id), groupArray(job_id)) FROM (
+      SELECT trace_id, argMax(job_id, erased_at) AS job_id FROM erased_traces
+      WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
+      GROUP BY trace_id)) AS erased
+  SELECT trace_id, max(session_id) AS session_id, max(has_sessionless) AS has_sessionless,
+    min(start_time) AS first_start, max(end_time) AS last_end, arrayElement(erased.2, indexOf(erased.1, trace_id)) AS erased_by,
+    if(erased_by = '', [], groupUniqArrayIf(i.session_id, i.session_id != '')) AS erased_sessions
+  FROM trace_index AS i
   WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
   GROUP BY trace_id`;
 
@@ -102,6 +116,31 @@ export class SpanRepository {
   }
 
   /**
+   * Which of these traces were erased (their tombstones), with the job and the session the trace
+   * had when it was erased: for traces a round does not look at in trace_index (its back-fill's).
+   */
+  async erasedTraces(project: ProjectRef, traceIds: string[]): Promise<Map<string, NonNullable<StoredTrace['erased']>>> {
+    if (traceIds.length === 0) return new Map();
+    const result = await this.client.query({
+      query: withProjectFilters(
+        `SELECT trace_id, argMax(job_id, erased_at) AS job_id, argMax(session_id, erased_at) AS session_id FROM erased_traces
+         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
+         GROUP BY trace_id`,
+        project,
+      ),
+      query_params: { ...project, traceIds },
+      format: 'JSONEachRow',
+      ...namedStatement('ingest.erased_traces'),
+    });
+    return new Map(
+      (await result.json<{ trace_id: string; job_id: string; session_id: string }>()).map((r) => [
+        r.trace_id,
+        { jobId: r.job_id, sessions: r.session_id === '' ? [] : [r.session_id] },
+      ]),
+    );
+  }
+
+  /**
    * What is stored of these traces: their session ('' if none yet), whether any span of them lacks
    * one, and whether their root still has to become RUN.
    *
@@ -129,6 +168,8 @@ export class SpanRepository {
       has_sessionless: number;
       first_start: string;
       last_end: string;
+      erased_by: string;
+      erased_sessions: string[];
     }>();
     if (found.length === 0) return new Map();
     // Fixed-width 'YYYY-MM-DD hh:mm:ss.nnnnnnnnn': text order is time order.
@@ -152,7 +193,12 @@ export class SpanRepository {
     return new Map(
       found.map((r) => [
         r.trace_id,
-        { sessionId: r.session_id, hasSessionless: Number(r.has_sessionless) === 1, rootToRun: toRun.has(r.trace_id) },
+        {
+          sessionId: r.session_id,
+          hasSessionless: Number(r.has_sessionless) === 1,
+          rootToRun: toRun.has(r.trace_id),
+          ...(r.erased_by ? { erased: { jobId: r.erased_by, sessions: r.erased_sessions } } : {}),
+        },
       ]),
     );
   }

@@ -67,6 +67,14 @@ class RecordingRepository {
     return this.sessionless.shift() ?? { text: '', rows: 0 };
   }
 
+  /** trace → the tombstone erasedTraces answers (the round asks for its back-filled traces). */
+  readonly tombstones = new Map<string, NonNullable<StoredTrace['erased']>>();
+
+  async erasedTraces(_ref: ProjectRef, traceIds: string[]): Promise<Map<string, NonNullable<StoredTrace['erased']>>> {
+    if (traceIds.length > 0) await this.record(`tombstones ${[...traceIds].sort().join(',')}`);
+    return new Map(traceIds.filter((t) => this.tombstones.has(t)).map((t) => [t, this.tombstones.get(t)!]));
+  }
+
   /** The traces of each filings call that asks for any (as the repository, which asks ClickHouse nothing for none). */
   readonly filingRequests: string[][] = [];
 
@@ -118,7 +126,14 @@ function chunk(line: string, traces: string[], plainRoots: string[] = [], sessio
   };
 }
 
-const sinks = { deadLetters: { add: async () => undefined }, log: { warn: () => undefined, error: () => undefined } };
+/** Erasure jobs the writer asked to run again, call after call. */
+const erasuresRunAgain: string[][] = [];
+
+const sinks = {
+  deadLetters: { add: async () => undefined },
+  erasures: { runAgain: async (_project: ProjectRef, jobIds: string[]) => void erasuresRunAgain.push([...jobIds].sort()) },
+  log: { warn: () => undefined, error: () => undefined },
+};
 
 /** Waits until the recorded calls satisfy `done` (at most 5 s): no fixed sleep, which a busy machine outruns. */
 async function until(done: () => boolean): Promise<void> {
@@ -194,9 +209,9 @@ describe('SpanWriter', () => {
     expect(settled).toBe(false);
     repository.release('insert a0');
     await Promise.all([first, second]);
-    // ...and its session's figures are refreshed again, without looking for its session a second time.
+    // ...and its session's figures are refreshed again, without looking for its session a second time (only whether it was erased since).
     // A's own figures stand: a span given its trace's session changes none of them, nor where it is filed.
-    expect(repository.log.slice(-3)).toEqual(['stored B', 'figures B', 'daily costs']);
+    expect(repository.log.slice(-4)).toEqual(['stored B', 'tombstones A', 'figures B', 'daily costs']);
     expect(repository.filingRequests).toEqual([['A'], ['B']]);
     expect(repository.rewriteRequests).toEqual([{ sessions: ['A'], rootsToRun: [] }]);
     expect(repository.sessionRefreshes).toEqual([['s1'], ['s1']]);
@@ -273,6 +288,40 @@ describe('SpanWriter', () => {
     writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 }, sinks);
     await writer.write(chunk('t1', ['T'], [], ['s0']));
     expect(repository.sessionRefreshes).toEqual([['s0', 's1']]);
+  });
+
+  it('leaves erased traces out of every figure and back-fill it refreshes, and has their jobs run again', async () => {
+    // E was erased (job j1) before this export stored a late span of it; its rows name s1 and s2.
+    // K is an ordinary trace of s3; F, erased by job j2, is stored in no session.
+    erasuresRunAgain.length = 0;
+    repository.stored.set('E', { sessionId: 's2', hasSessionless: true, rootToRun: true, erased: { jobId: 'j1', sessions: ['s1', 's2'] } });
+    repository.stored.set('F', { sessionId: '', hasSessionless: true, rootToRun: false, erased: { jobId: 'j2', sessions: [] } });
+    repository.stored.set('K', { sessionId: 's3', hasSessionless: false, rootToRun: false });
+    await writer.close();
+    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 }, sinks);
+    await Promise.all([writer.write(chunk('e1', ['E', 'F'], [], ['s1'])), writer.write(chunk('k1', ['K'], [], ['s3']))]);
+    expect(repository.rewriteRequests).toEqual([]);
+    expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures K']);
+    // s1 and s2 are left to the job's rebuild: refreshed now, they would count E again.
+    expect(repository.sessionRefreshes).toEqual([['s3']]);
+    expect(erasuresRunAgain).toEqual([['j1', 'j2']]);
+  });
+
+  it('leaves out a back-fill whose trace was erased after the back-fill was read, and has its job run again', async () => {
+    // A's round finds A's session and reads its session-less spans; A is erased (job j3) before they are stored.
+    erasuresRunAgain.length = 0;
+    repository.stored.set('A', { sessionId: 's1', hasSessionless: true, rootToRun: false });
+    repository.sessionless = [{ text: 'a0\n', rows: 1 }];
+    repository.tombstones.set('A', { jobId: 'j3', sessions: ['s1'] });
+    await writer.close();
+    writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 }, sinks);
+    await writer.write(chunk('a1', ['A']));
+    expect(repository.log).toContain('insert a0');
+    expect(repository.log.filter((e) => e.startsWith('tombstones'))).toEqual(['tombstones A']);
+    // The export's round refreshed s1 (A was not erased yet); the back-fill's round refreshes nothing of A.
+    expect(repository.sessionRefreshes).toEqual([['s1'], []]);
+    expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures A']);
+    expect(erasuresRunAgain).toEqual([['j3']]);
   });
 
   it("tells the stored-trace check which roots the round's inserts wrote plain, so a retried root is typed RUN again", async () => {
@@ -404,6 +453,7 @@ describe('SpanWriter when ClickHouse refuses rows', () => {
       { maxItems: 100, maxDelayMs: 20 },
       {
         deadLetters: { add: async (added) => void letters.push(...added) },
+        erasures: sinks.erasures,
         log: { warn: (message) => warnings.push(message), error: () => undefined },
       },
     );

@@ -33,6 +33,8 @@ export interface WriterLog {
 export interface SpanWriterSinks {
   /** Keeps rows ClickHouse refused (DeadLetterRepository.add). */
   deadLetters: { add(letters: DeadLetter[]): Promise<void> };
+  /** Runs erasure jobs again, to remove spans of their traces stored after them (ErasureRepository.runAgain). */
+  erasures: { runAgain(project: ProjectRef, jobIds: string[], reason: string): Promise<void> };
   log: WriterLog;
   registry?: Registry;
   /** deadLetteredSpansCounter of the process (the failed-jobs sweeper counts into it too). */
@@ -353,11 +355,16 @@ export class SpanWriter {
           backfills.delete(key);
           // Traces that only came in as back-fill are not looked at again: their sessions are the back-fill's own.
           const candidates = [...group.traces].filter((traceId) => !group.backfilled.has(traceId));
-          const stored = await this.repository.storedTraces(group.ref, candidates, [...group.plainRoots]);
+          const looked = await this.repository.storedTraces(group.ref, candidates, [...group.plainRoots]);
+          // A back-fill read just before its traces were erased may have been stored after their job ran.
+          const backfillErased = await this.repository.erasedTraces(group.ref, [...group.backfilled]);
+          const { stored, erased } = splitErased(looked, backfillErased);
           const backfill = await this.rewrites(group.ref, stored);
           if (backfill) backfills.set(key, backfill);
           if (!filedBefore.has(key)) filedBefore.set(key, await this.repository.filings(group.ref, refiguredTraces(group)));
-          await this.refreshFigures(group, filedBefore.get(key)!, sessionsToRefresh(group.sessions, stored));
+          const sessions = sessionsToRefresh(group.sessions, stored).filter((sessionId) => !erased.sessions.has(sessionId));
+          await this.refreshFigures(group, filedBefore.get(key)!, sessions, erased.traces);
+          if (erased.jobs.size > 0) await this.runErasuresAgain(group.ref, erased);
         });
       } catch (error) {
         this.sinks.log.error(
@@ -422,13 +429,62 @@ export class SpanWriter {
    * The touched traces' and sessions' figures, and the daily costs and trace metrics of their
    * minutes, recomputed. `sessions`: see sessionsToRefresh.
    */
-  private async refreshFigures(group: ProjectGroup, filedBefore: Map<string, TraceFiling>, sessions: string[]): Promise<void> {
+  private async refreshFigures(
+    group: ProjectGroup,
+    filedBefore: Map<string, TraceFiling>,
+    sessions: string[],
+    erased: ReadonlySet<string>,
+  ): Promise<void> {
     const { ref } = group;
-    const { minutes } = await this.repository.refreshTraceFigures(ref, refiguredTraces(group), filedBefore, [...group.rerun]);
+    const traces = refiguredTraces(group).filter((traceId) => !erased.has(traceId));
+    const { minutes } = await this.repository.refreshTraceFigures(ref, traces, filedBefore, [...group.rerun]);
     await this.repository.refreshSessionFigures(ref, sessions);
     await this.repository.refreshDailyCosts(ref, minutes);
     await this.repository.refreshTraceMetrics(ref, minutes);
   }
+
+  /**
+   * Spans of erased traces were stored after their erasure (a late span, or a back-fill read
+   * before the tombstones): the round left them out of every figure it refreshed, and their
+   * erasure jobs run again to delete them and rebuild their sessions (docs/data-policy.md, "Erasure").
+   */
+  private async runErasuresAgain(ref: ProjectRef, erased: ErasedInRound): Promise<void> {
+    const jobIds = [...erased.jobs];
+    const reason = `spans of ${erased.traces.size} erased trace(s) were stored after the erasure; run again to remove them`;
+    await this.sinks.erasures.runAgain(ref, jobIds, reason);
+    this.sinks.log.warn(`project ${ref.projectId}: ${reason} (erasure job(s) ${jobIds.join(', ')})`);
+  }
+}
+
+/** The erased traces a round's look found (StoredTrace.erased): their jobs and every session their rows name. */
+export interface ErasedInRound {
+  traces: Set<string>;
+  jobs: Set<string>;
+  sessions: Set<string>;
+}
+
+/**
+ * A round's look at its stored traces, without the erased ones, and the erased traces of its
+ * back-fill (`backfilled`, from their tombstones): nothing is back-filled or refreshed for them,
+ * and their sessions are left for their job's rebuild (exported for its tests).
+ */
+export function splitErased(
+  looked: Map<string, StoredTrace>,
+  backfilled: Map<string, NonNullable<StoredTrace['erased']>> = new Map(),
+): { stored: Map<string, StoredTrace>; erased: ErasedInRound } {
+  const erased: ErasedInRound = { traces: new Set(), jobs: new Set(), sessions: new Set() };
+  const add = (traceId: string, by: NonNullable<StoredTrace['erased']>) => {
+    erased.traces.add(traceId);
+    erased.jobs.add(by.jobId);
+    for (const sessionId of by.sessions) erased.sessions.add(sessionId);
+  };
+  const stored = new Map<string, StoredTrace>();
+  for (const [traceId, trace] of looked) {
+    if (trace.erased) add(traceId, trace.erased);
+    else stored.set(traceId, trace);
+  }
+  for (const [traceId, by] of backfilled) add(traceId, by);
+  return { stored, erased };
 }
 
 export interface ProjectGroup {
