@@ -58,10 +58,10 @@ describe('erasure job claims', () => {
     expect(await jobs.job(id)).toMatchObject({ status: 'RUNNING', startedAt: holder!.startedAt, lastError: null });
     expect(await jobs.claim()).toBeUndefined();
     // Or it finishes: the holder still runs the job, and completes it itself.
-    expect(await jobs.complete(slow!)).toBe(false);
+    expect(await jobs.complete(slow!)).toBeUndefined();
     expect(await jobs.job(id)).toMatchObject({ status: 'RUNNING', completedAt: null });
 
-    expect(await jobs.complete(holder!)).toBe(true);
+    expect(await jobs.complete(holder!)).toBe('COMPLETED');
     expect(await jobs.job(id)).toMatchObject({ status: 'COMPLETED', lastError: null });
     // A completed job is given back by no one.
     expect(await jobs.release(holder!, 'late')).toBe(false);
@@ -75,7 +75,38 @@ describe('erasure job claims', () => {
     expect(await jobs.job(id)).toMatchObject({ status: 'PENDING', startedAt: null, lastError: 'ClickHouse is away' });
     const again = await jobs.claim();
     expect(again).toMatchObject({ id, status: 'RUNNING' });
-    expect(await jobs.complete(again!)).toBe(true);
+    expect(await jobs.complete(again!)).toBe('COMPLETED');
+    expect(await jobs.job(id)).toMatchObject({ status: 'COMPLETED', lastError: null });
+  });
+
+  it('runs a job again when spans of its traces were stored after it: a completed one at once, a running one after its run', async () => {
+    const id = await pendingJob();
+    const project = { tenantId: '', projectId: (await jobs.job(id))!.projectId };
+    // Asked while it waits: it runs anyway, nothing changes.
+    await jobs.runAgain(project, [id], 'late spans');
+    expect(await jobs.job(id)).toMatchObject({ status: 'PENDING', lastError: null });
+
+    // Asked while it runs: that run may have deleted before the spans were stored, so it ends waiting again.
+    const first = await jobs.claim();
+    await jobs.runAgain(project, [id], 'late spans');
+    expect(await jobs.job(id)).toMatchObject({ status: 'RUNNING', lastError: 'late spans' });
+    expect(await jobs.complete(first!)).toBe('PENDING');
+    expect(await jobs.job(id)).toMatchObject({ status: 'PENDING', startedAt: null, completedAt: null, lastError: 'late spans' });
+
+    const second = await jobs.claim();
+    expect(await jobs.complete(second!)).toBe('COMPLETED');
+    const completed = await jobs.job(id);
+    expect(completed).toMatchObject({ status: 'COMPLETED', lastError: null });
+
+    // Asked once completed: it waits again, keeping when it last completed until it completes anew.
+    await jobs.runAgain(project, [id], 'more late spans');
+    expect(await jobs.job(id)).toMatchObject({ status: 'PENDING', completedAt: completed!.completedAt, lastError: 'more late spans' });
+    const third = await jobs.claim();
+    expect(third).toMatchObject({ id, completedAt: completed!.completedAt });
+    expect(await jobs.complete(third!)).toBe('COMPLETED');
+    expect((await jobs.job(id))!.completedAt!.getTime()).toBeGreaterThan(completed!.completedAt!.getTime());
+    // Another project's key names no job of this one.
+    await jobs.runAgain({ tenantId: '', projectId: '00000000-0000-0000-0000-000000000000' }, [id], 'not yours');
     expect(await jobs.job(id)).toMatchObject({ status: 'COMPLETED', lastError: null });
   });
 });

@@ -349,21 +349,21 @@ export class ErasureRepository {
   }
 
   /**
-   * Records a claimed job COMPLETED. Answers false, changing nothing, when the claim no longer
-   * holds: a run slower than ERASURE_RECLAIM_AFTER_MS has had its job claimed again by another
-   * worker, which runs it whole and completes it itself.
+   * Records a claimed job COMPLETED, or PENDING when it was asked to run again during this run
+   * (runAgain): answers the status it left the job in. Answers undefined, changing nothing, when the
+   * claim no longer holds: a run slower than ERASURE_RECLAIM_AFTER_MS has had its job claimed
+   * again by another worker, which runs it whole and completes it itself.
    */
-  async complete(job: ErasureJob): Promise<boolean> {
-    // A job asked to run again during this run (runAgain) goes back to PENDING instead.
-    const { rowCount } = await this.pool.query(
+  async complete(job: ErasureJob): Promise<'COMPLETED' | 'PENDING' | undefined> {
+    const { rows } = await this.pool.query<{ status: 'COMPLETED' | 'PENDING' }>(
       `UPDATE erasure_jobs SET status = CASE WHEN rerun THEN 'PENDING' ELSE 'COMPLETED' END,
          completed_at = CASE WHEN rerun THEN completed_at ELSE now() END,
          started_at = CASE WHEN rerun THEN NULL ELSE started_at END,
          last_error = CASE WHEN rerun THEN last_error ELSE NULL END, rerun = false
-       WHERE id = $1 AND status = 'RUNNING' AND started_at = $2`,
+       WHERE id = $1 AND status = 'RUNNING' AND started_at = $2 RETURNING status`,
       [job.id, job.startedAt],
     );
-    return rowCount === 1;
+    return rows[0]?.status;
   }
 
   /**

@@ -67,11 +67,13 @@ class RecordingRepository {
     return this.sessionless.shift() ?? { text: '', rows: 0 };
   }
 
-  /** trace → the tombstone erasedTraces answers (the round asks for its back-filled traces). */
+  /** trace → the tombstone erasedTraces answers (the round asks for its back-filled traces first, and for all its others last). */
   readonly tombstones = new Map<string, NonNullable<StoredTrace['erased']>>();
+  /** The traces of each erasedTraces call that asks for any, in order (kept out of `log`). */
+  readonly tombstoneRequests: string[][] = [];
 
   async erasedTraces(_ref: ProjectRef, traceIds: string[]): Promise<Map<string, NonNullable<StoredTrace['erased']>>> {
-    if (traceIds.length > 0) await this.record(`tombstones ${[...traceIds].sort().join(',')}`);
+    if (traceIds.length > 0) this.tombstoneRequests.push([...traceIds].sort());
     return new Map(traceIds.filter((t) => this.tombstones.has(t)).map((t) => [t, this.tombstones.get(t)!]));
   }
 
@@ -209,9 +211,9 @@ describe('SpanWriter', () => {
     expect(settled).toBe(false);
     repository.release('insert a0');
     await Promise.all([first, second]);
-    // ...and its session's figures are refreshed again, without looking for its session a second time (only whether it was erased since).
+    // ...and its session's figures are refreshed again, without looking for its session a second time (only whether it was erased since: its tombstones).
     // A's own figures stand: a span given its trace's session changes none of them, nor where it is filed.
-    expect(repository.log.slice(-4)).toEqual(['stored B', 'tombstones A', 'figures B', 'daily costs']);
+    expect(repository.log.slice(-3)).toEqual(['stored B', 'figures B', 'daily costs']);
     expect(repository.filingRequests).toEqual([['A'], ['B']]);
     expect(repository.rewriteRequests).toEqual([{ sessions: ['A'], rootsToRun: [] }]);
     expect(repository.sessionRefreshes).toEqual([['s1'], ['s1']]);
@@ -308,20 +310,40 @@ describe('SpanWriter', () => {
   });
 
   it('leaves out a back-fill whose trace was erased after the back-fill was read, and has its job run again', async () => {
-    // A's round finds A's session and reads its session-less spans; A is erased (job j3) before they are stored.
+    // A's round finds A's session and reads its session-less spans; A is erased (job j3) after that round, before they are stored.
     erasuresRunAgain.length = 0;
     repository.stored.set('A', { sessionId: 's1', hasSessionless: true, rootToRun: false });
     repository.sessionless = [{ text: 'a0\n', rows: 1 }];
-    repository.tombstones.set('A', { jobId: 'j3', sessions: ['s1'] });
+    const insertSpanLines = repository.insertSpanLines.bind(repository);
+    repository.insertSpanLines = async (texts) => {
+      if (texts.includes('a0\n')) repository.tombstones.set('A', { jobId: 'j3', sessions: ['s1'] });
+      await insertSpanLines(texts);
+    };
     await writer.close();
     writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 }, sinks);
     await writer.write(chunk('a1', ['A']));
     expect(repository.log).toContain('insert a0');
-    expect(repository.log.filter((e) => e.startsWith('tombstones'))).toEqual(['tombstones A']);
+    // The export's round: A's tombstones last (none then). The back-fill's: A's first.
+    expect(repository.tombstoneRequests).toEqual([['A'], ['A']]);
     // The export's round refreshed s1 (A was not erased yet); the back-fill's round refreshes nothing of A.
     expect(repository.sessionRefreshes).toEqual([['s1'], []]);
     expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures A']);
     expect(erasuresRunAgain).toEqual([['j3']]);
+  });
+
+  it('has the job of a trace erased while its round ran run again, after the figures it refreshed', async () => {
+    // The look finds T as any trace; its erasure (job j4) lands before the round's end.
+    erasuresRunAgain.length = 0;
+    repository.stored.set('T', { sessionId: 's1', hasSessionless: false, rootToRun: false });
+    const refreshTraceMetrics = repository.refreshTraceMetrics.bind(repository);
+    repository.refreshTraceMetrics = async (ref, minutes) => {
+      repository.tombstones.set('T', { jobId: 'j4', sessions: ['s1'] });
+      await refreshTraceMetrics(ref, minutes);
+    };
+    await writer.write(chunk('t1', ['T']));
+    expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures T']);
+    expect(repository.tombstoneRequests).toEqual([['T']]);
+    expect(erasuresRunAgain).toEqual([['j4']]);
   });
 
   it("tells the stored-trace check which roots the round's inserts wrote plain, so a retried root is typed RUN again", async () => {

@@ -364,6 +364,12 @@ export class SpanWriter {
           if (!filedBefore.has(key)) filedBefore.set(key, await this.repository.filings(group.ref, refiguredTraces(group)));
           const sessions = sessionsToRefresh(group.sessions, stored).filter((sessionId) => !erased.sessions.has(sessionId));
           await this.refreshFigures(group, filedBefore.get(key)!, sessions, erased.traces);
+          // A trace erased while this round ran: its job may have deleted before the figures above were written.
+          const since = await this.repository.erasedTraces(
+            group.ref,
+            [...group.traces].filter((traceId) => !erased.traces.has(traceId)),
+          );
+          for (const [traceId, by] of since) addErased(erased, traceId, by);
           if (erased.jobs.size > 0) await this.runErasuresAgain(group.ref, erased);
         });
       } catch (error) {
@@ -473,18 +479,19 @@ export function splitErased(
   backfilled: Map<string, NonNullable<StoredTrace['erased']>> = new Map(),
 ): { stored: Map<string, StoredTrace>; erased: ErasedInRound } {
   const erased: ErasedInRound = { traces: new Set(), jobs: new Set(), sessions: new Set() };
-  const add = (traceId: string, by: NonNullable<StoredTrace['erased']>) => {
-    erased.traces.add(traceId);
-    erased.jobs.add(by.jobId);
-    for (const sessionId of by.sessions) erased.sessions.add(sessionId);
-  };
   const stored = new Map<string, StoredTrace>();
   for (const [traceId, trace] of looked) {
-    if (trace.erased) add(traceId, trace.erased);
+    if (trace.erased) addErased(erased, traceId, trace.erased);
     else stored.set(traceId, trace);
   }
-  for (const [traceId, by] of backfilled) add(traceId, by);
+  for (const [traceId, by] of backfilled) addErased(erased, traceId, by);
   return { stored, erased };
+}
+
+function addErased(erased: ErasedInRound, traceId: string, by: NonNullable<StoredTrace['erased']>): void {
+  erased.traces.add(traceId);
+  erased.jobs.add(by.jobId);
+  for (const sessionId of by.sessions) erased.sessions.add(sessionId);
 }
 
 export interface ProjectGroup {

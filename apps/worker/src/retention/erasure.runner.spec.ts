@@ -28,7 +28,7 @@ describe('ErasureRunner', () => {
       erase: async (j) => {
         if (j.id === 'b') throw new Error('ClickHouse is away');
       },
-      complete: async (j) => done.push(j.id) > 0,
+      complete: async (j) => (done.push(j.id), 'COMPLETED'),
       release: async (j, error) => released.push([j.id, error]) > 0,
       log: { info: (m) => said.push(m), warn: (m) => said.push(`warn ${m}`), error: (m) => said.push(`error ${m}`) },
     });
@@ -49,7 +49,7 @@ describe('ErasureRunner', () => {
       erase: async (j) => {
         if (j.id === 'failed') throw new Error('ClickHouse is away');
       },
-      complete: async () => false,
+      complete: async () => undefined,
       release: async () => false,
       log: { info: (m) => said.push(m), warn: (m) => said.push(`warn ${m}`), error: (m) => said.push(`error ${m}`) },
     });
@@ -63,6 +63,26 @@ describe('ErasureRunner', () => {
     ]);
   });
 
+  it('says so when a job it ran goes back to waiting, and runs it again', async () => {
+    const waiting = [job('late')];
+    const said: string[] = [];
+    let runs = 0;
+    const runner = new ErasureRunner({
+      claim: async () => waiting.shift(),
+      erase: async () => void runs++,
+      // Spans of its traces were stored during the first run: the job is waiting again.
+      complete: async (j) => (runs === 1 ? (waiting.push(j), 'PENDING') : 'COMPLETED'),
+      release: async () => true,
+      log: { info: (m) => said.push(m), warn: (m) => said.push(`warn ${m}`), error: (m) => said.push(`error ${m}`) },
+    });
+    await runner.runAll();
+    expect(runs).toBe(2);
+    expect(said[0]).toMatch(
+      /^erasure late \(project p, 2 trace\(s\)\) ran in \d+ ms; spans of its traces were stored meanwhile, so it runs again$/,
+    );
+    expect(said[1]).toMatch(/^erasure late \(project p, 2 trace\(s\)\) completed in \d+ ms$/);
+  });
+
   it('says so when looking for a job fails, and stops', async () => {
     const said: string[] = [];
     const runner = new ErasureRunner({
@@ -70,7 +90,7 @@ describe('ErasureRunner', () => {
         throw new Error('PostgreSQL is away');
       },
       erase: async () => undefined,
-      complete: async () => true,
+      complete: async () => 'COMPLETED',
       release: async () => true,
       log: { info: (m) => said.push(m), warn: (m) => said.push(`warn ${m}`), error: (m) => said.push(`error ${m}`) },
     });

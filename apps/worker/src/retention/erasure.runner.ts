@@ -6,8 +6,12 @@ export const ERASURE_POLL_MS = 2_000;
 export interface ErasureRunnerDeps {
   claim: () => Promise<ErasureJob | undefined>;
   erase: (job: ErasureJob) => Promise<void>;
-  /** False when the job was claimed again meanwhile (this run outlasted the claim): the new holder completes it. */
-  complete: (job: ErasureJob) => Promise<boolean>;
+  /**
+   * The status the job is left in: PENDING when spans of its traces were stored during the run (it
+   * runs again); undefined when it was claimed again meanwhile (this run outlasted the claim): the
+   * new holder completes it.
+   */
+  complete: (job: ErasureJob) => Promise<'COMPLETED' | 'PENDING' | undefined>;
   /** False when the job was claimed again meanwhile: the new holder runs it. */
   release: (job: ErasureJob, error: string) => Promise<boolean>;
   log: { info(message: string): void; warn(message: string): void; error(message: string, error?: unknown): void };
@@ -56,8 +60,12 @@ export class ErasureRunner {
       try {
         await this.deps.erase(job);
         const what = `erasure ${job.id} (project ${job.projectId}, ${job.traceCount} trace(s))`;
-        if (await this.deps.complete(job)) this.deps.log.info(`${what} completed in ${Date.now() - started} ms`);
-        else this.deps.log.warn(`${what} ran for ${Date.now() - started} ms and was claimed again meanwhile: its new holder completes it`);
+        const status = await this.deps.complete(job);
+        const took = Date.now() - started;
+        if (status === 'COMPLETED') this.deps.log.info(`${what} completed in ${took} ms`);
+        else if (status === 'PENDING')
+          this.deps.log.info(`${what} ran in ${took} ms; spans of its traces were stored meanwhile, so it runs again`);
+        else this.deps.log.warn(`${what} ran for ${took} ms and was claimed again meanwhile: its new holder completes it`);
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         this.deps.log.error(`erasure ${job.id} (project ${job.projectId}) failed; it is tried again`, error);
