@@ -69,7 +69,8 @@ export interface ProjectRef {
 /**
  * What trace_index holds of some traces: session, sessionless spans, and the time their spans
  * cover; and for those erased before (a tombstone), the erasure job and every session they name.
- * The tombstones of these ids are one small read of erased_traces by its key.
+ * The tombstones of these ids are one small read of erased_traces by its key (a join with the
+ * project's tombstones instead measured no cheaper, and grows with how many it has).
  */
 const STORED_TRACES_INDEX_SQL = `WITH (SELECT (groupArray(trace_id), groupArray(job_id)) FROM (
       SELECT trace_id, argMax(job_id, erased_at) AS job_id FROM erased_traces
@@ -96,6 +97,13 @@ const ROOTS_TO_RUN_SQL = `SELECT trace_id
   HAVING max(root_span_id) != ''
     AND (has({upgradable:Array(String)}, max(root_type)) OR has({plainRoots:Array(String)}, trace_id))
     AND hasAny(groupUniqArrayArray(span_types), {genAiTypes:Array(String)})`;
+
+/** Tombstone rows (trace, its job, the session it had when erased) by trace. */
+function tombstonesOf(
+  rows: Array<{ trace_id: string; job_id: string; session_id: string }>,
+): Map<string, NonNullable<StoredTrace['erased']>> {
+  return new Map(rows.map((r) => [r.trace_id, { jobId: r.job_id, sessions: r.session_id === '' ? [] : [r.session_id] }]));
+}
 
 /** All SQL of the ingest write path. Every statement is bound to one tenant and project. */
 export class SpanRepository {
@@ -132,12 +140,28 @@ export class SpanRepository {
       format: 'JSONEachRow',
       ...namedStatement('ingest.erased_traces'),
     });
-    return new Map(
-      (await result.json<{ trace_id: string; job_id: string; session_id: string }>()).map((r) => [
-        r.trace_id,
-        { jobId: r.job_id, sessions: r.session_id === '' ? [] : [r.session_id] },
-      ]),
-    );
+    return tombstonesOf(await result.json());
+  }
+
+  /**
+   * The project's traces erased within the last `withinSeconds` (by the engine's clock), with
+   * their jobs: a round's check at its end for traces erased while it ran, without sending the
+   * round's ids (the project's recent tombstones are few; the caller matches them).
+   */
+  async recentlyErased(project: ProjectRef, withinSeconds: number): Promise<Map<string, NonNullable<StoredTrace['erased']>>> {
+    const result = await this.client.query({
+      query: withProjectFilters(
+        `SELECT trace_id, argMax(job_id, erased_at) AS job_id, argMax(session_id, erased_at) AS session_id FROM erased_traces
+         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+           AND erased_at >= now64(3) - toIntervalSecond({withinSeconds:UInt32})
+         GROUP BY trace_id`,
+        project,
+      ),
+      query_params: { ...project, withinSeconds: Math.ceil(withinSeconds) },
+      format: 'JSONEachRow',
+      ...namedStatement('ingest.recently_erased'),
+    });
+    return tombstonesOf(await result.json());
   }
 
   /**

@@ -77,6 +77,15 @@ class RecordingRepository {
     return new Map(traceIds.filter((t) => this.tombstones.has(t)).map((t) => [t, this.tombstones.get(t)!]));
   }
 
+  /** Tombstones recentlyErased answers: those in `tombstones` (a round asks at its end). */
+  recentlyErasedCalls = 0;
+
+  async recentlyErased(_ref: ProjectRef, withinSeconds: number): Promise<Map<string, NonNullable<StoredTrace['erased']>>> {
+    if (!(withinSeconds >= 60)) throw new Error(`a window of ${withinSeconds} s leaves no margin for the clocks`);
+    this.recentlyErasedCalls++;
+    return new Map(this.tombstones);
+  }
+
   /** The traces of each filings call that asks for any (as the repository, which asks ClickHouse nothing for none). */
   readonly filingRequests: string[][] = [];
 
@@ -323,8 +332,9 @@ describe('SpanWriter', () => {
     writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 }, sinks);
     await writer.write(chunk('a1', ['A']));
     expect(repository.log).toContain('insert a0');
-    // The export's round: A's tombstones last (none then). The back-fill's: A's first.
-    expect(repository.tombstoneRequests).toEqual([['A'], ['A']]);
+    // The back-fill's round reads its traces' tombstones first; both rounds read the recent ones at their end.
+    expect(repository.tombstoneRequests).toEqual([['A']]);
+    expect(repository.recentlyErasedCalls).toBe(2);
     // The export's round refreshed s1 (A was not erased yet); the back-fill's round refreshes nothing of A.
     expect(repository.sessionRefreshes).toEqual([['s1'], []]);
     expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures A']);
@@ -338,11 +348,13 @@ describe('SpanWriter', () => {
     const refreshTraceMetrics = repository.refreshTraceMetrics.bind(repository);
     repository.refreshTraceMetrics = async (ref, minutes) => {
       repository.tombstones.set('T', { jobId: 'j4', sessions: ['s1'] });
+      // Another trace of the project erased meanwhile, not the round's: its job is not the round's business.
+      repository.tombstones.set('U', { jobId: 'j5', sessions: [] });
       await refreshTraceMetrics(ref, minutes);
     };
     await writer.write(chunk('t1', ['T']));
     expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures T']);
-    expect(repository.tombstoneRequests).toEqual([['T']]);
+    expect(repository.recentlyErasedCalls).toBe(1);
     expect(erasuresRunAgain).toEqual([['j4']]);
   });
 

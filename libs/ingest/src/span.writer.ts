@@ -13,6 +13,12 @@ import { spanPartition } from './span.row';
  */
 const RETRY_DELAYS_MS = [200, 1_000, 3_000];
 
+/**
+ * Seconds added to a round's own time when it looks for tombstones written since its look: the
+ * tombstone's time is the clock of the server that stored it, the window the clock of the one asked.
+ */
+const ERASED_SINCE_MARGIN_S = 60;
+
 /** Partitions one insert may touch: ClickHouse refuses more than 100 by default (max_partitions_per_insert_block). */
 export const MAX_PARTITIONS_PER_INSERT = 100;
 
@@ -355,6 +361,7 @@ export class SpanWriter {
           backfills.delete(key);
           // Traces that only came in as back-fill are not looked at again: their sessions are the back-fill's own.
           const candidates = [...group.traces].filter((traceId) => !group.backfilled.has(traceId));
+          const lookedAt = performance.now();
           const looked = await this.repository.storedTraces(group.ref, candidates, [...group.plainRoots]);
           // A back-fill read just before its traces were erased may have been stored after their job ran.
           const backfillErased = await this.repository.erasedTraces(group.ref, [...group.backfilled]);
@@ -364,12 +371,10 @@ export class SpanWriter {
           if (!filedBefore.has(key)) filedBefore.set(key, await this.repository.filings(group.ref, refiguredTraces(group)));
           const sessions = sessionsToRefresh(group.sessions, stored).filter((sessionId) => !erased.sessions.has(sessionId));
           await this.refreshFigures(group, filedBefore.get(key)!, sessions, erased.traces);
-          // A trace erased while this round ran: its job may have deleted before the figures above were written.
-          const since = await this.repository.erasedTraces(
-            group.ref,
-            [...group.traces].filter((traceId) => !erased.traces.has(traceId)),
-          );
-          for (const [traceId, by] of since) addErased(erased, traceId, by);
+          // A trace erased while this round ran: its job may have deleted before the figures above
+          // were written. Tombstones since the look, with a minute more for the clocks of a cluster's servers.
+          const since = await this.repository.recentlyErased(group.ref, (performance.now() - lookedAt) / 1_000 + ERASED_SINCE_MARGIN_S);
+          for (const [traceId, by] of since) if (group.traces.has(traceId) && !erased.traces.has(traceId)) addErased(erased, traceId, by);
           if (erased.jobs.size > 0) await this.runErasuresAgain(group.ref, erased);
         });
       } catch (error) {
