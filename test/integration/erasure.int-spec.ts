@@ -3,7 +3,7 @@ import { INGEST_QUEUE, packExportBody, type IngestJob } from '@spanforge/queue';
 import { SpanRecorder, graphql } from '../support';
 import { expectedTrace, recordAgentTrace, sendAgentTrace } from './agent-trace';
 import { startIngestHarness, type IngestHarness } from './ingest-harness';
-import { NS_PER_MS, hex, jsonExport, jsonSpan } from './otlp-json';
+import { NS_PER_MS, hex, jsonExport, jsonSpan, type JsonAnyValue } from './otlp-json';
 import { JSON_TYPE, postTraces } from './raw-otlp';
 import { failingStatements, type StatementFault } from './statement-faults';
 
@@ -37,6 +37,31 @@ const totals = (answer: Answers['metrics']): number[] =>
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A 500 ms gpt-4o-mini chat span as OTLP/JSON, starting at `startMs`, with these tokens and attributes. */
+const chatSpan = (
+  traceId: string,
+  startMs: number,
+  tokens: { input: number; output: number },
+  attributes: Record<string, JsonAnyValue>,
+  parentSpanId?: string,
+) => {
+  const at = BigInt(startMs) * NS_PER_MS;
+  return jsonSpan({
+    traceId,
+    parentSpanId,
+    name: 'chat gpt-4o-mini',
+    start: at,
+    end: at + 500n * NS_PER_MS,
+    attributes: {
+      ...attributes,
+      'gen_ai.operation.name': { stringValue: 'chat' },
+      'gen_ai.request.model': { stringValue: 'gpt-4o-mini' },
+      'gen_ai.usage.input_tokens': { intValue: String(tokens.input) },
+      'gen_ai.usage.output_tokens': { intValue: String(tokens.output) },
+    },
+  });
+};
+
 describe('erasure', () => {
   let h: IngestHarness;
   let faults: StatementFault[] = [];
@@ -52,6 +77,20 @@ describe('erasure', () => {
     );
   });
   afterAll(() => h?.stop());
+
+  /** No table that names a trace holds a row of this one. */
+  const expectNoRowsOf = async (projectId: string, traceId: string) => {
+    for (const table of ERASED_TRACE_TABLES) {
+      const [row] = await h.query<{ n: string }>(
+        `SELECT count() AS n FROM ${table} WHERE project_id = {p:String} AND trace_id = {t:String}`,
+        {
+          p: projectId,
+          t: traceId,
+        },
+      );
+      expect({ table, rows: Number(row!.n) }).toEqual({ table, rows: 0 });
+    }
+  };
 
   /** What a key's dashboards show over a range (ANSWERS), answered without errors. */
   const answersOf = async (apiKey: string, range: { from: string; to: string }): Promise<Answers> => {
@@ -73,21 +112,15 @@ describe('erasure', () => {
     const kept = expectedTrace(keptRecorder.finished());
     const keptId = await sendAgentTrace(h, project, { session: 'keep', calls: [CALL], start: start + 20_000 }, 2);
     const userTrace = hex(16);
-    const at = BigInt(start + 30_000) * NS_PER_MS;
-    const userSpan = jsonSpan({
-      traceId: userTrace,
-      name: 'chat gpt-4o-mini',
-      start: at,
-      end: at + 500n * NS_PER_MS,
-      attributes: {
+    const userSpan = chatSpan(
+      userTrace,
+      start + 30_000,
+      { input: 100, output: 10 },
+      {
         'user.id': { stringValue: 'erase-me@example.com' },
         'session.id': { stringValue: 'user-session' },
-        'gen_ai.operation.name': { stringValue: 'chat' },
-        'gen_ai.request.model': { stringValue: 'gpt-4o-mini' },
-        'gen_ai.usage.input_tokens': { intValue: '100' },
-        'gen_ai.usage.output_tokens': { intValue: '10' },
       },
-    });
+    );
     expect((await postTraces(h.http, jsonExport([userSpan]), { type: JSON_TYPE, key: project.apiKey })).status).toBe(200);
     // Feedback on an erased trace: it goes with it.
     const feedback = await fetch(`${h.api}/v1/feedback`, {
@@ -338,16 +371,7 @@ describe('erasure', () => {
         state = await jobOf();
       }
       expect(state).toEqual({ status: 'COMPLETED', traceCount: 1 });
-      for (const table of ERASED_TRACE_TABLES) {
-        const [row] = await h.query<{ n: string }>(
-          `SELECT count() AS n FROM ${table} WHERE project_id = {p:String} AND trace_id = {t:String}`,
-          {
-            p: project.projectId,
-            t: erased,
-          },
-        );
-        expect({ table, rows: Number(row!.n) }).toEqual({ table, rows: 0 });
-      }
+      await expectNoRowsOf(project.projectId, erased);
       const after = await answers();
       expect(after.traces).toEqual({ totalCount: 0, nodes: [] });
       expect(after.sessions).toEqual({ totalCount: 0, nodes: [] });
@@ -403,22 +427,15 @@ describe('erasure', () => {
     const first = await completedAfter(null);
     expect(first.status).toBe('COMPLETED');
 
-    // A span of the erased trace sent after its job (a client's retry, an agent still at work), priced and in the session.
-    const at = BigInt(start + 5_000) * NS_PER_MS;
-    const lateSpan = jsonSpan({
-      traceId: erased,
-      parentSpanId: hex(8),
-      name: 'chat gpt-4o-mini',
-      start: at,
-      end: at + 500n * NS_PER_MS,
-      attributes: {
-        'session.id': { stringValue: 'late' },
-        'gen_ai.operation.name': { stringValue: 'chat' },
-        'gen_ai.request.model': { stringValue: 'gpt-4o-mini' },
-        'gen_ai.usage.input_tokens': { intValue: '1000' },
-        'gen_ai.usage.output_tokens': { intValue: '100' },
-      },
-    });
+    // A span of the erased trace sent after its job (a client's retry, an agent still at work), priced, naming
+    // another session than the trace had when erased: that session holds nothing but the erased trace.
+    const lateSpan = chatSpan(
+      erased,
+      start + 5_000,
+      { input: 1000, output: 100 },
+      { 'session.id': { stringValue: 'late-elsewhere' } },
+      hex(8),
+    );
     expect((await postTraces(h.http, jsonExport([lateSpan]), { type: JSON_TYPE, key: project.apiKey })).status).toBe(200);
     const queue = h.services.queues.queue<IngestJob>(INGEST_QUEUE);
     for (const deadline = Date.now() + 60_000; ;) {
@@ -435,16 +452,13 @@ describe('erasure', () => {
     const again = await completedAfter(first.completedAt);
     expect(again).toEqual({ status: 'COMPLETED', completedAt: expect.any(String) });
     expect(again.completedAt! > first.completedAt!).toBe(true);
-    for (const table of ERASED_TRACE_TABLES) {
-      const [row] = await h.query<{ n: string }>(
-        `SELECT count() AS n FROM ${table} WHERE project_id = {p:String} AND trace_id = {t:String}`,
-        {
-          p: project.projectId,
-          t: erased,
-        },
-      );
-      expect({ table, rows: Number(row!.n) }).toEqual({ table, rows: 0 });
-    }
+    await expectNoRowsOf(project.projectId, erased);
+    // No rollup row of either session lists it (the sessions page reads their figures, computed from these).
+    const [listed] = await h.query<{ n: string }>(
+      'SELECT count() AS n FROM sessions WHERE project_id = {p:String} AND has(trace_ids, {t:String})',
+      { p: project.projectId, t: erased },
+    );
+    expect(Number(listed!.n)).toBe(0);
     const after = await answers();
     expect(after.sessions).toEqual(expected);
     expect(after.traces.nodes).toEqual([{ traceId: keptId }]);

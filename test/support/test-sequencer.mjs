@@ -3,10 +3,17 @@
 // one process and chDB binds one data directory per process, so every test file of a worker stores
 // into the same directory. The ClickHouse migration tests run their rebuilds and back-fills over
 // all of it; erasure and retention delete rows and rewrite whole partitions (every test's data is
-// in the current month's). Run first, they take seconds; run late in CI they took 5 minutes each.
+// in the current month's); the query tests read whole projects' tables. Run first, they take
+// seconds to a minute; run late in CI they took up to 5 minutes each (query.int-spec: 38 s third,
+// 118 s thirteenth).
 import Sequencer from '@jest/test-sequencer';
 
-const GROWS_WITH_DATA = [/(\.migration|[/\\]migrator)\.int-spec\.ts$/, /[/\\]erasure\.int-spec\.ts$/, /[/\\]retention\.int-spec\.ts$/];
+const GROWS_WITH_DATA = [
+  /(\.migration|[/\\]migrator)\.int-spec\.ts$/,
+  /[/\\]erasure\.int-spec\.ts$/,
+  /[/\\]retention\.int-spec\.ts$/,
+  /[/\\]query\.int-spec\.ts$/,
+];
 
 /** Where a test goes: its pattern's place in GROWS_WITH_DATA, or after all of them. */
 const rank = (path) => {

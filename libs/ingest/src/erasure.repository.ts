@@ -73,13 +73,15 @@ export const ERASURE_RECLAIM_AFTER_MS = 10 * 60_000;
 /**
  * The tables whose rows name their trace: the erasure job deletes an erased trace's rows from each.
  * (The session and run rollups are rebuilt, and the day, hour and minute rollups recomputed, from what is left.)
+ * trace_index first: a span stored during the job then either goes with the deletes after it, or
+ * leaves a trace_index row in which the worker's round finds the trace and has the job run again.
  */
 export const ERASED_TRACE_TABLES = [
+  'trace_index',
   'spans',
   'span_log_events',
   'span_facts',
   'traces',
-  'trace_index',
   'trace_figures',
   'trace_minutes',
   'feedback',
@@ -197,17 +199,8 @@ export class ErasureRepository {
         ...new Set([...traces.values()].filter((t) => t.whole_session === 0 && t.session_id !== '').map((t) => t.session_id)),
       ];
       if (partial.length > 0) {
-        const where = 'tenant_id = {tenantId:String} AND project_id = {projectId:String} AND session_id IN {sessions:Array(String)}';
-        const deleted = await deleteInPartitions(
-          this.clickhouse,
-          'sessions',
-          where,
-          { ...project, sessions: partial },
-          'erasure.delete_sessions',
-        );
-        await awaitDeletes(this.clickhouse, ['sessions'], project);
-        const older = await this.rebuildSessions(project, partial, { erasures: true });
-        await rewriteWithoutDeleted(this.clickhouse, [deleted, older], 'erasure.rewrite');
+        const rebuilt = await this.rebuildSessionsWithoutErased(project, partial);
+        await rewriteWithoutDeleted(this.clickhouse, rebuilt, 'erasure.rewrite');
       }
       return await this.handOver(job, null);
     } catch (error) {
@@ -379,6 +372,22 @@ export class ErasureRepository {
       [job.id, job.startedAt, error.slice(0, 4_000)],
     );
     return rowCount === 1;
+  }
+
+  /**
+   * These sessions' rollup and figures again from their spans, erased traces left out: their
+   * rollup rows are deleted and rebuilt (rebuildSessions). For the sessions that keep other traces
+   * when some are erased, and for those a span of an erased trace reached after its erasure (the
+   * worker's round). Answers the partitions deleted from; the rows are masked at once, and a
+   * caller that must have them gone from the parts rewrites those (rewriteWithoutDeleted).
+   */
+  async rebuildSessionsWithoutErased(project: ProjectRef, sessions: string[]): Promise<DeletedPartitions[]> {
+    if (sessions.length === 0) return [];
+    const where = 'tenant_id = {tenantId:String} AND project_id = {projectId:String} AND session_id IN {sessions:Array(String)}';
+    const deleted = await deleteInPartitions(this.clickhouse, 'sessions', where, { ...project, sessions }, 'erasure.delete_sessions');
+    await awaitDeletes(this.clickhouse, ['sessions'], project);
+    const older = await this.rebuildSessions(project, sessions, { erasures: true });
+    return [deleted, older];
   }
 
   /**
@@ -562,7 +571,8 @@ export class ErasureRepository {
     };
     for (const table of ERASED_TRACE_TABLES) await remove('erasure.delete_traces', table, `${SCOPE} AND trace_id IN ${JOB_TRACES}`);
     // Spans of whole sessions under other trace ids (none when every trace of them was erased).
-    if (wholeSessions.length > 0)
+    // Not on a run after a completed one: traces of the session stored since are new data.
+    if (wholeSessions.length > 0 && job.completedAt === null)
       await remove('erasure.delete_session_spans', 'spans', `${SCOPE} AND session_id IN {sessions:Array(String)}`, {
         sessions: wholeSessions,
       });
@@ -592,7 +602,8 @@ export class ErasureRepository {
     }
     await awaitDeletes(this.clickhouse, [...new Set(deleted.map((d) => d.table))], project);
 
-    if (sessions.length > 0) deleted.push(await this.rebuildSessions(project, sessions));
+    // Erased traces left out of the rebuild: a span of one stored during the job is not counted.
+    if (sessions.length > 0) deleted.push(await this.rebuildSessions(project, sessions, { erasures: true }));
     if (runs.length > 0) {
       await run(
         'erasure.rebuild_runs',

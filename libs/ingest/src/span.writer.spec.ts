@@ -137,12 +137,16 @@ function chunk(line: string, traces: string[], plainRoots: string[] = [], sessio
   };
 }
 
-/** Erasure jobs the writer asked to run again, call after call. */
+/** Erasure jobs the writer asked to run again, and sessions it had rebuilt without erased traces, call after call. */
 const erasuresRunAgain: string[][] = [];
+const sessionsRebuilt: string[][] = [];
 
 const sinks = {
   deadLetters: { add: async () => undefined },
-  erasures: { runAgain: async (_project: ProjectRef, jobIds: string[]) => void erasuresRunAgain.push([...jobIds].sort()) },
+  erasures: {
+    rebuildSessionsWithoutErased: async (_project: ProjectRef, sessions: string[]) => void sessionsRebuilt.push([...sessions].sort()),
+    runAgain: async (_project: ProjectRef, jobIds: string[]) => void erasuresRunAgain.push([...jobIds].sort()),
+  },
   log: { warn: () => undefined, error: () => undefined },
 };
 
@@ -303,24 +307,28 @@ describe('SpanWriter', () => {
 
   it('leaves erased traces out of every figure and back-fill it refreshes, and has their jobs run again', async () => {
     // E was erased (job j1) before this export stored a late span of it; its rows name s1 and s2.
-    // K is an ordinary trace of s3; F, erased by job j2, is stored in no session.
+    // K is an ordinary trace of s3; F, erased by job j2, is stored in no session; the export with E
+    // and F also wrote rows of s0 (of E's in one insert with s1: the trace index names the greater).
     erasuresRunAgain.length = 0;
+    sessionsRebuilt.length = 0;
     repository.stored.set('E', { sessionId: 's2', hasSessionless: true, rootToRun: true, erased: { jobId: 'j1', sessions: ['s1', 's2'] } });
     repository.stored.set('F', { sessionId: '', hasSessionless: true, rootToRun: false, erased: { jobId: 'j2', sessions: [] } });
     repository.stored.set('K', { sessionId: 's3', hasSessionless: false, rootToRun: false });
     await writer.close();
     writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 }, sinks);
-    await Promise.all([writer.write(chunk('e1', ['E', 'F'], [], ['s1'])), writer.write(chunk('k1', ['K'], [], ['s3']))]);
+    await Promise.all([writer.write(chunk('e1', ['E', 'F'], [], ['s0', 's1'])), writer.write(chunk('k1', ['K'], [], ['s3']))]);
     expect(repository.rewriteRequests).toEqual([]);
     expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures K']);
-    // s1 and s2 are left to the job's rebuild: refreshed now, they would count E again.
+    // Refreshed from their rollup, s0, s1 and s2 would count E: they are rebuilt without it instead.
     expect(repository.sessionRefreshes).toEqual([['s3']]);
+    expect(sessionsRebuilt).toEqual([['s0', 's1', 's2']]);
     expect(erasuresRunAgain).toEqual([['j1', 'j2']]);
   });
 
   it('leaves out a back-fill whose trace was erased after the back-fill was read, and has its job run again', async () => {
     // A's round finds A's session and reads its session-less spans; A is erased (job j3) after that round, before they are stored.
     erasuresRunAgain.length = 0;
+    sessionsRebuilt.length = 0;
     repository.stored.set('A', { sessionId: 's1', hasSessionless: true, rootToRun: false });
     repository.sessionless = [{ text: 'a0\n', rows: 1 }];
     const insertSpanLines = repository.insertSpanLines.bind(repository);
@@ -338,12 +346,14 @@ describe('SpanWriter', () => {
     // The export's round refreshed s1 (A was not erased yet); the back-fill's round refreshes nothing of A.
     expect(repository.sessionRefreshes).toEqual([['s1'], []]);
     expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures A']);
+    expect(sessionsRebuilt).toEqual([['s1']]);
     expect(erasuresRunAgain).toEqual([['j3']]);
   });
 
   it('has the job of a trace erased while its round ran run again, after the figures it refreshed', async () => {
     // The look finds T as any trace; its erasure (job j4) lands before the round's end.
     erasuresRunAgain.length = 0;
+    sessionsRebuilt.length = 0;
     repository.stored.set('T', { sessionId: 's1', hasSessionless: false, rootToRun: false });
     const refreshTraceMetrics = repository.refreshTraceMetrics.bind(repository);
     repository.refreshTraceMetrics = async (ref, minutes) => {
@@ -355,6 +365,8 @@ describe('SpanWriter', () => {
     await writer.write(chunk('t1', ['T']));
     expect(repository.log.filter((e) => e.startsWith('figures'))).toEqual(['figures T']);
     expect(repository.recentlyErasedCalls).toBe(1);
+    // s1 was refreshed before T's tombstone was seen: rebuilt without T after.
+    expect(sessionsRebuilt).toEqual([['s1']]);
     expect(erasuresRunAgain).toEqual([['j4']]);
   });
 

@@ -39,8 +39,14 @@ export interface WriterLog {
 export interface SpanWriterSinks {
   /** Keeps rows ClickHouse refused (DeadLetterRepository.add). */
   deadLetters: { add(letters: DeadLetter[]): Promise<void> };
-  /** Runs erasure jobs again, to remove spans of their traces stored after them (ErasureRepository.runAgain). */
-  erasures: { runAgain(project: ProjectRef, jobIds: string[], reason: string): Promise<void> };
+  /**
+   * Erasure (ErasureRepository): sessions' rollup and figures rebuilt without erased traces, and
+   * jobs run again to remove spans of their traces stored after them.
+   */
+  erasures: {
+    rebuildSessionsWithoutErased(project: ProjectRef, sessions: string[]): Promise<unknown>;
+    runAgain(project: ProjectRef, jobIds: string[], reason: string): Promise<void>;
+  };
   log: WriterLog;
   registry?: Registry;
   /** deadLetteredSpansCounter of the process (the failed-jobs sweeper counts into it too). */
@@ -369,13 +375,14 @@ export class SpanWriter {
           const backfill = await this.rewrites(group.ref, stored);
           if (backfill) backfills.set(key, backfill);
           if (!filedBefore.has(key)) filedBefore.set(key, await this.repository.filings(group.ref, refiguredTraces(group)));
-          const sessions = sessionsToRefresh(group.sessions, stored).filter((sessionId) => !erased.sessions.has(sessionId));
+          const rebuilt = sessionsOfErased(group, erased);
+          const sessions = sessionsToRefresh(group.sessions, stored).filter((sessionId) => !rebuilt.has(sessionId));
           await this.refreshFigures(group, filedBefore.get(key)!, sessions, erased.traces);
           // A trace erased while this round ran: its job may have deleted before the figures above
           // were written. Tombstones since the look, with a minute more for the clocks of a cluster's servers.
           const since = await this.repository.recentlyErased(group.ref, (performance.now() - lookedAt) / 1_000 + ERASED_SINCE_MARGIN_S);
           for (const [traceId, by] of since) if (group.traces.has(traceId) && !erased.traces.has(traceId)) addErased(erased, traceId, by);
-          if (erased.jobs.size > 0) await this.runErasuresAgain(group.ref, erased);
+          if (erased.jobs.size > 0) await this.afterErasure(group, erased);
         });
       } catch (error) {
         this.sinks.log.error(
@@ -456,14 +463,17 @@ export class SpanWriter {
 
   /**
    * Spans of erased traces were stored after their erasure (a late span, or a back-fill read
-   * before the tombstones): the round left them out of every figure it refreshed, and their
-   * erasure jobs run again to delete them and rebuild their sessions (docs/data-policy.md, "Erasure").
+   * before the tombstones): the round left them out of the trace figures it refreshed; the
+   * sessions their rows may be in (those they name in the trace index or named when erased, and
+   * every session the round's exports with them wrote) get their rollup and figures rebuilt
+   * without them; and their erasure jobs run again to delete them (docs/data-policy.md, "Erasure").
    */
-  private async runErasuresAgain(ref: ProjectRef, erased: ErasedInRound): Promise<void> {
+  private async afterErasure(group: ProjectGroup, erased: ErasedInRound): Promise<void> {
+    await this.sinks.erasures.rebuildSessionsWithoutErased(group.ref, [...sessionsOfErased(group, erased)]);
     const jobIds = [...erased.jobs];
     const reason = `spans of ${erased.traces.size} erased trace(s) were stored after the erasure; run again to remove them`;
-    await this.sinks.erasures.runAgain(ref, jobIds, reason);
-    this.sinks.log.warn(`project ${ref.projectId}: ${reason} (erasure job(s) ${jobIds.join(', ')})`);
+    await this.sinks.erasures.runAgain(group.ref, jobIds, reason);
+    this.sinks.log.warn(`project ${group.ref.projectId}: ${reason} (erasure job(s) ${jobIds.join(', ')})`);
   }
 }
 
@@ -477,7 +487,7 @@ export interface ErasedInRound {
 /**
  * A round's look at its stored traces, without the erased ones, and the erased traces of its
  * back-fill (`backfilled`, from their tombstones): nothing is back-filled or refreshed for them,
- * and their sessions are left for their job's rebuild (exported for its tests).
+ * and their sessions are rebuilt without them instead of refreshed (exported for its tests).
  */
 export function splitErased(
   looked: Map<string, StoredTrace>,
@@ -491,6 +501,15 @@ export function splitErased(
   }
   for (const [traceId, by] of backfilled) addErased(erased, traceId, by);
   return { stored, erased };
+}
+
+/** The sessions a round's erased traces may be counted in: those they name, and every session an export with one wrote. */
+function sessionsOfErased(group: ProjectGroup, erased: ErasedInRound): Set<string> {
+  const sessions = new Set(erased.sessions);
+  if (erased.traces.size === 0) return sessions;
+  for (const item of group.items)
+    if (item.traces.some((traceId) => erased.traces.has(traceId))) for (const sessionId of item.sessions) sessions.add(sessionId);
+  return sessions;
 }
 
 function addErased(erased: ErasedInRound, traceId: string, by: NonNullable<StoredTrace['erased']>): void {
