@@ -134,6 +134,9 @@ function toJob(row: JobRow): ErasureJob {
   };
 }
 
+/** A job's id (a UUID); anything else names no job. */
+const JOB_ID = /^[0-9a-f-]{36}$/i;
+
 /** The bound parameters of a job's statements; `{jobId}` picks its tombstones. */
 function jobParams(job: ErasureJob): Record<string, unknown> {
   return { tenantId: job.tenantId, projectId: job.projectId, jobId: job.id };
@@ -300,7 +303,7 @@ export class ErasureRepository {
 
   /** A job by id, within a project (a key's), or any project's (the admin). */
   async job(id: string, projectId?: string): Promise<ErasureJob | undefined> {
-    if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+    if (!JOB_ID.test(id)) return undefined;
     const { rows } = await this.pool.query<JobRow>(
       `SELECT ${JOB_COLUMNS} FROM erasure_jobs WHERE id = $1 AND ($2::uuid IS NULL OR project_id = $2)`,
       [id, projectId ?? null],
@@ -319,7 +322,7 @@ export class ErasureRepository {
       `UPDATE erasure_jobs SET status = CASE WHEN status = 'COMPLETED' THEN 'PENDING' ELSE status END,
          rerun = status = 'RUNNING', last_error = $3
        WHERE project_id = $1 AND id = ANY ($2::uuid[]) AND status IN ('COMPLETED', 'RUNNING')`,
-      [project.projectId, jobIds.filter((id) => /^[0-9a-f-]{36}$/i.test(id)), reason.slice(0, 4_000)],
+      [project.projectId, jobIds.filter((id) => JOB_ID.test(id)), reason.slice(0, 4_000)],
     );
   }
 

@@ -58,7 +58,13 @@ export interface StoredTrace {
    * When the trace was erased before these spans were stored (a late span, or a back-fill read
    * before the erasure): the erasure job to run again, and every session its stored rows name.
    */
-  erased?: { jobId: string; sessions: string[] };
+  erased?: Tombstone;
+}
+
+/** An erased trace's tombstone as the upkeep uses it: the erasure job, and the sessions to rebuild without the trace. */
+export interface Tombstone {
+  jobId: string;
+  sessions: string[];
 }
 
 export interface ProjectRef {
@@ -98,13 +104,6 @@ const ROOTS_TO_RUN_SQL = `SELECT trace_id
     AND (has({upgradable:Array(String)}, max(root_type)) OR has({plainRoots:Array(String)}, trace_id))
     AND hasAny(groupUniqArrayArray(span_types), {genAiTypes:Array(String)})`;
 
-/** Tombstone rows (trace, its job, the session it had when erased) by trace. */
-function tombstonesOf(
-  rows: Array<{ trace_id: string; job_id: string; session_id: string }>,
-): Map<string, NonNullable<StoredTrace['erased']>> {
-  return new Map(rows.map((r) => [r.trace_id, { jobId: r.job_id, sessions: r.session_id === '' ? [] : [r.session_id] }]));
-}
-
 /** All SQL of the ingest write path. Every statement is bound to one tenant and project. */
 export class SpanRepository {
   constructor(private readonly client: ClickHouseClient) {}
@@ -127,20 +126,9 @@ export class SpanRepository {
    * Which of these traces were erased (their tombstones), with the job and the session the trace
    * had when it was erased: for traces a round does not look at in trace_index (its back-fill's).
    */
-  async erasedTraces(project: ProjectRef, traceIds: string[]): Promise<Map<string, NonNullable<StoredTrace['erased']>>> {
+  async erasedTraces(project: ProjectRef, traceIds: string[]): Promise<Map<string, Tombstone>> {
     if (traceIds.length === 0) return new Map();
-    const result = await this.client.query({
-      query: withProjectFilters(
-        `SELECT trace_id, argMax(job_id, erased_at) AS job_id, argMax(session_id, erased_at) AS session_id FROM erased_traces
-         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
-         GROUP BY trace_id`,
-        project,
-      ),
-      query_params: { ...project, traceIds },
-      format: 'JSONEachRow',
-      ...namedStatement('ingest.erased_traces'),
-    });
-    return tombstonesOf(await result.json());
+    return this.tombstones(project, 'trace_id IN {traceIds:Array(String)}', { traceIds }, 'ingest.erased_traces');
   }
 
   /**
@@ -148,20 +136,35 @@ export class SpanRepository {
    * their jobs: a round's check at its end for traces erased while it ran, without sending the
    * round's ids (the project's recent tombstones are few; the caller matches them).
    */
-  async recentlyErased(project: ProjectRef, withinSeconds: number): Promise<Map<string, NonNullable<StoredTrace['erased']>>> {
+  async recentlyErased(project: ProjectRef, withinSeconds: number): Promise<Map<string, Tombstone>> {
+    return this.tombstones(
+      project,
+      'erased_at >= now64(3) - toIntervalSecond({withinSeconds:UInt32})',
+      { withinSeconds: Math.ceil(withinSeconds) },
+      'ingest.recently_erased',
+    );
+  }
+
+  /** The project's tombstones that meet `condition` (constant SQL over bound `params`), by trace. */
+  private async tombstones(
+    project: ProjectRef,
+    condition: string,
+    params: Record<string, unknown>,
+    name: string,
+  ): Promise<Map<string, Tombstone>> {
     const result = await this.client.query({
       query: withProjectFilters(
         `SELECT trace_id, argMax(job_id, erased_at) AS job_id, argMax(session_id, erased_at) AS session_id FROM erased_traces
-         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-           AND erased_at >= now64(3) - toIntervalSecond({withinSeconds:UInt32})
+         WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND ${condition}
          GROUP BY trace_id`,
         project,
       ),
-      query_params: { ...project, withinSeconds: Math.ceil(withinSeconds) },
+      query_params: { ...project, ...params },
       format: 'JSONEachRow',
-      ...namedStatement('ingest.recently_erased'),
+      ...namedStatement(name),
     });
-    return tombstonesOf(await result.json());
+    const rows = await result.json<{ trace_id: string; job_id: string; session_id: string }>();
+    return new Map(rows.map((r) => [r.trace_id, { jobId: r.job_id, sessions: r.session_id === '' ? [] : [r.session_id] }]));
   }
 
   /**

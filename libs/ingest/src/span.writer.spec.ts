@@ -1,6 +1,6 @@
 import type { DeadLetter } from './dead-letter.repository';
 import type { RowChunk } from './export-rows';
-import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace, TraceFiling } from './span.repository';
+import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace, Tombstone, TraceFiling } from './span.repository';
 import {
   MAX_PARTITIONS_PER_INSERT,
   SpanWriter,
@@ -68,11 +68,11 @@ class RecordingRepository {
   }
 
   /** trace → the tombstone erasedTraces answers (the round asks for its back-filled traces first, and for all its others last). */
-  readonly tombstones = new Map<string, NonNullable<StoredTrace['erased']>>();
+  readonly tombstones = new Map<string, Tombstone>();
   /** The traces of each erasedTraces call that asks for any, in order (kept out of `log`). */
   readonly tombstoneRequests: string[][] = [];
 
-  async erasedTraces(_ref: ProjectRef, traceIds: string[]): Promise<Map<string, NonNullable<StoredTrace['erased']>>> {
+  async erasedTraces(_ref: ProjectRef, traceIds: string[]): Promise<Map<string, Tombstone>> {
     if (traceIds.length > 0) this.tombstoneRequests.push([...traceIds].sort());
     return new Map(traceIds.filter((t) => this.tombstones.has(t)).map((t) => [t, this.tombstones.get(t)!]));
   }
@@ -80,7 +80,7 @@ class RecordingRepository {
   /** Tombstones recentlyErased answers: those in `tombstones` (a round asks at its end). */
   recentlyErasedCalls = 0;
 
-  async recentlyErased(_ref: ProjectRef, withinSeconds: number): Promise<Map<string, NonNullable<StoredTrace['erased']>>> {
+  async recentlyErased(_ref: ProjectRef, withinSeconds: number): Promise<Map<string, Tombstone>> {
     if (!(withinSeconds >= 60)) throw new Error(`a window of ${withinSeconds} s leaves no margin for the clocks`);
     this.recentlyErasedCalls++;
     return new Map(this.tombstones);

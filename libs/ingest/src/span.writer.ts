@@ -4,7 +4,7 @@ import { isTransientClickHouseError } from '@spanforge/clickhouse';
 import { BatchingQueue, type BatchingOptions } from './batching.queue';
 import { newDeadLetterId, type DeadLetter } from './dead-letter.repository';
 import type { ChunkPart, RowChunk } from './export-rows';
-import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace, TraceFiling } from './span.repository';
+import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace, Tombstone, TraceFiling } from './span.repository';
 import { spanPartition } from './span.row';
 
 /**
@@ -378,10 +378,7 @@ export class SpanWriter {
           const rebuilt = sessionsOfErased(group, erased);
           const sessions = sessionsToRefresh(group.sessions, stored).filter((sessionId) => !rebuilt.has(sessionId));
           await this.refreshFigures(group, filedBefore.get(key)!, sessions, erased.traces);
-          // A trace erased while this round ran: its job may have deleted before the figures above
-          // were written. Tombstones since the look, with a minute more for the clocks of a cluster's servers.
-          const since = await this.repository.recentlyErased(group.ref, (performance.now() - lookedAt) / 1_000 + ERASED_SINCE_MARGIN_S);
-          for (const [traceId, by] of since) if (group.traces.has(traceId) && !erased.traces.has(traceId)) addErased(erased, traceId, by);
+          await this.addErasedSince(group, erased, lookedAt);
           if (erased.jobs.size > 0) await this.afterErasure(group, erased);
         });
       } catch (error) {
@@ -462,6 +459,16 @@ export class SpanWriter {
   }
 
   /**
+   * The round's traces erased while it ran (after its look at `lookedAt`, performance.now()):
+   * their jobs may have deleted before the figures the round wrote. Tombstones since the look,
+   * with a minute more for the clocks of a cluster's servers.
+   */
+  private async addErasedSince(group: ProjectGroup, erased: ErasedInRound, lookedAt: number): Promise<void> {
+    const since = await this.repository.recentlyErased(group.ref, (performance.now() - lookedAt) / 1_000 + ERASED_SINCE_MARGIN_S);
+    for (const [traceId, by] of since) if (group.traces.has(traceId) && !erased.traces.has(traceId)) addErased(erased, traceId, by);
+  }
+
+  /**
    * Spans of erased traces were stored after their erasure (a late span, or a back-fill read
    * before the tombstones): the round left them out of the trace figures it refreshed; the
    * sessions their rows may be in (those they name in the trace index or named when erased, and
@@ -478,7 +485,7 @@ export class SpanWriter {
 }
 
 /** The erased traces a round's look found (StoredTrace.erased): their jobs and every session their rows name. */
-export interface ErasedInRound {
+interface ErasedInRound {
   traces: Set<string>;
   jobs: Set<string>;
   sessions: Set<string>;
@@ -487,11 +494,11 @@ export interface ErasedInRound {
 /**
  * A round's look at its stored traces, without the erased ones, and the erased traces of its
  * back-fill (`backfilled`, from their tombstones): nothing is back-filled or refreshed for them,
- * and their sessions are rebuilt without them instead of refreshed (exported for its tests).
+ * and their sessions are rebuilt without them instead of refreshed.
  */
-export function splitErased(
+function splitErased(
   looked: Map<string, StoredTrace>,
-  backfilled: Map<string, NonNullable<StoredTrace['erased']>> = new Map(),
+  backfilled: Map<string, Tombstone>,
 ): { stored: Map<string, StoredTrace>; erased: ErasedInRound } {
   const erased: ErasedInRound = { traces: new Set(), jobs: new Set(), sessions: new Set() };
   const stored = new Map<string, StoredTrace>();
@@ -512,7 +519,7 @@ function sessionsOfErased(group: ProjectGroup, erased: ErasedInRound): Set<strin
   return sessions;
 }
 
-function addErased(erased: ErasedInRound, traceId: string, by: NonNullable<StoredTrace['erased']>): void {
+function addErased(erased: ErasedInRound, traceId: string, by: Tombstone): void {
   erased.traces.add(traceId);
   erased.jobs.add(by.jobId);
   for (const sessionId of by.sessions) erased.sessions.add(sessionId);
