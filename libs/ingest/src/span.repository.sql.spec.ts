@@ -235,16 +235,8 @@ describe('SpanRepository SQL', () => {
     expectStatements(await record(() => repository.filings(PROJECT, [T1])), 1);
   });
 
-  it('rewrittenSpanLines: sessions only', async () => {
-    expectStatements(await record(() => repository.rewrittenSpanLines(PROJECT, new Map([[T1, 'session-1']]), new Set())), 1);
-  });
-
-  it('rewrittenSpanLines: roots to RUN only', async () => {
-    expectStatements(await record(() => repository.rewrittenSpanLines(PROJECT, new Map(), new Set([T2]))), 1);
-  });
-
-  it('rewrittenSpanLines: both', async () => {
-    expectStatements(await record(() => repository.rewrittenSpanLines(PROJECT, new Map([[T1, 'session-1']]), new Set([T2]))), 1);
+  it('rewrittenSpanLines', async () => {
+    expectStatements(await record(() => repository.rewrittenSpanLines(PROJECT, [T1, T2])), 1);
   });
 
   it('sends nothing for no traces or days', async () => {
@@ -254,7 +246,7 @@ describe('SpanRepository SQL', () => {
       await repository.refreshSessionFigures(PROJECT, []);
       await repository.refreshDailyCosts(PROJECT, []);
       await repository.refreshTraceMetrics(PROJECT, []);
-      await repository.rewrittenSpanLines(PROJECT, new Map(), new Set());
+      await repository.rewrittenSpanLines(PROJECT, []);
     });
     expect(none).toEqual([]);
   });

@@ -104,6 +104,9 @@ const ROOTS_TO_RUN_SQL = `SELECT trace_id
     AND (has({upgradable:Array(String)}, max(root_type)) OR has({plainRoots:Array(String)}, trace_id))
     AND hasAny(groupUniqArrayArray(span_types), {genAiTypes:Array(String)})`;
 
+/** In rewrittenSpanLines, over a span and its trace: the root of a GenAI trace, stored with a type that becomes RUN. */
+const ROOT_TO_RUN = "parent_span_id = '' AND gen_ai_trace AND has({upgradable:Array(String)}, toString(span_type))";
+
 /** All SQL of the ingest write path. Every statement is bound to one tenant and project. */
 export class SpanRepository {
   constructor(private readonly client: ClickHouseClient) {}
@@ -355,54 +358,44 @@ export class SpanRepository {
   }
 
   /**
-   * Stored spans that need writing again, as JSONEachRow lines with a newer \`ingested_at\`: the
-   * session-less spans of traces that have a session now (\`sessions\`, trace → session), given it,
-   * and the roots of GenAI traces still typed as something else (\`rootsToRun\`), typed RUN. Inserted
-   * again, the copy replaces the old row (ReplacingMergeTree) and the rollups pick it up; the
-   * idempotent ones are unchanged. Only a read: the lines ride along with the next batch's insert
-   * (an insert has a fixed cost). One read, so a span needing both changes gets both in one copy.
+   * The stored spans of these traces that the upkeep writes again, as JSONEachRow lines with a new
+   * `ingested_at` (the newer copy replaces the old one): each span stored without a session, given
+   * its trace's, and the root of a GenAI trace stored with a type that becomes RUN, typed RUN.
+   *
+   * Inserted again, the copy replaces the old row (ReplacingMergeTree) and the rollups pick it up;
+   * the idempotent ones are unchanged. Only a read: the lines ride along with the next insert.
+   *
+   * Both changes are worked out from the spans as this statement reads them, whichever of the two
+   * the caller's look found, so a copy holds everything stored before it was read. Two workers'
+   * rounds can read the same root (one for its session, one for RUN) and write their copies in
+   * either order; the copy read last is the newest, and it holds both. Were each copy to carry
+   * only the change its round looked for, the newest could undo the other's, and no round would
+   * look again (docs/architecture.md, upkeep loop, "One copy carries both").
    */
-  async rewrittenSpanLines(
-    project: ProjectRef,
-    sessions: Map<string, string>,
-    rootsToRun: Set<string>,
-  ): Promise<{ text: string; rows: number }> {
-    if (sessions.size === 0 && rootsToRun.size === 0) return { text: '', rows: 0 };
-    // Each change only when asked for (transform() refuses empty arrays); the fragments are constant SQL.
-    const replaced = [
-      sessions.size > 0
-        ? "if(session_id = '', transform(trace_id, {sessionTraces:Array(String)}, {sessionIds:Array(String)}, ''), session_id) AS session_id"
-        : '',
-      rootsToRun.size > 0
-        ? "if(parent_span_id = '' AND has({runTraces:Array(String)}, trace_id), 'RUN', toString(span_type)) AS span_type"
-        : '',
-      'now64(3) AS ingested_at',
-    ].filter(Boolean);
-    const wanted = [
-      sessions.size > 0 ? "(session_id = '' AND has({sessionTraces:Array(String)}, trace_id))" : '',
-      rootsToRun.size > 0 ? "(parent_span_id = '' AND span_type != 'RUN' AND has({runTraces:Array(String)}, trace_id))" : '',
-    ].filter(Boolean);
+  async rewrittenSpanLines(project: ProjectRef, traceIds: string[]): Promise<{ text: string; rows: number }> {
+    if (traceIds.length === 0) return { text: '', rows: 0 };
     const result = await this.client.query({
       // The filter sits in a subquery: in the outer SELECT the REPLACE aliases would shadow the columns.
       // Each span's newest copy by LIMIT 1 BY, not FINAL, so that the traces' time skips the parts of older spans (SPAN_COPY_KEY).
       query: withProjectFilters(
-        `SELECT * REPLACE (${replaced.join(', ')})
+        `SELECT * EXCEPT (trace_session, gen_ai_trace) REPLACE (
+                if(session_id = '', trace_session, session_id) AS session_id,
+                if(${ROOT_TO_RUN}, 'RUN', toString(span_type)) AS span_type,
+                now64(3) AS ingested_at)
               FROM (
                 SELECT * FROM (
-                  SELECT * FROM spans
-                  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-                    AND start_time BETWEEN ${TRACES_TIME_SQL} AND trace_id IN {traceIds:Array(String)}
-                  ORDER BY ingested_at DESC LIMIT 1 BY ${SPAN_COPY_KEY})
-                WHERE ${wanted.join(' OR ')})`,
+                  SELECT *, max(session_id) OVER trace AS trace_session,
+                    max(has({genAiTypes:Array(String)}, toString(span_type))) OVER trace AS gen_ai_trace
+                  FROM (
+                    SELECT * FROM spans
+                    WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+                      AND start_time BETWEEN ${TRACES_TIME_SQL} AND trace_id IN {traceIds:Array(String)}
+                    ORDER BY ingested_at DESC LIMIT 1 BY ${SPAN_COPY_KEY})
+                  WINDOW trace AS (PARTITION BY trace_id))
+                WHERE (session_id = '' AND trace_session != '') OR (${ROOT_TO_RUN}))`,
         project,
       ),
-      query_params: {
-        ...project,
-        traceIds: [...new Set([...sessions.keys(), ...rootsToRun])],
-        sessionTraces: [...sessions.keys()],
-        sessionIds: [...sessions.values()],
-        runTraces: [...rootsToRun],
-      },
+      query_params: { ...project, traceIds, genAiTypes: GEN_AI_TRACE_TYPES, upgradable: ROOT_UPGRADABLE_TYPES },
       format: 'JSONEachRow',
       ...namedStatement('ingest.rewritten_spans'),
     });

@@ -23,7 +23,7 @@ class RecordingRepository {
   /** What rewrittenSpanLines answers, call after call (nothing once used up). */
   sessionless: Array<{ text: string; rows: number }> = [];
   /** What rewrittenSpanLines was asked for, call after call. */
-  readonly rewriteRequests: Array<{ sessions: string[]; rootsToRun: string[] }> = [];
+  readonly rewriteRequests: string[][] = [];
   private readonly gates = new Map<string, () => void>();
 
   /** Makes the next call whose log entry starts with `prefix` wait for release(prefix). */
@@ -57,12 +57,8 @@ class RecordingRepository {
     return new Map(traceIds.filter((t) => this.stored.has(t)).map((t) => [t, this.stored.get(t)!]));
   }
 
-  async rewrittenSpanLines(
-    _ref: ProjectRef,
-    sessions: Map<string, string>,
-    rootsToRun: Set<string>,
-  ): Promise<{ text: string; rows: number }> {
-    this.rewriteRequests.push({ sessions: [...sessions.keys()].sort(), rootsToRun: [...rootsToRun].sort() });
+  async rewrittenSpanLines(_ref: ProjectRef, traceIds: string[]): Promise<{ text: string; rows: number }> {
+    this.rewriteRequests.push([...traceIds].sort());
     await this.record('sessionless');
     return this.sessionless.shift() ?? { text: '', rows: 0 };
   }
@@ -228,7 +224,7 @@ describe('SpanWriter', () => {
     // A's own figures stand: a span given its trace's session changes none of them, nor where it is filed.
     expect(repository.log.slice(-3)).toEqual(['stored B', 'figures B', 'daily costs']);
     expect(repository.filingRequests).toEqual([['A'], ['B']]);
-    expect(repository.rewriteRequests).toEqual([{ sessions: ['A'], rootsToRun: [] }]);
+    expect(repository.rewriteRequests).toEqual([['A']]);
     expect(repository.sessionRefreshes).toEqual([['s1'], ['s1']]);
   });
 
@@ -241,7 +237,7 @@ describe('SpanWriter', () => {
     writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 }, sinks);
     await Promise.all([writer.write(chunk('a1', ['A'])), writer.write(chunk('b1', ['B'])), writer.write(chunk('c1', ['C']))]);
     // A gets its session, B's root becomes RUN; C has nothing to fix. The back-filled traces are not looked at again.
-    expect(repository.rewriteRequests).toEqual([{ sessions: ['A'], rootsToRun: ['B'] }]);
+    expect(repository.rewriteRequests).toEqual([['A', 'B']]);
     expect(repository.log).toContain('insert a0,b-root-as-run');
     // The back-fill's own round looks at none of its traces (the repository asks ClickHouse nothing for none).
     expect(repository.log.filter((e) => e.startsWith('stored'))).toEqual(['stored A,B,C', 'stored ']);
@@ -382,7 +378,7 @@ describe('SpanWriter', () => {
     ]);
     // One round for the three inserts, then the back-fill's round, which wrote no root plain.
     expect(repository.plainRootRequests).toEqual([['B', 'C'], []]);
-    expect(repository.rewriteRequests).toEqual([{ sessions: [], rootsToRun: ['B'] }]);
+    expect(repository.rewriteRequests).toEqual([['B']]);
   });
 
   it('does not make a back-fill wait for the back-fill of the round it rides in', async () => {

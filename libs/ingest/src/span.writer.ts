@@ -421,7 +421,8 @@ export class SpanWriter {
       if (trace.rootToRun) rootsToRun.add(traceId);
     }
     if (sessions.size === 0 && rootsToRun.size === 0) return undefined;
-    const { text, rows } = await this.repository.rewrittenSpanLines(ref, sessions, rootsToRun);
+    const traces = [...new Set([...sessions.keys(), ...rootsToRun])];
+    const { text, rows } = await this.repository.rewrittenSpanLines(ref, traces);
     if (rows === 0) return undefined;
     const chunk: RowChunk = {
       tenantId: ref.tenantId,
@@ -430,7 +431,7 @@ export class SpanWriter {
       minute: 0,
       parts: partsOfStoredLines(text),
       rows,
-      traces: [...new Set([...sessions.keys(), ...rootsToRun])],
+      traces,
       sessions: [...new Set(sessions.values())],
       plainRoots: [],
       accounting: [],
