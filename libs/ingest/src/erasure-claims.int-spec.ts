@@ -4,7 +4,7 @@ import { projectRoot } from '@spanforge/config';
 import type { ClickHouseClient } from '@spanforge/clickhouse';
 import { migratePostgres } from '@spanforge/postgres';
 import { freshTestDatabase } from '@spanforge/testing';
-import { ERASURE_RECLAIM_AFTER_MS, ErasureRepository } from './erasure.repository';
+import { ERASURE_RECLAIM_AFTER_MS, ERASURE_RETRY_AFTER_MS, ErasureRepository } from './erasure.repository';
 
 /**
  * Claims of erasure jobs between workers, on a PostgreSQL database of the suite's own (the
@@ -24,18 +24,33 @@ describe('erasure job claims', () => {
   });
   afterAll(() => db.drop());
 
-  /** A job waiting for a worker, as a finished request leaves it. */
-  async function pendingJob(): Promise<string> {
+  /** A new project of a new tenant. */
+  async function newProject(): Promise<string> {
     const { rows: tenants } = await pool.query<{ id: string }>("INSERT INTO tenants (name) VALUES ('erasure claims') RETURNING id");
     const { rows: projects } = await pool.query<{ id: string }>("INSERT INTO projects (tenant_id, name) VALUES ($1, 'p') RETURNING id", [
       tenants[0]!.id,
     ]);
+    return projects[0]!.id;
+  }
+
+  /** A job waiting for a worker, as a finished request leaves it: of a new project, or of `projectId`. */
+  async function pendingJob(projectId?: string): Promise<string> {
+    const project = projectId ?? (await newProject());
     const { rows } = await pool.query<{ id: string }>(
-      "INSERT INTO erasure_jobs (tenant_id, project_id, requested_by, session_id, trace_count) VALUES ($1, $2, 'admin', 's', 1) RETURNING id",
-      [tenants[0]!.id, projects[0]!.id],
+      `INSERT INTO erasure_jobs (tenant_id, project_id, requested_by, session_id, trace_count)
+       SELECT tenant_id, id, 'admin', 's', 1 FROM projects WHERE id = $1 RETURNING id`,
+      [project],
     );
     return rows[0]!.id;
   }
+
+  /** Seconds from now until the job may be claimed again, as PostgreSQL's clock says. */
+  const dueIn = async (id: string) =>
+    Number(
+      (await pool.query<{ s: number }>('SELECT extract(epoch FROM due_at - now()) AS s FROM erasure_jobs WHERE id = $1', [id])).rows[0]!.s,
+    );
+  /** Makes a job due now, as if its back-off had passed. */
+  const due = (id: string) => pool.query('UPDATE erasure_jobs SET due_at = now() WHERE id = $1', [id]);
 
   /** Makes a claim look abandoned: as if its worker took it longer ago than the reclaim delay. */
   const age = (id: string) =>
@@ -68,15 +83,67 @@ describe('erasure job claims', () => {
     expect(await jobs.job(id)).toMatchObject({ status: 'COMPLETED' });
   });
 
-  it('gives a failed attempt back with its reason, to be claimed again at once', async () => {
+  it("gives a failed attempt back with its reason, to be claimed again after a back-off that doubles; others' jobs go meanwhile", async () => {
     const id = await pendingJob();
+    const other = await pendingJob();
     const first = await jobs.claim();
+    expect(first).toMatchObject({ id, status: 'RUNNING' });
     expect(await jobs.release(first!, 'ClickHouse is away')).toBe(true);
     expect(await jobs.job(id)).toMatchObject({ status: 'PENDING', startedAt: null, lastError: 'ClickHouse is away' });
-    const again = await jobs.claim();
-    expect(again).toMatchObject({ id, status: 'RUNNING' });
-    expect(await jobs.complete(again!)).toBe('COMPLETED');
+    // Asked before the other, it waits its back-off: the other project's job goes first.
+    const retryAfter = ERASURE_RETRY_AFTER_MS / 1000;
+    expect(await dueIn(id)).toBeGreaterThan(retryAfter - 1);
+    expect(await dueIn(id)).toBeLessThanOrEqual(retryAfter);
+    const next = await jobs.claim();
+    expect(next).toMatchObject({ id: other });
+    expect(await jobs.complete(next!)).toBe('COMPLETED');
+    expect(await jobs.claim()).toBeUndefined();
+
+    // Due again, it fails again: twice the wait.
+    await due(id);
+    const second = await jobs.claim();
+    expect(second).toMatchObject({ id, status: 'RUNNING' });
+    expect(await jobs.release(second!, 'ClickHouse is still away')).toBe(true);
+    expect(await dueIn(id)).toBeGreaterThan(2 * retryAfter - 1);
+    expect(await dueIn(id)).toBeLessThanOrEqual(2 * retryAfter);
+
+    await due(id);
+    const third = await jobs.claim();
+    expect(await jobs.complete(third!)).toBe('COMPLETED');
     expect(await jobs.job(id)).toMatchObject({ status: 'COMPLETED', lastError: null });
+    // Completed, its failures are forgotten: a later failure waits the first back-off again.
+    await jobs.runAgain({ tenantId: '', projectId: third!.projectId }, [id], 'late spans');
+    const fourth = await jobs.claim();
+    expect(await jobs.release(fourth!, 'ClickHouse is away once more')).toBe(true);
+    expect(await dueIn(id)).toBeLessThanOrEqual(retryAfter);
+    await due(id);
+    expect(await jobs.complete((await jobs.claim())!)).toBe('COMPLETED');
+  });
+
+  it('takes turns between projects: a project with many jobs holds up no other, and one running holds no second worker', async () => {
+    const busy = await newProject();
+    const many = [await pendingJob(busy), await pendingJob(busy), await pendingJob(busy)];
+    const [quiet, later] = [await pendingJob(), await pendingJob()];
+    // Two workers: the first takes the busy project's oldest; the second, not its next, but the quiet one's.
+    const a = await jobs.claim();
+    const b = await jobs.claim();
+    expect([a!.id, b!.id]).toEqual([many[0], quiet]);
+    // Every project's first turn before any second: then the busy project's, in the order asked.
+    const c = await jobs.claim();
+    expect(c!.id).toBe(later);
+    for (const job of [a, b, c]) expect(await jobs.complete(job!)).toBe('COMPLETED');
+    const rest = [(await jobs.claim())!, (await jobs.claim())!];
+    expect(rest.map((job) => job.id)).toEqual([many[1], many[2]]);
+    for (const job of rest) expect(await jobs.complete(job)).toBe('COMPLETED');
+
+    // A job run again for late spans is due from then: it goes after a job another project asked for before.
+    const waiting = await pendingJob();
+    await jobs.runAgain({ tenantId: '', projectId: busy }, [many[0]!], 'late spans');
+    const first = await jobs.claim();
+    const rerun = await jobs.claim();
+    expect([first!.id, rerun!.id]).toEqual([waiting, many[0]]);
+    for (const job of [first, rerun]) expect(await jobs.complete(job!)).toBe('COMPLETED');
+    expect(await jobs.claim()).toBeUndefined();
   });
 
   it('runs a job again when spans of its traces were stored after it: a completed one at once, a running one after its run', async () => {

@@ -69,6 +69,10 @@ const SCOPE = 'tenant_id = {tenantId:String} AND project_id = {projectId:String}
 const SESSION_TOMBSTONE = 'session:';
 /** A job claimed this long ago and not completed is taken to be abandoned (its worker died) and claimed again. */
 export const ERASURE_RECLAIM_AFTER_MS = 10 * 60_000;
+/** A failed attempt's job waits this long before it is claimed again, doubling with each failure in a row… */
+export const ERASURE_RETRY_AFTER_MS = 2_000;
+/** …up to this. */
+export const ERASURE_RETRY_AFTER_MAX_MS = 10 * 60_000;
 
 /**
  * The tables whose rows name their trace: the erasure job deletes an erased trace's rows from each.
@@ -226,7 +230,7 @@ export class ErasureRepository {
    */
   private async handOver(job: ErasureJob, error: string | null): Promise<ErasureJob> {
     const { rows } = await this.pool.query<JobRow>(
-      `UPDATE erasure_jobs SET status = 'PENDING', started_at = NULL, last_error = $3, rerun = false
+      `UPDATE erasure_jobs SET status = 'PENDING', started_at = NULL, last_error = $3, rerun = false, due_at = now()
        WHERE id = $1 AND status = 'RUNNING' AND started_at = $2 RETURNING ${JOB_COLUMNS}`,
       [job.id, job.startedAt, error?.slice(0, 4_000) ?? null],
     );
@@ -320,24 +324,33 @@ export class ErasureRepository {
   async runAgain(project: ProjectRef, jobIds: string[], reason: string): Promise<void> {
     await this.pool.query(
       `UPDATE erasure_jobs SET status = CASE WHEN status = 'COMPLETED' THEN 'PENDING' ELSE status END,
-         rerun = status = 'RUNNING', last_error = $3
+         rerun = status = 'RUNNING', last_error = $3, due_at = now()
        WHERE project_id = $1 AND id = ANY ($2::uuid[]) AND status IN ('COMPLETED', 'RUNNING')`,
       [project.projectId, jobIds.filter((id) => JOB_ID.test(id)), reason.slice(0, 4_000)],
     );
   }
 
   /**
-   * Takes the oldest job no worker is running (or one whose worker has not finished it within
-   * ERASURE_RECLAIM_AFTER_MS): several workers never take the same job at once. The claim is
-   * named by its `started_at` (whole milliseconds, so the Date read back names it exactly):
-   * `complete` and `release` apply only while it holds.
+   * Takes a job no worker is running (or one whose worker has not finished it within
+   * ERASURE_RECLAIM_AFTER_MS): several workers never take the same job at once. Projects take
+   * turns: each project's open jobs are ranked, those running first and then by when they are due,
+   * and the claim takes the best-ranked due job of all, the earliest due among equals. So a
+   * project's second job waits until every project's first has been taken, and a job that keeps
+   * failing (it is due again only after its back-off) or runs again and again for late spans (due
+   * from then) holds up no other project's. The claim is named by its `started_at` (whole
+   * milliseconds, so the Date read back names it exactly): `complete` and `release` apply only
+   * while it holds.
    */
   async claim(): Promise<ErasureJob | undefined> {
     const { rows } = await this.pool.query<JobRow>(
-      `UPDATE erasure_jobs SET status = 'RUNNING', started_at = date_trunc('milliseconds', now())
-       WHERE id = (SELECT id FROM erasure_jobs
-                   WHERE status = 'PENDING' OR (status = 'RUNNING' AND started_at < now() - make_interval(secs => $1))
-                   ORDER BY requested_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+      `WITH turns AS (
+         SELECT id, due_at, row_number() OVER (PARTITION BY project_id ORDER BY status = 'RUNNING' DESC, due_at, requested_at) AS turn
+         FROM erasure_jobs WHERE status <> 'COMPLETED')
+       UPDATE erasure_jobs SET status = 'RUNNING', started_at = date_trunc('milliseconds', now())
+       WHERE id = (SELECT e.id FROM erasure_jobs e JOIN turns t ON t.id = e.id
+                   WHERE (e.status = 'PENDING' AND e.due_at <= now())
+                      OR (e.status = 'RUNNING' AND e.started_at < now() - make_interval(secs => $1))
+                   ORDER BY t.turn, t.due_at LIMIT 1 FOR UPDATE OF e SKIP LOCKED)
        RETURNING ${JOB_COLUMNS}`,
       [ERASURE_RECLAIM_AFTER_MS / 1000],
     );
@@ -355,7 +368,7 @@ export class ErasureRepository {
       `UPDATE erasure_jobs SET status = CASE WHEN rerun THEN 'PENDING' ELSE 'COMPLETED' END,
          completed_at = CASE WHEN rerun THEN completed_at ELSE now() END,
          started_at = CASE WHEN rerun THEN NULL ELSE started_at END,
-         last_error = CASE WHEN rerun THEN last_error ELSE NULL END, rerun = false
+         last_error = CASE WHEN rerun THEN last_error ELSE NULL END, rerun = false, failures = 0, due_at = now()
        WHERE id = $1 AND status = 'RUNNING' AND started_at = $2 RETURNING status`,
       [job.id, job.startedAt],
     );
@@ -363,16 +376,18 @@ export class ErasureRepository {
   }
 
   /**
-   * Gives a failed attempt back, with why: the next claim tries again (every step is idempotent).
+   * Gives a failed attempt back, with why: it is tried again (every step is idempotent) once due,
+   * after ERASURE_RETRY_AFTER_MS doubled for each failure in a row (at most ERASURE_RETRY_AFTER_MAX_MS).
    * Answers false, changing nothing, when the claim no longer holds (see `complete`): giving the
    * job back then would let a third worker run it beside the one that holds it, or run a
    * completed job again.
    */
   async release(job: ErasureJob, error: string): Promise<boolean> {
     const { rowCount } = await this.pool.query(
-      `UPDATE erasure_jobs SET status = 'PENDING', started_at = NULL, last_error = $3, rerun = false
+      `UPDATE erasure_jobs SET status = 'PENDING', started_at = NULL, last_error = $3, rerun = false, failures = failures + 1,
+         due_at = now() + make_interval(secs => least($4 * power(2, failures), $5))
        WHERE id = $1 AND status = 'RUNNING' AND started_at = $2`,
-      [job.id, job.startedAt, error.slice(0, 4_000)],
+      [job.id, job.startedAt, error.slice(0, 4_000), ERASURE_RETRY_AFTER_MS / 1000, ERASURE_RETRY_AFTER_MAX_MS / 1000],
     );
     return rowCount === 1;
   }

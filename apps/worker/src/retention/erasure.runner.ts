@@ -19,9 +19,10 @@ export interface ErasureRunnerDeps {
 }
 
 /**
- * Runs the erasure jobs (eraseData) in every worker: claims the oldest job no worker runs, erases
- * its traces from ClickHouse (docs/data-policy.md, "Erasure"), and records it COMPLETED; a failed
- * attempt is given back with its reason and tried again. Jobs run one at a time per worker.
+ * Runs the erasure jobs (eraseData) in every worker: claims a due job no worker runs (projects take
+ * turns: ErasureRepository.claim), erases its traces from ClickHouse (docs/data-policy.md,
+ * "Erasure"), and records it COMPLETED; a failed attempt is given back with its reason and tried
+ * again after a back-off, while other jobs go on. Jobs run one at a time per worker.
  */
 export class ErasureRunner {
   private timer: NodeJS.Timeout | undefined;
