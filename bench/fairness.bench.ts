@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { rmSync } from 'node:fs';
 import { Pool } from 'undici';
+import { WORKER_PARTICIPANT } from '@spanforge/clickhouse';
 import { ScopedClickHouse, TraceRepository } from '@spanforge/query';
 import type { BenchStack } from './bench-stack';
-import { startBenchStack, temporaryDataDir } from './bench-stack';
+import { quiet, startBenchStack, temporaryDataDir } from './bench-stack';
 import { buildCorpus } from './corpus';
 import { argument, percentile, progress, writeResults } from './report';
 import { sealSeededMinutes, seedVolume } from './seed-volume';
@@ -84,10 +85,17 @@ async function main(): Promise<void> {
       return times;
     };
 
+    // B's dashboard on the idle server, before the flood and again after it once the worker has
+    // drained and merges are done (warm caches): the baseline is the lower of the two p50s.
+    const idleDashboard = async () => {
+      await quiet(infra.clickhouse);
+      for (let i = 0; i < 5; i++) await dashboardRound();
+      const times: number[] = [];
+      for (let i = 0; i < 20; i++) times.push(...(await dashboardRound()));
+      return times;
+    };
     progress('B on the idle server');
-    for (let i = 0; i < 5; i++) await dashboardRound();
-    const idle: number[] = [];
-    for (let i = 0; i < 20; i++) idle.push(...(await dashboardRound()));
+    const idleBefore = await idleDashboard();
 
     progress(
       `the flood: A at 10x its ${A_SPANS_PER_SECOND} spans/s and 16 heavy query loops, B exporting and on its dashboard, for ${seconds} s`,
@@ -125,8 +133,25 @@ async function main(): Promise<void> {
     // Each of B's statements' wait for its turn at ClickHouse, and how many statements a dashboard round is.
     const bWaits: number[] = [];
     let measuringWaits = false;
+    // Every statement's start under the flood (who, when, after how long a wait): which statements
+    // started while one of B's waited, i.e. went before it.
+    const starts: Array<{ participant: string; at: number; waited: number }> = [];
+    let lastWorkerStart = performance.now();
     infra.querySlots.observeWaits((participant, ms) => {
-      if (measuringWaits && participant === b.projectId) bWaits.push(ms);
+      if (participant === WORKER_PARTICIPANT) lastWorkerStart = performance.now();
+      if (!measuringWaits) return;
+      starts.push({ participant, at: performance.now(), waited: ms });
+      if (participant === b.projectId) bWaits.push(ms);
+    });
+    // Each statement's time at the engine under the flood, by whose it is.
+    const runs = new Map<string, number[]>();
+    infra.querySlots.observeRuns((participant, ms) => {
+      if (!measuringWaits) return;
+      const who =
+        participant === a.projectId ? 'a' : participant === b.projectId ? 'b' : participant === WORKER_PARTICIPANT ? 'worker' : 'other';
+      let list = runs.get(who);
+      if (!list) runs.set(who, (list = []));
+      list.push(ms);
     });
     const bDashboard = async () => {
       await sleep(2_000); // let the flood reach its steady state
@@ -143,6 +168,24 @@ async function main(): Promise<void> {
       bIngest(),
       bDashboard(),
     ]);
+
+    progress('the worker drains what the flood left; B on the idle server again');
+    const drainedBy = Date.now() + 120_000;
+    while (Date.now() < drainedBy && (infra.querySlots.queued > 0 || performance.now() - lastWorkerStart < 3_000)) await sleep(500);
+    const idleAfter = await idleDashboard();
+    const idle = median(idleAfter) < median(idleBefore) ? idleAfter : idleBefore;
+
+    // For each of B's statements, the statements of others that started while it waited: with fair
+    // turns none does (it waits for the statement in progress only, whoever's it is).
+    const bStarts = starts.filter((start) => start.participant === b.projectId);
+    const overtaken = bStarts.map(
+      (mine) =>
+        starts.filter((other) => other.participant !== b.projectId && other.at > mine.at - mine.waited && other.at < mine.at).length,
+    );
+    const runMs = (who: string) => {
+      const list = runs.get(who) ?? [];
+      return { p50: round(median(list)), p95: round(percentile(list, 0.95)), max: round(Math.max(...list)), statements: list.length };
+    };
 
     progress("A's statement alone: its heaviest kind, one trace's span read, on the idle server");
     const aStatementMs = await measureSpanReads(infra, a);
@@ -179,6 +222,8 @@ async function main(): Promise<void> {
         bExportStatuses: Object.fromEntries(statuses.b),
         bExportSuccessRate: Number(((statuses.b.get(200) ?? 0) / Math.max(1, bSent)).toFixed(4)),
         bQueryP50IdleMs: round(median(idle)),
+        bQueryP50IdleBeforeMs: round(median(idleBefore)),
+        bQueryP50IdleAfterMs: round(median(idleAfter)),
         bQueryP50FloodMs: round(median(flooded)),
         bQueryP50Ratio: round(median(flooded) / median(idle)),
         bQueriesUnderFlood: flooded.length,
@@ -192,6 +237,12 @@ async function main(): Promise<void> {
           statements: bWaits.length,
         },
         bStatementsPerQuery: round(bWaits.length / Math.max(1, flooded.length)),
+        bStatementsOvertaken: {
+          share: round(overtaken.filter((n) => n > 0).length / Math.max(1, overtaken.length)),
+          p95: percentile(overtaken, 0.95),
+          max: Math.max(0, ...overtaken),
+        },
+        statementMsUnderFlood: { a: runMs('a'), worker: runMs('worker'), b: runMs('b') },
         aQueriesAnswered: aAnswers.length,
         aQueriesRateLimited: aLimited,
         fragmentBombRefusalMs: { anonymous: round(bombAnonymousMs), withKey: round(bombKeyedMs), levels },
@@ -200,6 +251,11 @@ async function main(): Promise<void> {
     };
     progress(
       `B exports ${(results.fairness.bExportSuccessRate * 100).toFixed(1)} % answered 200; B's p50 ${results.fairness.bQueryP50IdleMs} ms idle, ${results.fairness.bQueryP50FloodMs} ms under the flood (${results.fairness.bQueryP50Ratio}x); B's added wait ${results.fairness.bAddedWaitP50Ms} ms a query (${results.fairness.bStatementsPerQuery} statements), each statement's wait p50 ${results.fairness.bStatementWaitMs.p50} ms, p95 ${results.fairness.bStatementWaitMs.p95} ms, against A's statement p50 ${results.fairness.aStatementP50Ms} ms; A's heavy request p50 ${results.fairness.aRequestP50Ms} ms`,
+    );
+    const { a: aRuns, worker: workerRuns } = results.fairness.statementMsUnderFlood;
+    const { bStatementsOvertaken: overtakes } = results.fairness;
+    progress(
+      `B's idle p50 ${results.fairness.bQueryP50IdleBeforeMs} ms before the flood, ${results.fairness.bQueryP50IdleAfterMs} ms after; ${(overtakes.share * 100).toFixed(1)} % of B's statements had another's start while they waited (p95 ${overtakes.p95}, max ${overtakes.max}); under the flood A's statements took p50 ${aRuns.p50} ms (p95 ${aRuns.p95}), the worker's p50 ${workerRuns.p50} ms (p95 ${workerRuns.p95}, max ${workerRuns.max})`,
     );
     writeResults(results);
   } finally {

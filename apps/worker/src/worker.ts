@@ -39,10 +39,12 @@ import { startCostReportWorker } from './reports/cost-report.worker';
 
 /**
  * Batch shape, chosen with `npm run bench:ingest` (BENCHMARKS.md). One insert at a time with group
- * commit: chDB runs one statement at a time per process (measured), so a second insert in flight
+ * commit: chDB runs one statement at a time per connection (measured), so a second insert in flight
  * only queues; what arrives during an insert goes out as the next batch, up to 10,000 rows (an
- * insert has a fixed cost of ~90 ms here, so batches should be big). When idle, a row waits at most
- * 100 ms.
+ * insert has a fixed cost of 60–100 ms here, its materialized views', so batches should be big).
+ * When idle, a row waits at most 100 ms. (A second connection for the inserts, which chDB runs
+ * beside the first's statements, was measured and dropped: on 2 cores it slowed the statements it
+ * ran beside as much as it saved them waiting; BENCHMARKS.md, "Fairness", session 26.)
  */
 export const SPAN_BATCH = { maxItems: 10_000, maxDelayMs: 100, maxConcurrentFlushes: 1 };
 /**
