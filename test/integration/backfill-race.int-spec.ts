@@ -178,5 +178,14 @@ describe("two workers' back-fills of one trace", () => {
     expect(Number(byId.get(rootId)?.copies)).toBe(3);
     expect(byId.get(rootId)).toMatchObject({ type: 'RUN', session: SESSION });
     expect(stored.map((r) => r.session)).toEqual([SESSION, SESSION, SESSION]);
+    // And the figures: the trace in its session, the session counting it once.
+    const figures = async (query: string) =>
+      (await client.query({ query, query_params: { p: projectId, t: traceId, s: SESSION }, format: 'JSONEachRow' })).json();
+    expect(await figures('SELECT session_id FROM trace_figures FINAL WHERE project_id = {p:String} AND trace_id = {t:String}')).toEqual([
+      { session_id: SESSION },
+    ]);
+    expect(
+      await figures('SELECT trace_count FROM session_figures FINAL WHERE project_id = {p:String} AND session_id = {s:String}'),
+    ).toEqual([{ trace_count: 1 }]);
   });
 });

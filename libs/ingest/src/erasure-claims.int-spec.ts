@@ -136,6 +136,17 @@ describe('erasure job claims', () => {
     expect(rest.map((job) => job.id)).toEqual([many[1], many[2]]);
     for (const job of rest) expect(await jobs.complete(job)).toBe('COMPLETED');
 
+    // One worker, one job at a time: once a project's job completes, another project's goes before its next.
+    const another = await newProject();
+    const queue = [await pendingJob(another), await pendingJob(another), await pendingJob(another)];
+    const other = await pendingJob();
+    const order: string[] = [];
+    for (let job = await jobs.claim(); job; job = await jobs.claim()) {
+      order.push(job.id);
+      expect(await jobs.complete(job)).toBe('COMPLETED');
+    }
+    expect(order).toEqual([queue[0], other, queue[1], queue[2]]);
+
     // A job run again for late spans is due from then: it goes after a job another project asked for before.
     const waiting = await pendingJob();
     await jobs.runAgain({ tenantId: '', projectId: busy }, [many[0]!], 'late spans');

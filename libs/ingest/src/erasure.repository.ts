@@ -334,8 +334,10 @@ export class ErasureRepository {
    * Takes a job no worker is running (or one whose worker has not finished it within
    * ERASURE_RECLAIM_AFTER_MS): several workers never take the same job at once. Projects take
    * turns: each project's open jobs are ranked, those running first and then by when they are due,
-   * and the claim takes the best-ranked due job of all, the earliest due among equals. So a
-   * project's second job waits until every project's first has been taken, and a job that keeps
+   * and the claim takes the best-ranked due job of all; among equals, the project served least
+   * recently (the latest start of any of its jobs), then the earliest due. So a project's second
+   * job waits until every project's first has been taken, also once its first has completed (its
+   * next is then its first, but its project was just served), and a job that keeps
    * failing (it is due again only after its back-off) or runs again and again for late spans (due
    * from then) holds up no other project's. The claim is named by its `started_at` (whole
    * milliseconds, so the Date read back names it exactly): `complete` and `release` apply only
@@ -344,13 +346,14 @@ export class ErasureRepository {
   async claim(): Promise<ErasureJob | undefined> {
     const { rows } = await this.pool.query<JobRow>(
       `WITH turns AS (
-         SELECT id, due_at, row_number() OVER (PARTITION BY project_id ORDER BY status = 'RUNNING' DESC, due_at, requested_at) AS turn
-         FROM erasure_jobs WHERE status <> 'COMPLETED')
+         SELECT id, due_at, row_number() OVER (PARTITION BY project_id ORDER BY status = 'RUNNING' DESC, due_at, requested_at) AS turn,
+           (SELECT max(started_at) FROM erasure_jobs s WHERE s.project_id = o.project_id) AS served
+         FROM erasure_jobs o WHERE status <> 'COMPLETED')
        UPDATE erasure_jobs SET status = 'RUNNING', started_at = date_trunc('milliseconds', now())
        WHERE id = (SELECT e.id FROM erasure_jobs e JOIN turns t ON t.id = e.id
                    WHERE (e.status = 'PENDING' AND e.due_at <= now())
                       OR (e.status = 'RUNNING' AND e.started_at < now() - make_interval(secs => $1))
-                   ORDER BY t.turn, t.due_at LIMIT 1 FOR UPDATE OF e SKIP LOCKED)
+                   ORDER BY t.turn, t.served NULLS FIRST, t.due_at LIMIT 1 FOR UPDATE OF e SKIP LOCKED)
        RETURNING ${JOB_COLUMNS}`,
       [ERASURE_RECLAIM_AFTER_MS / 1000],
     );
@@ -385,7 +388,7 @@ export class ErasureRepository {
   async release(job: ErasureJob, error: string): Promise<boolean> {
     const { rowCount } = await this.pool.query(
       `UPDATE erasure_jobs SET status = 'PENDING', started_at = NULL, last_error = $3, rerun = false, failures = failures + 1,
-         due_at = now() + make_interval(secs => least($4 * power(2, failures), $5))
+         due_at = now() + make_interval(secs => least($4 * power(2, least(failures, 20)), $5))
        WHERE id = $1 AND status = 'RUNNING' AND started_at = $2`,
       [job.id, job.startedAt, error.slice(0, 4_000), ERASURE_RETRY_AFTER_MS / 1000, ERASURE_RETRY_AFTER_MAX_MS / 1000],
     );

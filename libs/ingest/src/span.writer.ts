@@ -100,9 +100,11 @@ export interface UpkeepItem {
   /** Spans written again with their trace's session: their traces are not looked at for attribution again. */
   backfill: boolean;
   /**
-   * Of a back-fill's traces, those whose figures it changes: roots written again as RUN (the trace's
-   * cost rows count the root under its new type). The others only gave spans their trace's session,
-   * which changes the session's figures and none of the trace's (it already had that session).
+   * Of a back-fill's traces, those whose figures it changes, as its round's look found them: roots
+   * written again as RUN (the trace's cost rows count the root under its new type). The others were
+   * looked at for their session, which changes the session's figures and none of the trace's (it
+   * already had that session). A copy may also carry a change the look did not find (rewrittenSpanLines
+   * works both out as it reads): the round of the insert that made that change refreshes its figures.
    */
   refigured?: ReadonlySet<string>;
   /** From a job that ran before (RowChunk.rerun). */
