@@ -89,7 +89,7 @@ describe('erasure job claims', () => {
     const first = await jobs.claim();
     expect(first).toMatchObject({ id, status: 'RUNNING' });
     expect(await jobs.release(first!, 'ClickHouse is away')).toBe(true);
-    expect(await jobs.job(id)).toMatchObject({ status: 'PENDING', startedAt: null, lastError: 'ClickHouse is away' });
+    expect(await jobs.job(id)).toMatchObject({ status: 'PENDING', startedAt: first!.startedAt, lastError: 'ClickHouse is away' });
     // Asked before the other, it waits its back-off: the other project's job goes first.
     const retryAfter = ERASURE_RETRY_AFTER_MS / 1000;
     expect(await dueIn(id)).toBeGreaterThan(retryAfter - 1);
@@ -147,6 +147,23 @@ describe('erasure job claims', () => {
     }
     expect(order).toEqual([queue[0], other, queue[1], queue[2]]);
 
+    // A job that runs again (late spans arrived during its run) keeps its project's place as just served:
+    // a project served before it goes first, though its job was asked for later.
+    const servedEarlier = await newProject();
+    const earlier = await pendingJob(servedEarlier);
+    const served = await jobs.claim();
+    expect(served!.id).toBe(earlier);
+    expect(await jobs.complete(served!)).toBe('COMPLETED');
+    const rerunning = await pendingJob(another);
+    const running = await jobs.claim();
+    expect(running!.id).toBe(rerunning);
+    await jobs.runAgain({ tenantId: '', projectId: another }, [rerunning], 'late spans');
+    const asked = await pendingJob(servedEarlier);
+    expect(await jobs.complete(running!)).toBe('PENDING');
+    const next = [(await jobs.claim())!, (await jobs.claim())!];
+    expect(next.map((job) => job.id)).toEqual([asked, rerunning]);
+    for (const job of next) expect(await jobs.complete(job)).toBe('COMPLETED');
+
     // A job run again for late spans is due from then: it goes after a job another project asked for before.
     const waiting = await pendingJob();
     await jobs.runAgain({ tenantId: '', projectId: busy }, [many[0]!], 'late spans');
@@ -169,7 +186,12 @@ describe('erasure job claims', () => {
     await jobs.runAgain(project, [id], 'late spans');
     expect(await jobs.job(id)).toMatchObject({ status: 'RUNNING', lastError: 'late spans' });
     expect(await jobs.complete(first!)).toBe('PENDING');
-    expect(await jobs.job(id)).toMatchObject({ status: 'PENDING', startedAt: null, completedAt: null, lastError: 'late spans' });
+    expect(await jobs.job(id)).toMatchObject({
+      status: 'PENDING',
+      startedAt: first!.startedAt,
+      completedAt: null,
+      lastError: 'late spans',
+    });
 
     const second = await jobs.claim();
     expect(await jobs.complete(second!)).toBe('COMPLETED');

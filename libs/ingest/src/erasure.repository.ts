@@ -38,6 +38,10 @@ export interface ErasureJob {
   traceCount: number;
   status: ErasureStatus;
   requestedAt: Date;
+  /**
+   * When a worker (or the request) last took it: its claim while RUNNING, and kept when its run
+   * ends waiting again (a failure, a rerun), so the claim knows when its project was last served.
+   */
   startedAt: Date | null;
   completedAt: Date | null;
   lastError: string | null;
@@ -362,7 +366,7 @@ export class ErasureRepository {
 
   /**
    * Records a claimed job COMPLETED, or PENDING when it was asked to run again during this run
-   * (runAgain): answers the status it left the job in. Answers undefined, changing nothing, when the
+   * (runAgain), keeping its `started_at`: answers the status it left the job in. Answers undefined, changing nothing, when the
    * claim no longer holds: a run slower than ERASURE_RECLAIM_AFTER_MS has had its job claimed
    * again by another worker, which runs it whole and completes it itself.
    */
@@ -370,7 +374,6 @@ export class ErasureRepository {
     const { rows } = await this.pool.query<{ status: 'COMPLETED' | 'PENDING' }>(
       `UPDATE erasure_jobs SET status = CASE WHEN rerun THEN 'PENDING' ELSE 'COMPLETED' END,
          completed_at = CASE WHEN rerun THEN completed_at ELSE now() END,
-         started_at = CASE WHEN rerun THEN NULL ELSE started_at END,
          last_error = CASE WHEN rerun THEN last_error ELSE NULL END, rerun = false, failures = 0, due_at = now()
        WHERE id = $1 AND status = 'RUNNING' AND started_at = $2 RETURNING status`,
       [job.id, job.startedAt],
@@ -379,7 +382,8 @@ export class ErasureRepository {
   }
 
   /**
-   * Gives a failed attempt back, with why: it is tried again (every step is idempotent) once due,
+   * Gives a failed attempt back, with why (keeping its `started_at`, when its project was served):
+   * it is tried again (every step is idempotent) once due,
    * after ERASURE_RETRY_AFTER_MS doubled for each failure in a row (at most ERASURE_RETRY_AFTER_MAX_MS).
    * Answers false, changing nothing, when the claim no longer holds (see `complete`): giving the
    * job back then would let a third worker run it beside the one that holds it, or run a
@@ -387,7 +391,7 @@ export class ErasureRepository {
    */
   async release(job: ErasureJob, error: string): Promise<boolean> {
     const { rowCount } = await this.pool.query(
-      `UPDATE erasure_jobs SET status = 'PENDING', started_at = NULL, last_error = $3, rerun = false, failures = failures + 1,
+      `UPDATE erasure_jobs SET status = 'PENDING', last_error = $3, rerun = false, failures = failures + 1,
          due_at = now() + make_interval(secs => least($4 * power(2, least(failures, 20)), $5))
        WHERE id = $1 AND status = 'RUNNING' AND started_at = $2`,
       [job.id, job.startedAt, error.slice(0, 4_000), ERASURE_RETRY_AFTER_MS / 1000, ERASURE_RETRY_AFTER_MAX_MS / 1000],
