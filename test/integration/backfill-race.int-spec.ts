@@ -4,8 +4,8 @@ import { projectRoot } from '@spanforge/config';
 import { createClickHouseClient, migrateClickHouse, type ClickHouseClient } from '@spanforge/clickhouse';
 import { DeadLetterRepository, SpanRepository, SpanWriter, exportRows, type RowChunk } from '@spanforge/ingest';
 import { decodeJsonExport } from '@spanforge/otlp';
-import { packExportBody } from '@spanforge/queue';
 import { workerDataDir } from '../support';
+import { exportJob } from './export-job';
 import { NS_PER_MS, hex, jsonExport, jsonSpan } from './otlp-json';
 
 /*
@@ -105,22 +105,7 @@ describe("two workers' back-fills of one trace", () => {
 
   const chunkOf = (projectId: string, spans: Array<Record<string, unknown>>): RowChunk => {
     const body = jsonExport(spans, 'race-service');
-    const decoded = decodeJsonExport(body);
-    return exportRows(
-      {
-        v: 1,
-        tenantId: 'race-tenant',
-        projectId,
-        format: 'json',
-        ...packExportBody(body),
-        receivedAt: Date.now(),
-        exportId: randomUUID(),
-        receivedSpans: decoded.received,
-        acceptedSpans: decoded.spans.length,
-        bytes: body.length,
-      },
-      [],
-    );
+    return exportRows(exportJob('race-tenant', projectId, 'json', body, decodeJsonExport(body)), []);
   };
 
   /*

@@ -6,9 +6,10 @@ import { projectRoot } from '@spanforge/config';
 import { createClickHouseClient, migrateClickHouse, type ClickHouseClient } from '@spanforge/clickhouse';
 import { DeadLetterRepository, SpanRepository, SpanWriter, exportRows, type RowChunk } from '@spanforge/ingest';
 import { MAX_TOKEN_COUNT, OtlpDecodeError, TIME_DOMAIN, decodeJsonExport, decodeProtobufExport, type DecodeResult } from '@spanforge/otlp';
-import { packExportBody, type ExportJob } from '@spanforge/queue';
+import type { ExportJob } from '@spanforge/queue';
 import { normalizeSpan } from '@spanforge/semconv';
 import { workerDataDir } from '../support';
+import { exportJob } from './export-job';
 import { innocentTrace, jsonExport } from './otlp-json';
 
 /*
@@ -252,21 +253,6 @@ function protobufBody(spans: FuzzSpan[]): Buffer {
   return Buffer.from(OTLP.encode(OTLP.fromObject(message)).finish());
 }
 
-function job(projectId: string, format: ExportJob['format'], body: Buffer, result: DecodeResult): ExportJob {
-  return {
-    v: 1,
-    tenantId: 'fuzz-tenant',
-    projectId,
-    format,
-    ...packExportBody(body),
-    receivedAt: Date.now(),
-    exportId: randomUUID(),
-    receivedSpans: result.received,
-    acceptedSpans: result.spans.length,
-    bytes: body.length,
-  };
-}
-
 describe('ingest under fuzzed exports', () => {
   let client: ClickHouseClient;
   let writer: SpanWriter;
@@ -335,10 +321,10 @@ describe('ingest under fuzzed exports', () => {
           expect(result.spans.length + result.rejected).toBe(result.received);
 
           const [fuzzed, canary] = [`fuzz-${randomUUID()}`, `canary-${randomUUID()}`];
-          const chunk = exportRows(job(fuzzed, format, body, result), []);
+          const chunk = exportRows(exportJob('fuzz-tenant', fuzzed, format, body, result), []);
           const other = innocentTrace(5);
           const canaryBody = jsonExport(other.spans);
-          const canaryChunk: RowChunk = exportRows(job(canary, 'json', canaryBody, decodeJsonExport(canaryBody)), []);
+          const canaryChunk: RowChunk = exportRows(exportJob('fuzz-tenant', canary, 'json', canaryBody, decodeJsonExport(canaryBody)), []);
           // Both in one batch: the writer's 5 ms window takes them together.
           await Promise.all([writer.write(chunk), writer.write(canaryChunk)]);
 
