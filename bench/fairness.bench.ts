@@ -94,7 +94,21 @@ async function main(): Promise<void> {
       for (let i = 0; i < 20; i++) times.push(...(await dashboardRound()));
       return times;
     };
-    progress('B on the idle server');
+    // The worker's last statement start, watched from here on: the server is settled once the
+    // worker has started none for a while (the seeded months' hours, which the worker's sealer
+    // merges again after the bench's seal, took ~4 s of the flood's engine time otherwise).
+    let lastWorkerStart = performance.now();
+    infra.querySlots.observeWaits((participant) => {
+      if (participant === WORKER_PARTICIPANT) lastWorkerStart = performance.now();
+    });
+    const workerSettled = async () => {
+      const started = performance.now();
+      const by = started + 180_000;
+      while (performance.now() < by && (infra.querySlots.queued > 0 || performance.now() - lastWorkerStart < 3_000)) await sleep(250);
+      return performance.now() - started;
+    };
+    progress('the worker settles what the seed left; B on the idle server');
+    const settledBeforeMs = await workerSettled();
     const idleBefore = await idleDashboard();
 
     progress(
@@ -136,17 +150,22 @@ async function main(): Promise<void> {
     // Every statement's start under the flood (who, when, after how long a wait): which statements
     // started while one of B's waited, i.e. went before it.
     const starts: Array<{ participant: string; at: number; waited: number }> = [];
-    let lastWorkerStart = performance.now();
     infra.querySlots.observeWaits((participant, ms) => {
-      if (participant === WORKER_PARTICIPANT) lastWorkerStart = performance.now();
       if (!measuringWaits) return;
       starts.push({ participant, at: performance.now(), waited: ms });
       if (participant === b.projectId) bWaits.push(ms);
     });
     // Each statement's time at the engine under the flood, by whose it is.
     const runs = new Map<string, number[]>();
-    infra.querySlots.observeRuns((participant, ms) => {
+    // The worker's statements by name: which of its statements hold the engine, and for how long.
+    const workerStatements = new Map<string, number[]>();
+    infra.querySlots.observeRuns((participant, ms, statement) => {
       if (!measuringWaits) return;
+      if (participant === WORKER_PARTICIPANT) {
+        let times = workerStatements.get(statement || '(unnamed)');
+        if (!times) workerStatements.set(statement || '(unnamed)', (times = []));
+        times.push(ms);
+      }
       const who =
         participant === a.projectId ? 'a' : participant === b.projectId ? 'b' : participant === WORKER_PARTICIPANT ? 'worker' : 'other';
       let list = runs.get(who);
@@ -160,6 +179,16 @@ async function main(): Promise<void> {
       measuringWaits = false;
     };
     // --no-flood-ingest / --no-flood-queries leave one half of A's load out, to see which one costs B what.
+    // Whether the worker kept up: span rows it inserted during the flood against the spans answered 200.
+    const rowsInserted = async () => {
+      const metric = await infra.metrics.getSingleMetric('spanforge_worker_batch_rows')?.get();
+      return (
+        metric?.values.find((value) => (value as { metricName?: string }).metricName === 'spanforge_worker_batch_rows_sum')?.value ?? 0
+      );
+    };
+    const rowsBefore = await rowsInserted();
+    let rowsDuringFlood = 0;
+    setTimeout(() => void rowsInserted().then((rows) => (rowsDuringFlood = rows - rowsBefore)), until - Date.now());
     const floodIngest = !process.argv.includes('--no-flood-ingest');
     const floodQueries = !process.argv.includes('--no-flood-queries');
     await Promise.all([
@@ -170,8 +199,7 @@ async function main(): Promise<void> {
     ]);
 
     progress('the worker drains what the flood left; B on the idle server again');
-    const drainedBy = Date.now() + 120_000;
-    while (Date.now() < drainedBy && (infra.querySlots.queued > 0 || performance.now() - lastWorkerStart < 3_000)) await sleep(500);
+    const drainedAfterMs = await workerSettled();
     const idleAfter = await idleDashboard();
     const idle = median(idleAfter) < median(idleBefore) ? idleAfter : idleBefore;
 
@@ -243,6 +271,21 @@ async function main(): Promise<void> {
           max: Math.max(0, ...overtaken),
         },
         statementMsUnderFlood: { a: runMs('a'), worker: runMs('worker'), b: runMs('b') },
+        workerStatementsUnderFlood: Object.fromEntries(
+          [...workerStatements]
+            .map(([name, times]) => {
+              const total = times.reduce((sum, ms) => sum + ms, 0);
+              return [
+                name,
+                { count: times.length, totalMs: round(total), p50: round(median(times)), max: round(Math.max(...times)) },
+              ] as const;
+            })
+            .sort(([, x], [, y]) => y.totalMs - x.totalMs),
+        ),
+        spansAcceptedDuringFlood: 100 * ((statuses.a.get(200) ?? 0) + (statuses.b.get(200) ?? 0)),
+        spansInsertedDuringFlood: rowsDuringFlood,
+        workerSettledBeforeMs: round(settledBeforeMs),
+        workerDrainedAfterFloodMs: round(drainedAfterMs),
         aQueriesAnswered: aAnswers.length,
         aQueriesRateLimited: aLimited,
         fragmentBombRefusalMs: { anonymous: round(bombAnonymousMs), withKey: round(bombKeyedMs), levels },
