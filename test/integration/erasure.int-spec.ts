@@ -135,7 +135,11 @@ describe('erasure', () => {
     let before = await answers();
     for (
       let i = 0;
-      i < 100 && (before.traces.nodes.length < 4 || before.sessions.nodes.length < 3 || totals(before.traceMetrics)[0] !== 4);
+      i < 100 &&
+      (before.traces.nodes.length < 4 ||
+        before.traces.totalCount < 4 ||
+        before.sessions.nodes.length < 3 ||
+        totals(before.traceMetrics)[0] !== 4);
       i++
     ) {
       await sleep(100);
@@ -338,7 +342,12 @@ describe('erasure', () => {
       const answers = () => answersOf(project.apiKey, range);
       // The trace's figures and rollups in place first (its spans are stored; its upkeep may still run).
       let before = await answers();
-      for (let i = 0; i < 100 && (before.sessions.nodes.length < 1 || totals(before.traceMetrics)[0] !== 1); i++) {
+      // One request's fields are read at different moments (a read may run beside the upkeep): all of them are waited for.
+      for (
+        let i = 0;
+        i < 100 && (before.traces.totalCount < 1 || before.sessions.nodes.length < 1 || totals(before.traceMetrics)[0] !== 1);
+        i++
+      ) {
         await sleep(100);
         before = await answers();
       }

@@ -98,6 +98,7 @@ async function startWorkers(infra: WorkerServices): Promise<string[]> {
   // embedded engine), with WORKER_TIME_WEIGHT times a project's share: its inserts serve every
   // project's ingest, and a flood of queries must not hold ingest back (libs/clickhouse fair-scheduler.ts).
   infra.querySlots.setWeight(WORKER_PARTICIPANT, WORKER_TIME_WEIGHT);
+  infra.querySlots.keepOffExpress(WORKER_PARTICIPANT);
   const clickhouse = scheduledClient(infra.clickhouse, infra.querySlots, WORKER_PARTICIPANT);
   const clock = clockBoundOf(infra.clickhouse);
   const repository = new SpanRepository(clickhouse);

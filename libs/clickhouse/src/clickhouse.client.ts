@@ -1,6 +1,7 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { currentLane } from './fair-scheduler';
 
 export type { ClickHouseClient } from '@clickhouse/client';
 
@@ -88,7 +89,64 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
   const { createChdbConnection } = loadChdb();
   // chdb types its Connection against @clickhouse/client-common, the client against its own copy of the same interface.
   type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
-  return createClient({ connection: withoutSessionSettings(createChdbConnection({ path: target.path }) as unknown as ClientConnection) });
+  const session = (settings: Record<string, number>) =>
+    withSessionSetUp(withoutSessionSettings(createChdbConnection({ path: target.path }) as unknown as ClientConnection), settings);
+  return createClient({ connection: byLane(session(SHARED_LANE_SETTINGS), session(EXPRESS_LANE_SETTINGS)) });
+}
+
+/**
+ * The embedded engine's sessions (docs/architecture.md, "Fairness between projects"). The shared
+ * lane's statements (the worker's inserts and upkeep, every project's statements in turn) run at
+ * the lowest CPU priority, so that a short statement of the express lane beside one gets the cores
+ * it needs; alone, a statement runs as fast either way. The express lane's statement uses one
+ * thread, and leaves the other cores to the statement it runs beside. ClickHouse applies a
+ * priority only with the CAP_SYS_NICE capability, and runs without one otherwise (the lanes then
+ * share the cores evenly).
+ */
+const SHARED_LANE_SETTINGS = { os_thread_priority: 19 };
+const EXPRESS_LANE_SETTINGS = { max_threads: 1 };
+
+/**
+ * A session whose first statement is preceded by SETs of `settings`, which then hold for every
+ * statement of it (chDB keeps a session's settings). A SET that failed is tried again by the next call.
+ */
+function withSessionSetUp<C extends ConnectionMethods>(connection: C, settings: Record<string, number>): C {
+  let setUp: Promise<unknown> | undefined;
+  const ready = () => {
+    const assignments = Object.entries(settings).map(([name, value]) => `${name} = ${value}`);
+    setUp ??= connection.command({ query: `SET ${assignments.join(', ')}` }).catch((error: unknown) => {
+      setUp = undefined;
+      throw error;
+    });
+    return setUp;
+  };
+  const prepared: ConnectionMethods = {
+    query: async (params) => (await ready(), connection.query(params)),
+    exec: async (params) => (await ready(), connection.exec(params)),
+    command: async (params) => (await ready(), connection.command(params)),
+    insert: async (params) => (await ready(), connection.insert(params)),
+    ping: async (params) => (await ready(), connection.ping(params)),
+    close: () => connection.close(),
+  };
+  return prepared as C;
+}
+
+/**
+ * Two sessions of the one embedded engine, each running one statement at a time: statements go to
+ * the express session when FairScheduler runs them in its express lane (a dashboard's short read
+ * beside a long insert), to the main one otherwise. Both see the same tables.
+ */
+function byLane<C extends ConnectionMethods>(main: C, express: C): C {
+  const pick = () => (currentLane() === 'express' ? express : main);
+  const routed: ConnectionMethods = {
+    query: (params) => pick().query(params),
+    exec: (params) => pick().exec(params),
+    command: (params) => pick().command(params),
+    insert: (params) => pick().insert(params),
+    ping: (params) => main.ping(params),
+    close: async () => void (await Promise.all([main.close(), express.close()])),
+  };
+  return routed as C;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { FairScheduler, scheduledClient } from './fair-scheduler';
+import { FairScheduler, currentLane, scheduledClient } from './fair-scheduler';
 
 /** A statement that finishes when released, recording when it started. */
 function gate(log: string[], name: string) {
@@ -146,5 +146,107 @@ describe('FairScheduler', () => {
     await client.query({ query_id: 'upkeep.trace_figures:5f0c7c1e-0000-4000-8000-000000000000' });
     await client.query({});
     expect(names).toEqual(['upkeep.trace_figures', '']);
+  });
+});
+
+describe('FairScheduler express lane (the embedded engine)', () => {
+  const express = () => new FairScheduler(1, { slots: 1, lightStatementMs: 50 });
+  /** A statement that records its lane as it starts and finishes when released. */
+  function laned(log: string[], name: string) {
+    const g = gate(log, name);
+    return { ...g, work: () => (log.push(`${name}:${currentLane()}`), g.work()) };
+  }
+
+  it("starts a sequential client's statement beside a long statement in progress, not after it", async () => {
+    const scheduler = express();
+    const log: string[] = [];
+    const insert = laned(log, 'w0');
+    const dashboard = laned(log, 'b0');
+    const running = scheduler.run('worker', insert.work);
+    await tick();
+    const read = scheduler.run('B', dashboard.work);
+    await tick();
+    // B started while the worker's statement still holds the shared slot, on the other connection.
+    expect(log.filter((entry) => entry.includes(':'))).toEqual(['w0:main', 'b0:express']);
+    dashboard.release();
+    await read;
+    insert.release();
+    await running;
+    // Without an express lane, B would wait for the statement in progress.
+    const plain = new FairScheduler(1);
+    const order: string[] = [];
+    const w = laned(order, 'w0');
+    const b = laned(order, 'b0');
+    const both = [plain.run('worker', w.work), plain.run('B', b.work)];
+    await tick();
+    expect(order.filter((entry) => entry.includes(':'))).toEqual(['w0:main']);
+    w.release();
+    await tick();
+    b.release();
+    await Promise.all(both);
+    expect(order.filter((entry) => entry.includes(':'))).toEqual(['w0:main', 'b0:main']);
+  });
+
+  it('keeps a project with several statements at once, and the worker, in the shared slot', async () => {
+    const scheduler = express();
+    scheduler.keepOffExpress('worker');
+    const log: string[] = [];
+    const a = Array.from({ length: 4 }, (_, i) => laned(log, `a${i}`));
+    const w = laned(log, 'w0');
+    const runs = [scheduler.run('A', a[0]!.work)];
+    await tick();
+    // The worker's statement finds the shared slot taken: it waits, though the express lane is free.
+    runs.push(scheduler.run('worker', w.work));
+    // A's others arrive while its first runs: A is not a sequential client now.
+    runs.push(...a.slice(1).map((g) => scheduler.run('A', g.work)));
+    await tick();
+    expect(log.filter((entry) => entry.includes(':'))).toEqual(['a0:main']);
+    a[0]!.release();
+    for (const g of [w, ...a.slice(1)]) {
+      await tick();
+      g.release();
+    }
+    await Promise.all(runs);
+    expect(log.filter((entry) => entry.includes(':')).every((entry) => entry.endsWith(':main'))).toBe(true);
+  });
+
+  it('gives the express slot, when it frees, to a sequential client that arrived while it was taken', async () => {
+    const scheduler = express();
+    const log: string[] = [];
+    const [w, b, c] = [laned(log, 'w0'), laned(log, 'b0'), laned(log, 'c0')];
+    const runs = [scheduler.run('worker', w.work)];
+    await tick();
+    runs.push(scheduler.run('B', b.work));
+    await tick();
+    runs.push(scheduler.run('C', c.work));
+    await tick();
+    expect(log.filter((entry) => entry.includes(':'))).toEqual(['w0:main', 'b0:express']);
+    b.release();
+    await tick();
+    await tick();
+    // C goes as soon as B's express statement ends, while the worker still holds the shared slot.
+    expect(log.filter((entry) => entry.includes(':'))).toEqual(['w0:main', 'b0:express', 'c0:express']);
+    c.release();
+    w.release();
+    await Promise.all(runs);
+  });
+
+  it('sends a participant whose recent statements were long to the shared slot', async () => {
+    const scheduler = express();
+    const log: string[] = [];
+    // H's statements take 80 ms (over the 50 ms a light one may average), run alone.
+    for (let i = 0; i < 2; i++) await scheduler.run('H', () => new Promise((r) => setTimeout(r, 80)));
+    const w = laned(log, 'w0');
+    const h = laned(log, 'h0');
+    const runs = [scheduler.run('worker', w.work)];
+    await tick();
+    runs.push(scheduler.run('H', h.work));
+    await tick();
+    expect(log.filter((entry) => entry.includes(':'))).toEqual(['w0:main']);
+    w.release();
+    await tick();
+    h.release();
+    await Promise.all(runs);
+    expect(log.filter((entry) => entry.includes(':'))).toEqual(['w0:main', 'h0:main']);
   });
 });

@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 /**
  * Runs statements a few at a time, sharing the engine's time between participants (each project,
  * and the worker): each participant's statements wait in their own line, and a free slot goes to
@@ -10,24 +12,69 @@
  * the least-served busy participant, carrying neither credit for its idle time (it cannot take the
  * engine for long) nor debt from an earlier busy period (it is never starved); while busy, one that
  * used more waits until the others caught up.
+ *
+ * The express lane (embedded engine only, which runs one statement at a time per connection): a
+ * slot beside the others, on a connection of its own, for a sequential client's short statement
+ * (a dashboard's), so that it does not wait for the remainder of a long statement in progress (a
+ * span insert, whose materialized views alone cost 50-90 ms). A statement takes it only when every
+ * other slot is busy, its participant has no other statement running or waiting, that
+ * participant's recent statements were short, and the participant is not kept off it (the worker).
+ * A flood of one project's statements therefore never uses it, and the cost to everyone else is
+ * bounded by what light clients run there: two statements sharing the cores for a while.
+ * docs/architecture.md, "Fairness between projects".
  */
 /** The worker's name among the participants (its inserts and upkeep); every other is a project id. */
 export const WORKER_PARTICIPANT = 'ingest-worker';
 
+/** Which of the scheduler's slots a statement runs in: the shared ones, or the express lane. */
+export type Lane = 'main' | 'express';
+
+const laneOfWork = new AsyncLocalStorage<Lane>();
+
+/** The lane of the statement being run here (FairScheduler.run): the connection to run it on. */
+export function currentLane(): Lane {
+  return laneOfWork.getStore() ?? 'main';
+}
+
+export interface ExpressLaneOptions {
+  /** Statements that may run in the express lane at once (0: no express lane). */
+  slots: number;
+  /** A participant whose recent statements took longer than this on average (ms) waits for the shared slots. */
+  lightStatementMs: number;
+}
+
+/** Participants whose recent statement time is remembered, the least recently seen forgotten first. */
+const REMEMBERED_PARTICIPANTS = 10_000;
+
 export class FairScheduler {
   private running = 0;
+  private expressRunning = 0;
   /** Waiting work per participant, in arrival order. */
-  private readonly waiting = new Map<string, Array<() => void>>();
+  private readonly waiting = new Map<string, Array<(lane: Lane) => void>>();
   /** Statements in progress per participant. */
   private readonly active = new Map<string, number>();
   /** Engine time each participant has used (ms, divided by its weight): the least goes next. */
   private readonly used = new Map<string, number>();
   private readonly weights = new Map<string, number>();
+  /** Each participant's recent statement time at the engine (ms, a moving average): whether it is light. */
+  private readonly recentMs = new Map<string, number>();
+  private readonly offExpress = new Set<string>();
+  private readonly express: ExpressLaneOptions;
   private readonly waitObservers: Array<(participant: string, waitedMs: number) => void> = [];
   private readonly runObservers: Array<(participant: string, ranMs: number, statement: string) => void> = [];
 
-  constructor(private readonly slots: number) {
+  constructor(
+    private readonly slots: number,
+    express: ExpressLaneOptions = { slots: 0, lightStatementMs: 0 },
+  ) {
     if (!Number.isInteger(slots) || slots < 1) throw new Error(`a scheduler needs at least one slot, got ${slots}`);
+    if (!Number.isInteger(express.slots) || express.slots < 0) throw new Error(`an express lane has 0 or more slots, got ${express.slots}`);
+    this.express = express;
+  }
+
+  /** Keeps `participant` in the shared slots (the worker: its statements are long, and many at once). */
+  keepOffExpress(participant: string): void {
+    this.offExpress.add(participant);
   }
 
   /**
@@ -59,25 +106,34 @@ export class FairScheduler {
     return total;
   }
 
+  /**
+   * Runs `work` when its turn comes; `currentLane()` inside it says which connection to use. The
+   * work's own promise is awaited: a statement holds its slot until its result is read.
+   */
   async run<T>(participant: string, work: () => Promise<T>, statement = ''): Promise<T> {
     const asked = performance.now();
-    await this.turn(participant);
+    const lane = await this.turn(participant);
     const started = performance.now();
     for (const observe of this.waitObservers) observe(participant, started - asked);
     try {
-      return await work();
+      return await laneOfWork.run(lane, work);
     } finally {
       const ran = performance.now() - started;
-      this.finish(participant, ran);
+      this.finish(participant, ran, lane);
       for (const observe of this.runObservers) observe(participant, ran, statement);
     }
   }
 
-  private turn(participant: string): Promise<void> {
-    if (!this.busy(participant)) this.used.set(participant, this.leastUsedBusy());
+  private turn(participant: string): Promise<Lane> {
+    const wasBusy = this.busy(participant);
+    if (!wasBusy) this.used.set(participant, this.leastUsedBusy());
     if (this.running < this.slots && this.waiting.size === 0) {
-      this.start(participant);
-      return Promise.resolve();
+      this.start(participant, 'main');
+      return Promise.resolve('main');
+    }
+    if (!wasBusy && this.expressFor(participant)) {
+      this.start(participant, 'express');
+      return Promise.resolve('express');
     }
     return new Promise((resolve) => {
       let line = this.waiting.get(participant);
@@ -87,35 +143,75 @@ export class FairScheduler {
     });
   }
 
-  private finish(participant: string, ms: number): void {
-    this.running--;
+  private finish(participant: string, ms: number, lane: Lane): void {
+    if (lane === 'express') this.expressRunning--;
+    else this.running--;
     const left = (this.active.get(participant) ?? 1) - 1;
     if (left > 0) this.active.set(participant, left);
     else this.active.delete(participant);
     this.used.set(participant, (this.used.get(participant) ?? 0) + ms / (this.weights.get(participant) ?? 1));
+    this.remember(participant, ms);
     this.next();
     this.forgetIdle();
   }
 
   private next(): void {
-    while (this.running < this.slots && this.waiting.size > 0) {
-      let chosen = '';
-      let least = Infinity;
-      for (const candidate of this.waiting.keys()) {
-        const used = this.used.get(candidate) ?? 0;
-        if (used < least) [chosen, least] = [candidate, used];
-      }
-      const line = this.waiting.get(chosen)!;
-      const begin = line.shift()!;
-      if (line.length === 0) this.waiting.delete(chosen);
-      this.start(chosen);
-      begin();
+    while (this.running < this.slots && this.waiting.size > 0)
+      this.begin(
+        this.leastUsedWaiting(() => true),
+        'main',
+      );
+    // A free express slot goes to the least-served sequential client waiting (one that arrived while it was taken).
+    while (this.expressRunning < this.express.slots) {
+      const chosen = this.leastUsedWaiting(
+        (candidate) => this.waiting.get(candidate)!.length === 1 && !this.active.has(candidate) && this.expressFor(candidate),
+      );
+      if (chosen === undefined) return;
+      this.begin(chosen, 'express');
     }
   }
 
-  private start(participant: string): void {
-    this.running++;
+  private leastUsedWaiting(eligible: (participant: string) => boolean): string | undefined {
+    let chosen: string | undefined;
+    let least = Infinity;
+    for (const candidate of this.waiting.keys()) {
+      const used = this.used.get(candidate) ?? 0;
+      if (used < least && eligible(candidate)) [chosen, least] = [candidate, used];
+    }
+    return chosen;
+  }
+
+  private begin(participant: string | undefined, lane: Lane): void {
+    if (participant === undefined) return;
+    const line = this.waiting.get(participant)!;
+    const resume = line.shift()!;
+    if (line.length === 0) this.waiting.delete(participant);
+    this.start(participant, lane);
+    resume(lane);
+  }
+
+  private start(participant: string, lane: Lane): void {
+    if (lane === 'express') this.expressRunning++;
+    else this.running++;
     this.active.set(participant, (this.active.get(participant) ?? 0) + 1);
+  }
+
+  /**
+   * Whether a statement of `participant`, its only one (nothing else of it running), may take an
+   * express slot now: one is free, the shared slots are not, and its recent statements were short.
+   */
+  private expressFor(participant: string): boolean {
+    if (this.expressRunning >= this.express.slots || this.offExpress.has(participant)) return false;
+    if (this.running < this.slots) return false;
+    return (this.recentMs.get(participant) ?? 0) <= this.express.lightStatementMs;
+  }
+
+  /** A moving average of the participant's statement times (the newest weighs a quarter). */
+  private remember(participant: string, ms: number): void {
+    const before = this.recentMs.get(participant);
+    this.recentMs.delete(participant);
+    this.recentMs.set(participant, before === undefined ? ms : before * 0.75 + ms * 0.25);
+    if (this.recentMs.size > REMEMBERED_PARTICIPANTS) this.recentMs.delete(this.recentMs.keys().next().value!);
   }
 
   private busy(participant: string): boolean {

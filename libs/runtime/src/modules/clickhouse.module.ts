@@ -91,12 +91,19 @@ export function clockProbe(clickhouse: ClickHouseClient, pool: Pool): ClockProbe
   };
 }
 
+/** A participant whose statements take longer than this on average (ms) waits for the shared slot, not the express lane. */
+const EXPRESS_LIGHT_STATEMENT_MS = 100;
+
 /**
  * The engine's time shared between projects' statements (and the worker's): the embedded engine
  * runs one statement at a time, a server CLICKHOUSE_QUERY_SLOTS at once.
  */
 function querySlots(context: ProcessContext): FairScheduler {
-  const scheduler = new FairScheduler(clickHouseTarget(context.config).kind === 'embedded' ? 1 : context.config.clickhouseQuerySlots);
+  // The embedded engine: one shared slot, and an express lane on a second session for light clients' short statements.
+  const embedded = clickHouseTarget(context.config).kind === 'embedded';
+  const scheduler = embedded
+    ? new FairScheduler(1, { slots: 1, lightStatementMs: EXPRESS_LIGHT_STATEMENT_MS })
+    : new FairScheduler(context.config.clickhouseQuerySlots);
   const waits = new Histogram({
     name: 'spanforge_clickhouse_statement_wait_seconds',
     help: 'How long statements waited for their turn at ClickHouse (FairScheduler), of the worker or of projects',

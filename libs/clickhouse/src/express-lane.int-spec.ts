@@ -1,0 +1,78 @@
+import path from 'node:path';
+import { workerDataDir } from '@spanforge/testing';
+import { createClickHouseClient, type ClickHouseClient } from './clickhouse.client';
+import { FairScheduler, WORKER_PARTICIPANT, scheduledClient } from './fair-scheduler';
+
+jest.setTimeout(60_000);
+
+/**
+ * The embedded engine's express lane, on real chDB: a project's short read runs on a second session
+ * beside a long statement of the worker, instead of after it, and sees the same tables.
+ */
+describe('express lane (embedded chDB)', () => {
+  let client: ClickHouseClient;
+
+  beforeAll(async () => {
+    client = createClickHouseClient({ kind: 'embedded', path: path.join(workerDataDir(), 'clickhouse') });
+    await client.command({ query: 'CREATE TABLE IF NOT EXISTS express_lane_probe (id String) ENGINE = MergeTree ORDER BY id' });
+  });
+  afterAll(async () => {
+    await client.command({ query: 'DROP TABLE IF EXISTS express_lane_probe' });
+    await client.close();
+  });
+
+  /** The worker holds the engine with a 2 s statement; project P reads meanwhile. Returns what finished first. */
+  async function readDuringLongStatement(scheduler: FairScheduler): Promise<{ order: string[]; read: string[] }> {
+    scheduler.keepOffExpress(WORKER_PARTICIPANT);
+    const worker = scheduledClient(client, scheduler, WORKER_PARTICIPANT);
+    const project = scheduledClient(client, scheduler, 'P');
+    const id = `row-${Math.random().toString(36).slice(2)}`;
+    await worker.insert({ table: 'express_lane_probe', values: [{ id }], format: 'JSONEachRow' });
+    const order: string[] = [];
+    const long = worker
+      .query({ query: 'SELECT sleep(2) AS slept', format: 'JSONEachRow' })
+      .then((result) => result.json())
+      .then(() => order.push('worker'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const result = await project.query({
+      query: 'SELECT id FROM express_lane_probe WHERE id = {id:String}',
+      query_params: { id },
+      format: 'JSONEachRow',
+    });
+    const read = (await result.json<{ id: string }>()).map((row) => row.id);
+    order.push('project');
+    await long;
+    expect(read).toEqual([id]);
+    return { order, read };
+  }
+
+  it("answers a project's read before the worker's long statement ends, with the worker's rows", async () => {
+    const { order } = await readDuringLongStatement(new FairScheduler(1, { slots: 1, lightStatementMs: 100 }));
+    expect(order).toEqual(['project', 'worker']);
+  });
+
+  it('without the express lane, the read waits for the statement in progress', async () => {
+    const { order } = await readDuringLongStatement(new FairScheduler(1));
+    expect(order).toEqual(['worker', 'project']);
+  });
+
+  it('runs the shared lane at the lowest CPU priority and the express lane on one thread', async () => {
+    const scheduler = new FairScheduler(1, { slots: 1, lightStatementMs: 100 });
+    scheduler.keepOffExpress(WORKER_PARTICIPANT);
+    const settingsOf = async (participant: string) => {
+      const result = await scheduledClient(client, scheduler, participant).query({
+        query: "SELECT getSetting('os_thread_priority') AS priority, getSetting('max_threads') AS threads",
+        format: 'JSONEachRow',
+      });
+      return (await result.json<{ priority: number; threads: number }>())[0]!;
+    };
+    const long = scheduledClient(client, scheduler, WORKER_PARTICIPANT).query({ query: 'SELECT sleep(1)', format: 'JSONEachRow' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const express = await settingsOf('P');
+    await long;
+    const shared = await settingsOf(WORKER_PARTICIPANT);
+    expect(shared.priority).toBe(19);
+    expect(express).toEqual({ priority: 0, threads: 1 });
+    expect(Number(shared.threads)).not.toBe(1);
+  });
+});
