@@ -105,6 +105,7 @@ async function main(): Promise<void> {
       const started = performance.now();
       const by = started + 180_000;
       while (performance.now() < by && (infra.querySlots.queued > 0 || performance.now() - lastWorkerStart < 3_000)) await sleep(250);
+      if (performance.now() >= by) progress('the worker was still busy after 180 s: the idle figures are not a settled server');
       return performance.now() - started;
     };
     progress('the worker settles what the seed left; B on the idle server');
@@ -188,7 +189,14 @@ async function main(): Promise<void> {
     };
     const rowsBefore = await rowsInserted();
     let rowsDuringFlood = 0;
-    setTimeout(() => void rowsInserted().then((rows) => (rowsDuringFlood = rows - rowsBefore)), until - Date.now());
+    setTimeout(
+      () =>
+        void rowsInserted().then(
+          (rows) => (rowsDuringFlood = rows - rowsBefore),
+          (error: unknown) => progress(`the rows inserted during the flood could not be read: ${String(error)}`),
+        ),
+      until - Date.now(),
+    );
     const floodIngest = !process.argv.includes('--no-flood-ingest');
     const floodQueries = !process.argv.includes('--no-flood-queries');
     await Promise.all([

@@ -96,21 +96,22 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
 
 /**
  * The embedded engine's sessions (docs/architecture.md, "Fairness between projects"). The shared
- * lane's statements (the worker's inserts and upkeep, every project's statements in turn) run at
- * the lowest CPU priority, so that a short statement of the express lane beside one gets the cores
- * it needs; alone, a statement runs as fast either way. The express lane's statement uses one
- * thread, and leaves the other cores to the statement it runs beside. ClickHouse applies a
- * priority only with the CAP_SYS_NICE capability, and runs without one otherwise (the lanes then
- * share the cores evenly).
+ * lane's statements (the worker's inserts and upkeep, every project's statements in turn, and
+ * whatever runs outside the turns) run at the lowest CPU priority, so that a short statement of
+ * the express lane beside one gets the cores it needs; alone, a statement runs as fast either way.
+ * ClickHouse applies a priority only with the CAP_SYS_NICE capability, and runs without one
+ * otherwise (the lanes then share the cores evenly).
  */
 const SHARED_LANE_SETTINGS = { os_thread_priority: 19 };
-const EXPRESS_LANE_SETTINGS = { max_threads: 1 };
+const EXPRESS_LANE_SETTINGS = {};
 
 /**
  * A session whose first statement is preceded by SETs of `settings`, which then hold for every
- * statement of it (chDB keeps a session's settings). A SET that failed is tried again by the next call.
+ * statement of it (chDB keeps a session's settings). A SET that failed fails the call that needed
+ * it, with its reason (a ping, so readiness says it), and is tried again by the next call.
  */
 function withSessionSetUp<C extends ConnectionMethods>(connection: C, settings: Record<string, number>): C {
+  if (Object.keys(settings).length === 0) return connection;
   let setUp: Promise<unknown> | undefined;
   const ready = () => {
     const assignments = Object.entries(settings).map(([name, value]) => `${name} = ${value}`);
@@ -150,7 +151,7 @@ function byLane<C extends ConnectionMethods>(main: C, express: C): C {
 }
 
 /**
- * chDB turns a call's `clickhouse_settings` into SET statements on the process's one session, so
+ * chDB turns a call's `clickhouse_settings` into SET statements on the connection's session, so
  * they would outlive the call and apply to every later statement (one query's limits to the
  * worker's upkeep). Embedded calls therefore take no settings: `log_comment` is dropped (chDB
  * keeps no query log) and anything else is refused; a statement that needs a setting says so in

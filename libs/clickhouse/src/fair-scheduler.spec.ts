@@ -156,18 +156,25 @@ describe('FairScheduler express lane (the embedded engine)', () => {
     const g = gate(log, name);
     return { ...g, work: () => (log.push(`${name}:${currentLane()}`), g.work()) };
   }
+  const lanes = (log: string[]) => log.filter((entry) => entry.includes(':'));
+  /** An insert: no bound parameters, so a statement in the express lane runs beside it. */
+  const INSERT = { name: 'ingest.insert_spans', bound: false };
+  /** Gives `participant` a short run of `name` (nothing else running): its statements of that name are light. */
+  const seen = (scheduler: FairScheduler, participant: string, name = 'query.read') =>
+    scheduler.run(participant, async () => undefined, name);
 
-  it("starts a sequential client's statement beside a long statement in progress, not after it", async () => {
+  it("starts a sequential client's short statement beside a long insert in progress, not after it", async () => {
     const scheduler = express();
     const log: string[] = [];
+    await seen(scheduler, 'B');
     const insert = laned(log, 'w0');
     const dashboard = laned(log, 'b0');
-    const running = scheduler.run('worker', insert.work);
+    const running = scheduler.run('worker', insert.work, INSERT);
     await tick();
-    const read = scheduler.run('B', dashboard.work);
+    const read = scheduler.run('B', dashboard.work, 'query.read');
     await tick();
     // B started while the worker's statement still holds the shared slot, on the other connection.
-    expect(log.filter((entry) => entry.includes(':'))).toEqual(['w0:main', 'b0:express']);
+    expect(lanes(log)).toEqual(['w0:main', 'b0:express']);
     dashboard.release();
     await read;
     insert.release();
@@ -177,76 +184,129 @@ describe('FairScheduler express lane (the embedded engine)', () => {
     const order: string[] = [];
     const w = laned(order, 'w0');
     const b = laned(order, 'b0');
-    const both = [plain.run('worker', w.work), plain.run('B', b.work)];
+    const both = [plain.run('worker', w.work, INSERT), plain.run('B', b.work, 'query.read')];
     await tick();
-    expect(order.filter((entry) => entry.includes(':'))).toEqual(['w0:main']);
+    expect(lanes(order)).toEqual(['w0:main']);
     w.release();
     await tick();
     b.release();
     await Promise.all(both);
-    expect(order.filter((entry) => entry.includes(':'))).toEqual(['w0:main', 'b0:main']);
+    expect(lanes(order)).toEqual(['w0:main', 'b0:main']);
+  });
+
+  it('waits for a statement in progress that binds parameters (chDB would run it first anyway)', async () => {
+    const scheduler = express();
+    const log: string[] = [];
+    await seen(scheduler, 'B');
+    const upkeep = laned(log, 'w0');
+    const dashboard = laned(log, 'b0');
+    const runs = [scheduler.run('worker', upkeep.work, 'ingest.refresh_trace_figures')];
+    await tick();
+    runs.push(scheduler.run('B', dashboard.work, 'query.read'));
+    await tick();
+    expect(lanes(log)).toEqual(['w0:main']);
+    upkeep.release();
+    await tick();
+    dashboard.release();
+    await Promise.all(runs);
+    expect(lanes(log)).toEqual(['w0:main', 'b0:main']);
   });
 
   it('keeps a project with several statements at once, and the worker, in the shared slot', async () => {
     const scheduler = express();
     scheduler.keepOffExpress('worker');
+    await seen(scheduler, 'A');
+    await seen(scheduler, 'worker', 'ingest.insert_spans');
     const log: string[] = [];
     const a = Array.from({ length: 4 }, (_, i) => laned(log, `a${i}`));
     const w = laned(log, 'w0');
-    const runs = [scheduler.run('A', a[0]!.work)];
+    const runs = [scheduler.run('A', a[0]!.work, { name: 'query.read', bound: false })];
     await tick();
     // The worker's statement finds the shared slot taken: it waits, though the express lane is free.
-    runs.push(scheduler.run('worker', w.work));
+    runs.push(scheduler.run('worker', w.work, INSERT));
     // A's others arrive while its first runs: A is not a sequential client now.
-    runs.push(...a.slice(1).map((g) => scheduler.run('A', g.work)));
+    runs.push(...a.slice(1).map((g) => scheduler.run('A', g.work, 'query.read')));
     await tick();
-    expect(log.filter((entry) => entry.includes(':'))).toEqual(['a0:main']);
+    expect(lanes(log)).toEqual(['a0:main']);
     a[0]!.release();
     for (const g of [w, ...a.slice(1)]) {
       await tick();
       g.release();
     }
     await Promise.all(runs);
-    expect(log.filter((entry) => entry.includes(':')).every((entry) => entry.endsWith(':main'))).toBe(true);
+    expect(lanes(log).every((entry) => entry.endsWith(':main'))).toBe(true);
   });
 
   it('gives the express slot, when it frees, to a sequential client that arrived while it was taken', async () => {
     const scheduler = express();
+    await seen(scheduler, 'B');
+    await seen(scheduler, 'C');
     const log: string[] = [];
     const [w, b, c] = [laned(log, 'w0'), laned(log, 'b0'), laned(log, 'c0')];
-    const runs = [scheduler.run('worker', w.work)];
+    const runs = [scheduler.run('worker', w.work, INSERT)];
     await tick();
-    runs.push(scheduler.run('B', b.work));
+    runs.push(scheduler.run('B', b.work, 'query.read'));
     await tick();
-    runs.push(scheduler.run('C', c.work));
+    runs.push(scheduler.run('C', c.work, 'query.read'));
     await tick();
-    expect(log.filter((entry) => entry.includes(':'))).toEqual(['w0:main', 'b0:express']);
+    expect(lanes(log)).toEqual(['w0:main', 'b0:express']);
     b.release();
     await tick();
     await tick();
     // C goes as soon as B's express statement ends, while the worker still holds the shared slot.
-    expect(log.filter((entry) => entry.includes(':'))).toEqual(['w0:main', 'b0:express', 'c0:express']);
+    expect(lanes(log)).toEqual(['w0:main', 'b0:express', 'c0:express']);
     c.release();
     w.release();
     await Promise.all(runs);
   });
 
-  it('sends a participant whose recent statements were long to the shared slot', async () => {
+  it('sends a statement whose recent runs were long, or that was never seen, to the shared slot', async () => {
     const scheduler = express();
     const log: string[] = [];
-    // H's statements take 80 ms (over the 50 ms a light one may average), run alone.
-    for (let i = 0; i < 2; i++) await scheduler.run('H', () => new Promise((r) => setTimeout(r, 80)));
+    // H's reports take 80 ms (over the 50 ms a light one may average), run alone; its reads are short.
+    for (let i = 0; i < 2; i++) await scheduler.run('H', () => new Promise((r) => setTimeout(r, 80)), 'query.report');
+    await seen(scheduler, 'H');
     const w = laned(log, 'w0');
-    const h = laned(log, 'h0');
-    const runs = [scheduler.run('worker', w.work)];
+    const report = laned(log, 'h-report');
+    const runs = [scheduler.run('worker', w.work, INSERT)];
     await tick();
-    runs.push(scheduler.run('H', h.work));
+    runs.push(scheduler.run('H', report.work, 'query.report'));
     await tick();
-    expect(log.filter((entry) => entry.includes(':'))).toEqual(['w0:main']);
+    expect(lanes(log)).toEqual(['w0:main']);
     w.release();
     await tick();
-    h.release();
+    report.release();
     await Promise.all(runs);
-    expect(log.filter((entry) => entry.includes(':'))).toEqual(['w0:main', 'h0:main']);
+    // A statement of a name never run before waits too; one of a short name goes beside.
+    const [w1, unseen, read] = [laned(log, 'w1'), laned(log, 'h-unseen'), laned(log, 'h-read')];
+    const more = [scheduler.run('worker', w1.work, INSERT)];
+    await tick();
+    more.push(scheduler.run('H', unseen.work, 'query.new'));
+    await tick();
+    expect(lanes(log).slice(2)).toEqual(['w1:main']);
+    w1.release();
+    await tick();
+    unseen.release();
+    await Promise.all(more);
+    const [w2] = [laned(log, 'w2')];
+    const last = [scheduler.run('worker', w2.work, INSERT)];
+    await tick();
+    last.push(scheduler.run('H', read.work, 'query.read'));
+    await tick();
+    expect(lanes(log).slice(4)).toEqual(['w2:main', 'h-read:express']);
+    read.release();
+    w2.release();
+    await Promise.all(last);
+  });
+
+  it('frees its slot when a wait observer throws', async () => {
+    const scheduler = express();
+    scheduler.observeWaits(() => {
+      throw new Error('observer failed');
+    });
+    await expect(scheduler.run('A', async () => 'answer')).rejects.toThrow('observer failed');
+    // Had the first kept its slot, the second would wait for ever instead of getting its turn.
+    await expect(scheduler.run('A', async () => 'answer')).rejects.toThrow('observer failed');
+    expect(scheduler.queued).toBe(0);
   });
 });

@@ -16,10 +16,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * The express lane (embedded engine only, which runs one statement at a time per connection): a
  * slot beside the others, on a connection of its own, for a sequential client's short statement
  * (a dashboard's), so that it does not wait for the remainder of a long statement in progress (a
- * span insert, whose materialized views alone cost 50-90 ms). A statement takes it only when every
- * other slot is busy, its participant has no other statement running or waiting, that
- * participant's recent statements were short, and the participant is not kept off it (the worker).
- * A flood of one project's statements therefore never uses it, and the cost to everyone else is
+ * span insert, whose materialized views alone cost 50-90 ms). A statement takes it only when:
+ * - every other slot is busy, and with statements without bound parameters only (chDB runs the
+ *   statements with bound parameters of all its connections one at a time, in the process);
+ * - its participant has no other statement running or waiting;
+ * - the same participant's recent statements of the same name were short (one never seen is not);
+ * - the participant is not kept off it (the worker).
+ * A flood of one project's statements therefore does not use it, and the cost to everyone else is
  * bounded by what light clients run there: two statements sharing the cores for a while.
  * docs/architecture.md, "Fairness between projects".
  */
@@ -39,24 +42,41 @@ export function currentLane(): Lane {
 export interface ExpressLaneOptions {
   /** Statements that may run in the express lane at once (0: no express lane). */
   slots: number;
-  /** A participant whose recent statements took longer than this on average (ms) waits for the shared slots. */
+  /** A statement whose recent runs (its participant's, of its name) took longer than this on average (ms) waits for the shared slots. */
   lightStatementMs: number;
 }
 
-/** Participants whose recent statement time is remembered, the least recently seen forgotten first. */
-const REMEMBERED_PARTICIPANTS = 10_000;
+/** What `run` is told about a statement besides its participant. */
+export interface StatementInfo {
+  /** Its name (a query id's prefix): what the run observers see, and what its time is remembered under. */
+  name?: string;
+  /** Whether it has bound parameters (default true): on chDB, one at a time in the process. */
+  bound?: boolean;
+}
+
+/** Statements (a participant's, of one name) whose recent time is remembered, the least recently run forgotten first. */
+const REMEMBERED_STATEMENTS = 10_000;
+
+/** One waiting statement: what starts it, and what the express lane needs to know of it. */
+interface Waiting {
+  resume: (lane: Lane) => void;
+  name: string;
+  bound: boolean;
+}
 
 export class FairScheduler {
   private running = 0;
+  /** Of the statements in the shared slots, those with bound parameters. */
+  private boundRunning = 0;
   private expressRunning = 0;
   /** Waiting work per participant, in arrival order. */
-  private readonly waiting = new Map<string, Array<(lane: Lane) => void>>();
+  private readonly waiting = new Map<string, Waiting[]>();
   /** Statements in progress per participant. */
   private readonly active = new Map<string, number>();
   /** Engine time each participant has used (ms, divided by its weight): the least goes next. */
   private readonly used = new Map<string, number>();
   private readonly weights = new Map<string, number>();
-  /** Each participant's recent statement time at the engine (ms, a moving average): whether it is light. */
+  /** Recent time at the engine (ms, a moving average) per participant and statement name: whether it is light. */
   private readonly recentMs = new Map<string, number>();
   private readonly offExpress = new Set<string>();
   private readonly express: ExpressLaneOptions;
@@ -69,6 +89,7 @@ export class FairScheduler {
   ) {
     if (!Number.isInteger(slots) || slots < 1) throw new Error(`a scheduler needs at least one slot, got ${slots}`);
     if (!Number.isInteger(express.slots) || express.slots < 0) throw new Error(`an express lane has 0 or more slots, got ${express.slots}`);
+    if (!(express.lightStatementMs >= 0)) throw new Error(`a light statement's time must be 0 or more, got ${express.lightStatementMs}`);
     this.express = express;
   }
 
@@ -82,7 +103,7 @@ export class FairScheduler {
    * serve every project's ingest, against one project's queries). Default 1.
    */
   setWeight(participant: string, weight: number): void {
-    if (!(weight > 0) || !Number.isFinite(weight)) throw new Error(`a weight must be a positive number, got ${weight}`);
+    if (!(weight >= 0.001) || !Number.isFinite(weight)) throw new Error(`a weight must be a number from 0.001, got ${weight}`);
     this.weights.set(participant, weight);
   }
 
@@ -110,108 +131,122 @@ export class FairScheduler {
    * Runs `work` when its turn comes; `currentLane()` inside it says which connection to use. The
    * work's own promise is awaited: a statement holds its slot until its result is read.
    */
-  async run<T>(participant: string, work: () => Promise<T>, statement = ''): Promise<T> {
+  async run<T>(participant: string, work: () => Promise<T>, statement: string | StatementInfo = ''): Promise<T> {
+    const info = typeof statement === 'string' ? { name: statement } : statement;
+    const name = info.name ?? '';
+    const bound = info.bound ?? true;
     const asked = performance.now();
-    const lane = await this.turn(participant);
+    const lane = await this.turn(participant, name, bound);
     const started = performance.now();
-    for (const observe of this.waitObservers) observe(participant, started - asked);
     try {
+      for (const observe of this.waitObservers) observe(participant, started - asked);
       return await laneOfWork.run(lane, work);
     } finally {
       const ran = performance.now() - started;
-      this.finish(participant, ran, lane);
-      for (const observe of this.runObservers) observe(participant, ran, statement);
+      this.finish(participant, name, bound, ran, lane);
+      for (const observe of this.runObservers) observe(participant, ran, name);
     }
   }
 
-  private turn(participant: string): Promise<Lane> {
+  private turn(participant: string, name: string, bound: boolean): Promise<Lane> {
     const wasBusy = this.busy(participant);
     if (!wasBusy) this.used.set(participant, this.leastUsedBusy());
     if (this.running < this.slots && this.waiting.size === 0) {
-      this.start(participant, 'main');
+      this.start(participant, bound, 'main');
       return Promise.resolve('main');
     }
-    if (!wasBusy && this.expressFor(participant)) {
-      this.start(participant, 'express');
+    if (!wasBusy && this.expressFor(participant, name)) {
+      this.start(participant, bound, 'express');
       return Promise.resolve('express');
     }
     return new Promise((resolve) => {
       let line = this.waiting.get(participant);
       if (!line) this.waiting.set(participant, (line = []));
-      line.push(resolve);
+      line.push({ resume: resolve, name, bound });
       this.next();
     });
   }
 
-  private finish(participant: string, ms: number, lane: Lane): void {
+  private finish(participant: string, name: string, bound: boolean, ms: number, lane: Lane): void {
     if (lane === 'express') this.expressRunning--;
-    else this.running--;
+    else {
+      this.running--;
+      if (bound) this.boundRunning--;
+    }
     const left = (this.active.get(participant) ?? 1) - 1;
     if (left > 0) this.active.set(participant, left);
     else this.active.delete(participant);
     this.used.set(participant, (this.used.get(participant) ?? 0) + ms / (this.weights.get(participant) ?? 1));
-    this.remember(participant, ms);
+    this.remember(participant, name, ms);
     this.next();
     this.forgetIdle();
   }
 
   private next(): void {
-    while (this.running < this.slots && this.waiting.size > 0)
-      this.begin(
-        this.leastUsedWaiting(() => true),
-        'main',
-      );
+    while (this.running < this.slots) {
+      const chosen = this.leastUsedWaiting(() => true);
+      if (chosen === undefined) break;
+      this.begin(chosen, 'main');
+    }
     // A free express slot goes to the least-served sequential client waiting (one that arrived while it was taken).
     while (this.expressRunning < this.express.slots) {
-      const chosen = this.leastUsedWaiting(
-        (candidate) => this.waiting.get(candidate)!.length === 1 && !this.active.has(candidate) && this.expressFor(candidate),
-      );
+      const chosen = this.leastUsedWaiting((candidate) => {
+        const line = this.waiting.get(candidate)!;
+        return line.length === 1 && !this.active.has(candidate) && this.expressFor(candidate, line[0]!.name);
+      });
       if (chosen === undefined) return;
       this.begin(chosen, 'express');
     }
   }
 
+  /** The waiting participant that has used the least time, of those `eligible`; undefined when none is. */
   private leastUsedWaiting(eligible: (participant: string) => boolean): string | undefined {
     let chosen: string | undefined;
     let least = Infinity;
     for (const candidate of this.waiting.keys()) {
       const used = this.used.get(candidate) ?? 0;
-      if (used < least && eligible(candidate)) [chosen, least] = [candidate, used];
+      if ((chosen === undefined || used < least) && eligible(candidate)) [chosen, least] = [candidate, used];
     }
     return chosen;
   }
 
-  private begin(participant: string | undefined, lane: Lane): void {
-    if (participant === undefined) return;
+  private begin(participant: string, lane: Lane): void {
     const line = this.waiting.get(participant)!;
-    const resume = line.shift()!;
+    const { resume, bound } = line.shift()!;
     if (line.length === 0) this.waiting.delete(participant);
-    this.start(participant, lane);
+    this.start(participant, bound, lane);
     resume(lane);
   }
 
-  private start(participant: string, lane: Lane): void {
+  private start(participant: string, bound: boolean, lane: Lane): void {
     if (lane === 'express') this.expressRunning++;
-    else this.running++;
+    else {
+      this.running++;
+      if (bound) this.boundRunning++;
+    }
     this.active.set(participant, (this.active.get(participant) ?? 0) + 1);
   }
 
   /**
-   * Whether a statement of `participant`, its only one (nothing else of it running), may take an
-   * express slot now: one is free, the shared slots are not, and its recent statements were short.
+   * Whether a statement of `participant` named `name`, its only one (nothing else of it running),
+   * may take an express slot now: one is free; the shared slots are all busy, and with statements
+   * without bound parameters only (beside one with, chDB would run it after that one anyway); and
+   * the participant's recent statements of that name were short.
    */
-  private expressFor(participant: string): boolean {
+  private expressFor(participant: string, name: string): boolean {
     if (this.expressRunning >= this.express.slots || this.offExpress.has(participant)) return false;
-    if (this.running < this.slots) return false;
-    return (this.recentMs.get(participant) ?? 0) <= this.express.lightStatementMs;
+    if (this.running < this.slots || this.boundRunning > 0) return false;
+    const recent = this.recentMs.get(statementKey(participant, name));
+    return recent !== undefined && recent <= this.express.lightStatementMs;
   }
 
-  /** A moving average of the participant's statement times (the newest weighs a quarter). */
-  private remember(participant: string, ms: number): void {
-    const before = this.recentMs.get(participant);
-    this.recentMs.delete(participant);
-    this.recentMs.set(participant, before === undefined ? ms : before * 0.75 + ms * 0.25);
-    if (this.recentMs.size > REMEMBERED_PARTICIPANTS) this.recentMs.delete(this.recentMs.keys().next().value!);
+  /** A moving average of the times of the participant's statements of this name (the newest weighs a quarter). */
+  private remember(participant: string, name: string, ms: number): void {
+    const key = statementKey(participant, name);
+    const before = this.recentMs.get(key);
+    this.recentMs.delete(key);
+    this.recentMs.set(key, before === undefined ? ms : before * 0.75 + ms * 0.25);
+    if (this.recentMs.size > REMEMBERED_STATEMENTS) this.recentMs.delete(this.recentMs.keys().next().value!);
   }
 
   private busy(participant: string): boolean {
@@ -232,7 +267,15 @@ export class FairScheduler {
   }
 }
 
+const statementKey = (participant: string, name: string) => `${participant}\u0000${name}`;
+
 const SCHEDULED = new Set(['query', 'exec', 'command', 'insert']);
+
+/** Whether a call's parameters bind values (`query_params` with at least one). */
+function bindsParameters(params: unknown): boolean {
+  const bound = (params as { query_params?: unknown } | undefined)?.query_params;
+  return typeof bound === 'object' && bound !== null && Object.keys(bound).length > 0;
+}
 
 /** A statement's name from its query id (`<name>:<uuid>`, namedStatement), '' when it has none. */
 export function statementName(params: unknown): string {
@@ -251,7 +294,10 @@ export function scheduledClient<C extends object>(client: C, scheduler: FairSche
       const value = Reflect.get(target, property, receiver) as unknown;
       if (typeof property !== 'string' || !SCHEDULED.has(property) || typeof value !== 'function') return value;
       return (...args: unknown[]) =>
-        scheduler.run(participant, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args), statementName(args[0]));
+        scheduler.run(participant, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args), {
+          name: statementName(args[0]),
+          bound: bindsParameters(args[0]),
+        });
     },
   });
 }

@@ -34,7 +34,7 @@ const TOO_EXPENSIVE = new Set([
  * log_comment) and runs under the per-query limits.
  *
  * Limits and output settings go in the statement's own SETTINGS clause, not in the client's
- * `clickhouse_settings`: embedded chDB applies those with SET on its one session, where they would
+ * `clickhouse_settings`: embedded chDB applies those with SET on the connection's session, where they would
  * stay in force for every later statement of the process (the worker's upkeep among them).
  */
 export class ScopedClickHouse {

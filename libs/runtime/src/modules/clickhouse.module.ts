@@ -91,12 +91,13 @@ export function clockProbe(clickhouse: ClickHouseClient, pool: Pool): ClockProbe
   };
 }
 
-/** A participant whose statements take longer than this on average (ms) waits for the shared slot, not the express lane. */
+/** A statement whose recent runs (its project's, of its name) took longer than this on average (ms) waits for the shared slot, not the express lane. */
 const EXPRESS_LIGHT_STATEMENT_MS = 100;
 
 /**
  * The engine's time shared between projects' statements (and the worker's): the embedded engine
- * runs one statement at a time, a server CLICKHOUSE_QUERY_SLOTS at once.
+ * runs one statement at a time in the shared lane (and a sequential client's short one in the
+ * express lane), a server CLICKHOUSE_QUERY_SLOTS at once.
  */
 function querySlots(context: ProcessContext): FairScheduler {
   // The embedded engine: one shared slot, and an express lane on a second session for light clients' short statements.
