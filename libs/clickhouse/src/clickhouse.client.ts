@@ -89,9 +89,8 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
   const { createChdbConnection } = loadChdb();
   // chdb types its Connection against @clickhouse/client-common, the client against its own copy of the same interface.
   type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
-  const session = (settings: Record<string, number>) =>
-    withSessionSetUp(withoutSessionSettings(createChdbConnection({ path: target.path }) as unknown as ClientConnection), settings);
-  return createClient({ connection: byLane(session(SHARED_LANE_SETTINGS), session(EXPRESS_LANE_SETTINGS)) });
+  const session = () => withoutSessionSettings(createChdbConnection({ path: target.path }) as unknown as ClientConnection);
+  return createClient({ connection: byLane(withSessionSet(session(), SHARED_LANE_SET), session()) });
 }
 
 /**
@@ -102,20 +101,17 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
  * ClickHouse applies a priority only with the CAP_SYS_NICE capability, and runs without one
  * otherwise (the lanes then share the cores evenly).
  */
-const SHARED_LANE_SETTINGS = { os_thread_priority: 19 };
-const EXPRESS_LANE_SETTINGS = {};
+const SHARED_LANE_SET = 'SET os_thread_priority = 19';
 
 /**
- * A session whose first statement is preceded by SETs of `settings`, which then hold for every
- * statement of it (chDB keeps a session's settings). A SET that failed fails the call that needed
- * it, with its reason (a ping, so readiness says it), and is tried again by the next call.
+ * A session whose first statement is preceded by `set` (a SET statement), which then holds for
+ * every statement of it (chDB keeps a session's settings). A SET that failed fails the call that
+ * needed it, with its reason (a ping, so readiness says it), and is tried again by the next call.
  */
-function withSessionSetUp<C extends ConnectionMethods>(connection: C, settings: Record<string, number>): C {
-  if (Object.keys(settings).length === 0) return connection;
+function withSessionSet<C extends ConnectionMethods>(connection: C, set: string): C {
   let setUp: Promise<unknown> | undefined;
   const ready = () => {
-    const assignments = Object.entries(settings).map(([name, value]) => `${name} = ${value}`);
-    setUp ??= connection.command({ query: `SET ${assignments.join(', ')}` }).catch((error: unknown) => {
+    setUp ??= connection.command({ query: set }).catch((error: unknown) => {
       setUp = undefined;
       throw error;
     });
