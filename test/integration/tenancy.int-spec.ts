@@ -200,9 +200,16 @@ describe('admin API (GraphQL: tenants, projects, keys)', () => {
       ready: true,
       checks: { postgres: { ok: true }, clickhouse: { ok: true }, queue: { ok: true } },
     });
+    // A project's read takes its turn at ClickHouse; the statement metrics say in which lane.
+    const { apiKey } = await h.newProject('metrics');
+    const traces = await graphql(url, '{ traces(first: 1) { nodes { traceId } } }', {}, apiKey);
+    expect(traces.errors).toBeUndefined();
     const metrics = await fetch(`${url}/metrics`);
     expect(metrics.headers.get('content-type')).toContain('text/plain');
-    expect(await metrics.text()).toContain('spanforge_process_cpu_user_seconds_total');
+    const exposed = await metrics.text();
+    expect(exposed).toContain('spanforge_process_cpu_user_seconds_total');
+    expect(exposed).toMatch(/^spanforge_clickhouse_statement_seconds_count\{participant="project",lane="main"\} [1-9]/m);
+    expect(exposed).toMatch(/^spanforge_clickhouse_statement_wait_seconds_count\{participant="project",lane="main"\} [1-9]/m);
     // The API's address itself says where things are, instead of a 404.
     const index = await fetch(`${url}/`);
     expect(index.status).toBe(200);

@@ -299,6 +299,76 @@ describe('FairScheduler express lane (the embedded engine)', () => {
     await Promise.all(last);
   });
 
+  it('holds a client sending short statements back to back to half the lane, over about the last second', async () => {
+    let now = 0;
+    const scheduler = new FairScheduler(1, { slots: 1, lightStatementMs: 50 }, () => now);
+    const started: string[] = [];
+    scheduler.observeWaits((participant, _ms, lane) => started.push(`${participant}:${lane}`));
+    await seen(scheduler, 'B');
+    const insert = gate([], 'w0');
+    const running = scheduler.run('worker', insert.work, INSERT);
+    await tick();
+    // B's reads of 40 ms each, back to back, while the worker's insert holds the shared slot: each
+    // takes the lane and adds its 40 ms to B's time there, which decays over 1,000 ms.
+    let expressReads = 0;
+    let waiting: Promise<unknown> | undefined;
+    for (let i = 0; i < 30 && !waiting; i++) {
+      const g = gate([], 'b');
+      const before = started.length;
+      const read = scheduler.run('B', g.work, 'query.read');
+      await tick();
+      if (started.length === before) waiting = read.then(() => started.at(-1));
+      else {
+        expect(started.at(-1)).toBe('B:express');
+        expressReads++;
+        now += 40;
+        g.release();
+        await read;
+      }
+      if (waiting) g.release();
+    }
+    // Once B held 500 ms' worth (half of the 1 s window), its next read waited for the shared slot,
+    // i.e. for the insert, instead of taking the lane again.
+    const held = (reads: number) => Array.from({ length: reads }, (_, i) => 40 * Math.exp((-40 * i) / 1000)).reduce((a, b) => a + b, 0);
+    expect(waiting).toBeDefined();
+    expect(held(expressReads - 1)).toBeLessThanOrEqual(500);
+    expect(held(expressReads)).toBeGreaterThan(500);
+    insert.release();
+    await running;
+    expect(await waiting).toBe('B:main');
+    // After a second idle its share has decayed: beside the next insert it takes the lane again.
+    now += 1000;
+    const next = gate([], 'w1');
+    const again = scheduler.run('worker', next.work, INSERT);
+    await tick();
+    const g = gate([], 'b');
+    const read = scheduler.run('B', g.work, 'query.read');
+    await tick();
+    expect(started.at(-1)).toBe('B:express');
+    g.release();
+    next.release();
+    await Promise.all([read, again]);
+  });
+
+  it('tells the wait and run observers which lane each statement got', async () => {
+    const scheduler = express();
+    const waits: string[] = [];
+    const runs: string[] = [];
+    scheduler.observeWaits((participant, _ms, lane) => waits.push(`${participant}:${lane}`));
+    scheduler.observeRuns((participant, _ms, _statement, lane) => runs.push(`${participant}:${lane}`));
+    await seen(scheduler, 'B');
+    const [w, b] = [gate([], 'w0'), gate([], 'b0')];
+    const all = [scheduler.run('worker', w.work, INSERT)];
+    await tick();
+    all.push(scheduler.run('B', b.work, 'query.read'));
+    await tick();
+    b.release();
+    w.release();
+    await Promise.all(all);
+    expect(waits).toEqual(['B:main', 'worker:main', 'B:express']);
+    expect(runs).toEqual(['B:main', 'B:express', 'worker:main']);
+  });
+
   it('frees its slot when a wait observer throws', async () => {
     const scheduler = express();
     scheduler.observeWaits(() => {

@@ -21,7 +21,10 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  *   statements with bound parameters of all its connections one at a time, in the process);
  * - its participant has no other statement running or waiting;
  * - the same participant's recent statements of the same name were short (one never seen is not);
- * - the participant is not kept off it (the worker).
+ * - the participant is not kept off it (the worker);
+ * - the participant has not held the lane more than its share of the last while (half of the last
+ *   second or so): a client sending one short statement after another leaves the lane free the
+ *   other half, for other light clients, and the statement beside it (an insert) the cores.
  * A flood of one project's statements therefore does not use it, and the cost to everyone else is
  * bounded by what light clients run there: two statements sharing the cores for a while.
  * docs/architecture.md, "Fairness between projects".
@@ -44,6 +47,16 @@ export interface ExpressLaneOptions {
   slots: number;
   /** A statement whose recent runs (its participant's, of its name) took longer than this on average (ms) waits for the shared slots. */
   lightStatementMs: number;
+  /** The most of the lane's time one participant may hold (0-1, default 0.5), over about the last `shareWindowMs`. */
+  maxShare?: number;
+  /** The window of `maxShare` (ms, default 1000): time held in the lane counts less the longer ago it was (an exponential decay over this). */
+  shareWindowMs?: number;
+}
+
+/** Time held in the express lane, decaying: `ms` as it was at `at`. */
+interface LaneUse {
+  ms: number;
+  at: number;
 }
 
 /** What `run` is told about a statement besides its participant. */
@@ -79,18 +92,25 @@ export class FairScheduler {
   /** Recent time at the engine (ms, a moving average) per participant and statement name: whether it is light. */
   private readonly recentMs = new Map<string, number>();
   private readonly offExpress = new Set<string>();
-  private readonly express: ExpressLaneOptions;
-  private readonly waitObservers: Array<(participant: string, waitedMs: number) => void> = [];
-  private readonly runObservers: Array<(participant: string, ranMs: number, statement: string) => void> = [];
+  /** Each participant's recent time in the express lane (decaying over the share's window). */
+  private readonly expressUse = new Map<string, LaneUse>();
+  private readonly express: Required<ExpressLaneOptions>;
+  private readonly waitObservers: Array<(participant: string, waitedMs: number, lane: Lane) => void> = [];
+  private readonly runObservers: Array<(participant: string, ranMs: number, statement: string, lane: Lane) => void> = [];
 
+  /** `clock` (ms) times the statements and the lane's shares: a test's own clock, or the process's. */
   constructor(
     private readonly slots: number,
     express: ExpressLaneOptions = { slots: 0, lightStatementMs: 0 },
+    private readonly clock: () => number = () => performance.now(),
   ) {
     if (!Number.isInteger(slots) || slots < 1) throw new Error(`a scheduler needs at least one slot, got ${slots}`);
     if (!Number.isInteger(express.slots) || express.slots < 0) throw new Error(`an express lane has 0 or more slots, got ${express.slots}`);
     if (!(express.lightStatementMs >= 0)) throw new Error(`a light statement's time must be 0 or more, got ${express.lightStatementMs}`);
-    this.express = express;
+    const { maxShare = 0.5, shareWindowMs = 1000 } = express;
+    if (!(maxShare > 0 && maxShare <= 1)) throw new Error(`a share of the express lane is above 0 and at most 1, got ${maxShare}`);
+    if (!(shareWindowMs > 0)) throw new Error(`the express lane's share window must be above 0 ms, got ${shareWindowMs}`);
+    this.express = { ...express, maxShare, shareWindowMs };
   }
 
   /** Keeps `participant` in the shared slots (the worker: its statements are long, and many at once). */
@@ -107,16 +127,16 @@ export class FairScheduler {
     this.weights.set(participant, weight);
   }
 
-  /** Calls `observer` with each statement's wait for its slot (0 when one was free), as it starts. */
-  observeWaits(observer: (participant: string, waitedMs: number) => void): void {
+  /** Calls `observer` with each statement's wait for its slot (0 when one was free) and the lane it got, as it starts. */
+  observeWaits(observer: (participant: string, waitedMs: number, lane: Lane) => void): void {
     this.waitObservers.push(observer);
   }
 
   /**
-   * Calls `observer` with each statement's time at the engine (from its start to its end) and its
-   * name (what `run` was given; '' without one), as it ends.
+   * Calls `observer` with each statement's time at the engine (from its start to its end), its
+   * name (what `run` was given; '' without one) and its lane, as it ends.
    */
-  observeRuns(observer: (participant: string, ranMs: number, statement: string) => void): void {
+  observeRuns(observer: (participant: string, ranMs: number, statement: string, lane: Lane) => void): void {
     this.runObservers.push(observer);
   }
 
@@ -135,16 +155,16 @@ export class FairScheduler {
     const info = typeof statement === 'string' ? { name: statement } : statement;
     const name = info.name ?? '';
     const bound = info.bound ?? true;
-    const asked = performance.now();
+    const asked = this.clock();
     const lane = await this.turn(participant, name, bound);
-    const started = performance.now();
+    const started = this.clock();
     try {
-      for (const observe of this.waitObservers) observe(participant, started - asked);
+      for (const observe of this.waitObservers) observe(participant, started - asked, lane);
       return await laneOfWork.run(lane, work);
     } finally {
-      const ran = performance.now() - started;
+      const ran = this.clock() - started;
       this.finish(participant, name, bound, ran, lane);
-      for (const observe of this.runObservers) observe(participant, ran, name);
+      for (const observe of this.runObservers) observe(participant, ran, name, lane);
     }
   }
 
@@ -168,8 +188,10 @@ export class FairScheduler {
   }
 
   private finish(participant: string, name: string, bound: boolean, ms: number, lane: Lane): void {
-    if (lane === 'express') this.expressRunning--;
-    else {
+    if (lane === 'express') {
+      this.expressRunning--;
+      this.expressUse.set(participant, { ms: this.heldExpress(participant) + ms, at: this.clock() });
+    } else {
       this.running--;
       if (bound) this.boundRunning--;
     }
@@ -237,7 +259,19 @@ export class FairScheduler {
     if (this.expressRunning >= this.express.slots || this.offExpress.has(participant)) return false;
     if (this.running < this.slots || this.boundRunning > 0) return false;
     const recent = this.recentMs.get(statementKey(participant, name));
-    return recent !== undefined && recent <= this.express.lightStatementMs;
+    if (recent === undefined || recent > this.express.lightStatementMs) return false;
+    return this.heldExpress(participant) <= this.express.maxShare * this.express.shareWindowMs;
+  }
+
+  /**
+   * The participant's time in the express lane, each statement's weighing less the longer ago it
+   * ended (halving every 0.69 windows): a participant holding the lane a fraction f of the time
+   * comes to f windows' worth, so at most `maxShare` windows' worth may take it again.
+   */
+  private heldExpress(participant: string): number {
+    const use = this.expressUse.get(participant);
+    if (!use) return 0;
+    return use.ms * Math.exp(-Math.max(0, this.clock() - use.at) / this.express.shareWindowMs);
   }
 
   /** A moving average of the times of the participant's statements of this name (the newest weighs a quarter). */
@@ -261,9 +295,14 @@ export class FairScheduler {
     return least === Infinity ? 0 : least;
   }
 
-  /** An idle participant's count means nothing (it is levelled when it is busy again): dropped. */
+  /**
+   * An idle participant's count means nothing (it is levelled when it is busy again): dropped. Its
+   * time in the express lane is kept until it has decayed to nothing that matters.
+   */
   private forgetIdle(): void {
     for (const participant of this.used.keys()) if (!this.busy(participant)) this.used.delete(participant);
+    for (const participant of this.expressUse.keys())
+      if (!this.busy(participant) && this.heldExpress(participant) < 1) this.expressUse.delete(participant);
   }
 }
 

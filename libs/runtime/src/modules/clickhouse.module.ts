@@ -105,16 +105,24 @@ function querySlots(context: ProcessContext): FairScheduler {
   const scheduler = embedded
     ? new FairScheduler(1, { slots: 1, lightStatementMs: EXPRESS_LIGHT_STATEMENT_MS })
     : new FairScheduler(context.config.clickhouseQuerySlots);
+  const buckets = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
   const waits = new Histogram({
     name: 'spanforge_clickhouse_statement_wait_seconds',
-    help: 'How long statements waited for their turn at ClickHouse (FairScheduler), of the worker or of projects',
-    labelNames: ['participant'],
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    help: 'How long statements waited for their turn at ClickHouse (FairScheduler), of the worker or of projects, by the lane they got',
+    labelNames: ['participant', 'lane'],
+    buckets,
     registers: [context.metrics],
   });
-  scheduler.observeWaits((participant, ms) =>
-    waits.observe({ participant: participant === WORKER_PARTICIPANT ? 'worker' : 'project' }, ms / 1000),
-  );
+  const runs = new Histogram({
+    name: 'spanforge_clickhouse_statement_seconds',
+    help: 'How long statements held their turn at ClickHouse (FairScheduler), from start to result read, of the worker or of projects, by lane',
+    labelNames: ['participant', 'lane'],
+    buckets,
+    registers: [context.metrics],
+  });
+  const who = (participant: string) => (participant === WORKER_PARTICIPANT ? 'worker' : 'project');
+  scheduler.observeWaits((participant, ms, lane) => waits.observe({ participant: who(participant), lane }, ms / 1000));
+  scheduler.observeRuns((participant, ms, _statement, lane) => runs.observe({ participant: who(participant), lane }, ms / 1000));
   return scheduler;
 }
 
