@@ -299,9 +299,9 @@ describe('FairScheduler express lane (the embedded engine)', () => {
     await Promise.all(last);
   });
 
-  it('holds a client sending short statements back to back to half the lane, over about the last second', async () => {
+  it('holds a client sending short statements back to back to its share of the lane, over about the last second', async () => {
     let now = 0;
-    const scheduler = new FairScheduler(1, { slots: 1, lightStatementMs: 50 }, () => now);
+    const scheduler = new FairScheduler(1, { slots: 1, lightStatementMs: 50, maxShare: 0.5 }, () => now);
     const started: string[] = [];
     scheduler.observeWaits((participant, _ms, lane) => started.push(`${participant}:${lane}`));
     await seen(scheduler, 'B');
@@ -348,6 +348,29 @@ describe('FairScheduler express lane (the embedded engine)', () => {
     g.release();
     next.release();
     await Promise.all([read, again]);
+  });
+
+  it('lets a client hold the whole lane by default', async () => {
+    let now = 0;
+    const scheduler = new FairScheduler(1, { slots: 1, lightStatementMs: 50 }, () => now);
+    const lanesGot: string[] = [];
+    scheduler.observeWaits((_participant, _ms, lane) => lanesGot.push(lane));
+    await seen(scheduler, 'B');
+    const insert = gate([], 'w0');
+    const running = scheduler.run('worker', insert.work, INSERT);
+    await tick();
+    // 30 reads of 40 ms back to back: 1.2 s in the lane, more than a whole window's worth.
+    for (let i = 0; i < 30; i++) {
+      const g = gate([], 'b');
+      const read = scheduler.run('B', g.work, 'query.read');
+      await tick();
+      now += 40;
+      g.release();
+      await read;
+    }
+    expect(lanesGot.slice(2)).toEqual(Array.from({ length: 30 }, () => 'express'));
+    insert.release();
+    await running;
   });
 
   it('tells the wait and run observers which lane each statement got', async () => {

@@ -22,9 +22,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * - its participant has no other statement running or waiting;
  * - the same participant's recent statements of the same name were short (one never seen is not);
  * - the participant is not kept off it (the worker);
- * - the participant has not held the lane more than its share of the last while (half of the last
- *   second or so): a client sending one short statement after another leaves the lane free the
- *   other half, for other light clients, and the statement beside it (an insert) the cores.
+ * - the participant has not held the lane more than its share (`maxShare`, all of it by default)
+ *   of about the last second: capped, a client sending one short statement after another leaves
+ *   the statement beside it (an insert) the cores the rest of the time.
  * A flood of one project's statements therefore does not use it, and the cost to everyone else is
  * bounded by what light clients run there: two statements sharing the cores for a while.
  * docs/architecture.md, "Fairness between projects".
@@ -47,7 +47,7 @@ export interface ExpressLaneOptions {
   slots: number;
   /** A statement whose recent runs (its participant's, of its name) took longer than this on average (ms) waits for the shared slots. */
   lightStatementMs: number;
-  /** The most of the lane's time one participant may hold (0-1, default 0.5), over about the last `shareWindowMs`. */
+  /** The most of the lane's time one participant may hold (0-1, default 1: no cap), over about the last `shareWindowMs`. */
   maxShare?: number;
   /** The window of `maxShare` (ms, default 1000): time held in the lane counts less the longer ago it was (an exponential decay over this). */
   shareWindowMs?: number;
@@ -107,7 +107,7 @@ export class FairScheduler {
     if (!Number.isInteger(slots) || slots < 1) throw new Error(`a scheduler needs at least one slot, got ${slots}`);
     if (!Number.isInteger(express.slots) || express.slots < 0) throw new Error(`an express lane has 0 or more slots, got ${express.slots}`);
     if (!(express.lightStatementMs >= 0)) throw new Error(`a light statement's time must be 0 or more, got ${express.lightStatementMs}`);
-    const { maxShare = 0.5, shareWindowMs = 1000 } = express;
+    const { maxShare = 1, shareWindowMs = 1000 } = express;
     if (!(maxShare > 0 && maxShare <= 1)) throw new Error(`a share of the express lane is above 0 and at most 1, got ${maxShare}`);
     if (!(shareWindowMs > 0)) throw new Error(`the express lane's share window must be above 0 ms, got ${shareWindowMs}`);
     this.express = { ...express, maxShare, shareWindowMs };
@@ -260,7 +260,7 @@ export class FairScheduler {
     if (this.running < this.slots || this.boundRunning > 0) return false;
     const recent = this.recentMs.get(statementKey(participant, name));
     if (recent === undefined || recent > this.express.lightStatementMs) return false;
-    return this.heldExpress(participant) <= this.express.maxShare * this.express.shareWindowMs;
+    return this.express.maxShare >= 1 || this.heldExpress(participant) <= this.express.maxShare * this.express.shareWindowMs;
   }
 
   /**

@@ -33,6 +33,8 @@ export interface AppConfig {
   apiLimits: ApiLimits;
   /** API statements run at once on a ClickHouse server, shared fairly between projects (embedded chDB: 1). */
   clickhouseQuerySlots: number;
+  /** Embedded engine: the most of the express lane's time one project may hold over about the last second (%; 100: no cap). */
+  clickhouseExpressSharePercent: number;
   /** The span-metrics sealer (span_metrics_minute): how old a minute must be, and how often it looks. */
   metricsSeal: { afterSeconds: number; intervalMs: number };
 }
@@ -210,6 +212,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
       concurrentRequests: r.integer('API_CONCURRENT_REQUESTS', 10, 1, 10_000),
     },
     clickhouseQuerySlots: r.integer('CLICKHOUSE_QUERY_SLOTS', 8, 1, 1_000),
+    clickhouseExpressSharePercent: r.integer('CLICKHOUSE_EXPRESS_SHARE_PERCENT', 100, 1, 100),
     metricsSeal: {
       afterSeconds: r.integer('METRICS_SEAL_AFTER_SECONDS', 120, 0, 86_400),
       intervalMs: r.integer('METRICS_SEAL_INTERVAL_MS', 10_000, 100, 3_600_000),

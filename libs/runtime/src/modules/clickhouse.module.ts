@@ -103,7 +103,11 @@ function querySlots(context: ProcessContext): FairScheduler {
   // The embedded engine: one shared slot, and an express lane on a second session for light clients' short statements.
   const embedded = clickHouseTarget(context.config).kind === 'embedded';
   const scheduler = embedded
-    ? new FairScheduler(1, { slots: 1, lightStatementMs: EXPRESS_LIGHT_STATEMENT_MS })
+    ? new FairScheduler(1, {
+        slots: 1,
+        lightStatementMs: EXPRESS_LIGHT_STATEMENT_MS,
+        maxShare: context.config.clickhouseExpressSharePercent / 100,
+      })
     : new FairScheduler(context.config.clickhouseQuerySlots);
   const buckets = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
   const waits = new Histogram({
