@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { rmSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { WORKER_PARTICIPANT } from '@spanforge/clickhouse';
 import { ScopedClickHouse, TraceRepository } from '@spanforge/query';
@@ -91,9 +92,30 @@ async function main(): Promise<void> {
       await quiet(infra.clickhouse);
       for (let i = 0; i < 5; i++) await dashboardRound();
       const times: number[] = [];
+      anatomyPhase = 'idle';
+      loopDelay.idle.enable();
       for (let i = 0; i < 20; i++) times.push(...(await dashboardRound()));
+      loopDelay.idle.disable();
+      anatomyPhase = undefined;
       return times;
     };
+    // Where B's query time goes, idle and under the flood: its statements' waits for a turn, their
+    // time at the engine, and the rest (HTTP, GraphQL, the event loop it shares with everything
+    // else in the all-in-one); and the event loop's delay meanwhile.
+    let anatomyPhase: 'idle' | 'flood' | undefined;
+    const anatomy = { idle: { waits: 0, runs: 0, statements: 0 }, flood: { waits: 0, runs: 0, statements: 0 } };
+    const loopDelay = {
+      idle: monitorEventLoopDelay({ resolution: 5 }),
+      flood: monitorEventLoopDelay({ resolution: 5 }),
+    };
+    infra.querySlots.observeWaits((participant, ms) => {
+      if (anatomyPhase && participant === b.projectId) anatomy[anatomyPhase].waits += ms;
+    });
+    infra.querySlots.observeRuns((participant, ms) => {
+      if (!anatomyPhase || participant !== b.projectId) return;
+      anatomy[anatomyPhase].runs += ms;
+      anatomy[anatomyPhase].statements++;
+    });
     // The worker's last statement start, watched from here on: the server is settled once the
     // worker has started none for a while (the seeded months' hours, which the worker's sealer
     // merges again after the bench's seal, took ~4 s of the flood's engine time otherwise).
@@ -176,7 +198,11 @@ async function main(): Promise<void> {
     const bDashboard = async () => {
       await sleep(2_000); // let the flood reach its steady state
       measuringWaits = true;
+      anatomyPhase = 'flood';
+      loopDelay.flood.enable();
       while (Date.now() < until) flooded.push(...(await dashboardRound()));
+      loopDelay.flood.disable();
+      anatomyPhase = undefined;
       measuringWaits = false;
     };
     // --no-flood-ingest / --no-flood-queries leave one half of A's load out, to see which one costs B what.
@@ -273,6 +299,21 @@ async function main(): Promise<void> {
           statements: bWaits.length,
         },
         bStatementsPerQuery: round(bWaits.length / Math.max(1, flooded.length)),
+        bQueryAnatomyMs: Object.fromEntries(
+          (['idle', 'flood'] as const).map((phase) => {
+            const queries = phase === 'idle' ? idleBefore.length + idleAfter.length : flooded.length;
+            const total = (phase === 'idle' ? [...idleBefore, ...idleAfter] : flooded).reduce((sum, ms) => sum + ms, 0);
+            const { waits, runs: atEngine } = anatomy[phase];
+            const mean = (ms: number) => round(ms / Math.max(1, queries));
+            return [phase, { query: mean(total), waits: mean(waits), atEngine: mean(atEngine), rest: mean(total - waits - atEngine) }];
+          }),
+        ),
+        eventLoopDelayMs: Object.fromEntries(
+          (['idle', 'flood'] as const).map((phase) => {
+            const h = loopDelay[phase];
+            return [phase, { p50: round(h.percentile(50) / 1e6), p99: round(h.percentile(99) / 1e6), max: round(h.max / 1e6) }];
+          }),
+        ),
         bStatementsOvertaken: {
           share: round(overtaken.filter((n) => n > 0).length / Math.max(1, overtaken.length)),
           p95: percentile(overtaken, 0.95),

@@ -10,9 +10,23 @@ export interface StatementFault {
 }
 
 /**
+ * The project a statement is for: its `projectId` parameter, or on the embedded engine, where the
+ * scheduled calls come with their values written in (inline-parameters.ts), the literal compared
+ * with `project_id`.
+ */
+function projectOf(params: { query?: unknown; query_params?: unknown }): string | undefined {
+  const bound = (params.query_params as { projectId?: string } | undefined)?.projectId;
+  if (bound !== undefined) return bound;
+  if (typeof params.query !== 'string') return undefined;
+  // The first non-empty one: a settings clause's filters hold it quoted twice over (`''p''`), which reads as empty here.
+  for (const match of params.query.matchAll(/project_id = '([^'\\]*)'/g)) if (match[1]) return match[1];
+  return undefined;
+}
+
+/**
  * The fault seam of the integration suites: makes a ClickHouse client (the harness's, before its
  * workers start) fail each fault of the returned list once, when its statement runs for its
- * project: commands by their `projectId` parameter, inserts by their first row's `project_id`. The
+ * project: commands by their project (projectOf), inserts by their first row's `project_id`. The
  * failure is a refusal (code 36, BAD_ARGUMENTS), not a transient error a caller retries itself.
  * `what` says in the error what stops: "the round stops before", "the request stops at".
  */
@@ -26,7 +40,7 @@ export function failingStatements(clickhouse: ClickHouseClient, what: string): S
   };
   const { command, insert } = clickhouse;
   clickhouse.command = (async (params: Parameters<typeof command>[0]) => {
-    failing(params.clickhouse_settings?.log_comment, (params.query_params as { projectId?: string } | undefined)?.projectId);
+    failing(params.clickhouse_settings?.log_comment, projectOf(params));
     return command.call(clickhouse, params);
   }) as typeof command;
   clickhouse.insert = (async (params: Parameters<typeof insert>[0]) => {
@@ -45,7 +59,7 @@ export function recordedReads(clickhouse: ClickHouseClient, projectId: string): 
   const names: string[] = [];
   const { query } = clickhouse;
   clickhouse.query = ((params: Parameters<typeof query>[0]) => {
-    if ((params.query_params as { projectId?: string } | undefined)?.projectId === projectId) names.push(statementName(params));
+    if (projectOf(params) === projectId) names.push(statementName(params));
     return query.call(clickhouse, params);
   }) as typeof query;
   return {

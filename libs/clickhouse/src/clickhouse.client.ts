@@ -2,6 +2,7 @@ import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { currentLane } from './fair-scheduler';
+import { withInlinedParameters } from './inline-parameters';
 
 export type { ClickHouseClient } from '@clickhouse/client';
 
@@ -89,7 +90,7 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
   const { createChdbConnection } = loadChdb();
   // chdb types its Connection against @clickhouse/client-common, the client against its own copy of the same interface.
   type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
-  const session = () => withoutSessionSettings(createChdbConnection({ path: target.path }) as unknown as ClientConnection);
+  const session = () => embeddedCalls(createChdbConnection({ path: target.path }) as unknown as ClientConnection);
   return createClient({ connection: byLane(withSessionSet(session(), SHARED_LANE_SET), session()) });
 }
 
@@ -147,13 +148,17 @@ function byLane<C extends ConnectionMethods>(main: C, express: C): C {
 }
 
 /**
- * chDB turns a call's `clickhouse_settings` into SET statements on the connection's session, so
- * they would outlive the call and apply to every later statement (one query's limits to the
- * worker's upkeep). Embedded calls therefore take no settings: `log_comment` is dropped (chDB
- * keeps no query log) and anything else is refused; a statement that needs a setting says so in
- * its own SETTINGS clause, which works on a ClickHouse server too.
+ * The calls of a chDB session:
+ * - chDB turns a call's `clickhouse_settings` into SET statements on the connection's session, so
+ *   they would outlive the call and apply to every later statement (one query's limits to the
+ *   worker's upkeep). Embedded calls therefore take no settings: `log_comment` is dropped (chDB
+ *   keeps no query log) and anything else is refused; a statement that needs a setting says so in
+ *   its own SETTINGS clause, which works on a ClickHouse server too.
+ * - a call's bound parameters are written into its query as typed literals where each is checked
+ *   (inline-parameters.ts): chDB runs statements with bound parameters one at a time in the
+ *   process, whatever their session, and these then run beside each other in the two lanes.
  */
-export function withoutSessionSettings<C extends ConnectionMethods>(connection: C): C {
+function embeddedCalls<C extends ConnectionMethods>(connection: C): C {
   const strip = <P extends { clickhouse_settings?: Record<string, unknown> }>(params: P): P => {
     const settings = params.clickhouse_settings;
     if (!settings) return params;
@@ -165,10 +170,12 @@ export function withoutSessionSettings<C extends ConnectionMethods>(connection: 
     }
     return { ...params, clickhouse_settings: undefined };
   };
+  const prepare = <P extends object>(params: P): P =>
+    withInlinedParameters(strip(params as P & { query: string; clickhouse_settings?: Record<string, unknown> }));
   const scoped: ConnectionMethods = {
-    query: (params) => connection.query(strip(params)),
-    exec: (params) => connection.exec(strip(params)),
-    command: (params) => connection.command(strip(params)),
+    query: (params) => connection.query(prepare(params)),
+    exec: (params) => connection.exec(prepare(params)),
+    command: (params) => connection.command(prepare(params)),
     insert: (params) => connection.insert(strip(params)),
     ping: (params) => connection.ping(params),
     close: () => connection.close(),

@@ -392,6 +392,45 @@ describe('FairScheduler express lane (the embedded engine)', () => {
     expect(runs).toEqual(['B:main', 'B:express', 'worker:main']);
   });
 
+  it('counts a scheduled call whose parameters the embedded session writes in as unbound, one left bound as bound', async () => {
+    const scheduler = express();
+    const log: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const client = {
+      query: async (params: { query: string; query_id: string; query_params?: Record<string, unknown> }) => {
+        log.push(`${params.query_id}:${currentLane()}`);
+        if (params.query_id.startsWith('w')) await held;
+      },
+    };
+    const worker = scheduledClient(client, scheduler, 'worker');
+    const project = scheduledClient(client, scheduler, 'B');
+    const read = { query: 'SELECT {id:String}', query_params: { id: 'x' } };
+    await project.query({ ...read, query_id: 'b0' });
+    // The worker's statement has parameters of types written in: the read goes beside it.
+    const first = worker.query({ query: 'SELECT sleep({s:Float64})', query_params: { s: 1 }, query_id: 'w1' });
+    await tick();
+    await project.query({ ...read, query_id: 'b1' });
+    expect(log.slice(1)).toEqual(['w1:main', 'b1:express']);
+    release();
+    await first;
+    // A Bool stays bound for chDB, so the read waits for it.
+    let releaseBound!: () => void;
+    const heldBound = new Promise<void>((resolve) => (releaseBound = resolve));
+    client.query = async (params) => {
+      log.push(`${params.query_id}:${currentLane()}`);
+      if (params.query_id.startsWith('w')) await heldBound;
+    };
+    const second = worker.query({ query: 'SELECT {flag:Bool}', query_params: { flag: true }, query_id: 'w2' });
+    await tick();
+    const waiting = project.query({ ...read, query_id: 'b2' });
+    await tick();
+    expect(log.slice(3)).toEqual(['w2:main']);
+    releaseBound();
+    await Promise.all([second, waiting]);
+    expect(log.slice(3)).toEqual(['w2:main', 'b2:main']);
+  });
+
   it('frees its slot when a wait observer throws', async () => {
     const scheduler = express();
     scheduler.observeWaits(() => {

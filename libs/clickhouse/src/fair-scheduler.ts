@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { boundParameters, withInlinedParameters } from './inline-parameters';
 
 /**
  * Runs statements a few at a time, sharing the engine's time between participants (each project,
@@ -111,6 +112,11 @@ export class FairScheduler {
     if (!(maxShare > 0 && maxShare <= 1)) throw new Error(`a share of the express lane is above 0 and at most 1, got ${maxShare}`);
     if (!(shareWindowMs > 0)) throw new Error(`the express lane's share window must be above 0 ms, got ${shareWindowMs}`);
     this.express = { ...express, maxShare, shareWindowMs };
+  }
+
+  /** Whether it has an express lane (the embedded engine's). */
+  get hasExpressLane(): boolean {
+    return this.express.slots > 0;
   }
 
   /** Keeps `participant` in the shared slots (the worker: its statements are long, and many at once). */
@@ -310,10 +316,19 @@ const statementKey = (participant: string, name: string) => `${participant}\u000
 
 const SCHEDULED = new Set(['query', 'exec', 'command', 'insert']);
 
-/** Whether a call's parameters bind values (`query_params` with at least one). */
-function bindsParameters(params: unknown): boolean {
-  const bound = (params as { query_params?: unknown } | undefined)?.query_params;
-  return typeof bound === 'object' && bound !== null && Object.keys(bound).length > 0;
+/**
+ * A call as `scheduler` runs it, and whether chDB binds parameters of it (what the express lane
+ * needs to know): on the engine with an express lane (the embedded one), its parameters written
+ * into its query where each is checked (inline-parameters.ts; once, here: the session then finds
+ * none left to write in).
+ */
+export function scheduledCall<P>(scheduler: FairScheduler, params: P): { params: P; bound: boolean } {
+  const query = (params as { query?: unknown } | undefined)?.query;
+  const call =
+    scheduler.hasExpressLane && typeof query === 'string'
+      ? (withInlinedParameters(params as P & { query: string; query_params?: Record<string, unknown> }) as P)
+      : params;
+  return { params: call, bound: boundParameters(call) !== undefined };
 }
 
 /** A statement's name from its query id (`<name>:<uuid>`, namedStatement), '' when it has none. */
@@ -332,11 +347,14 @@ export function scheduledClient<C extends object>(client: C, scheduler: FairSche
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver) as unknown;
       if (typeof property !== 'string' || !SCHEDULED.has(property) || typeof value !== 'function') return value;
-      return (...args: unknown[]) =>
-        scheduler.run(participant, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args), {
-          name: statementName(args[0]),
-          bound: bindsParameters(args[0]),
+      return (...args: unknown[]) => {
+        const { params, bound } = scheduledCall(scheduler, args[0]);
+        const call = [params, ...args.slice(1)];
+        return scheduler.run(participant, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, call), {
+          name: statementName(params),
+          bound,
         });
+      };
     },
   });
 }

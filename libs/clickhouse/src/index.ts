@@ -9,3 +9,4 @@ export * from './span-metrics.sql';
 export * from './statements';
 export * from './project-tables';
 export * from './clock-bound';
+export * from './inline-parameters';

@@ -152,7 +152,12 @@ export function retainedCondition(table: ProjectTable, keptSinceMs: number): str
   return retained.replace(/\{(since|minute|hour|day)\}/g, (_, name: string) => at[name]!);
 }
 
-/** A ClickHouse string literal ('' doubles a quote, backslashes are escaped). */
+/**
+ * A ClickHouse string literal: nothing in `text` can end it ('' doubles a quote, backslashes are
+ * escaped; a NUL byte is written as \0, since chDB takes a statement as a C string, and line
+ * breaks as \n and \r, so that the literal is one line whatever it holds).
+ */
 export function stringLiteral(text: string): string {
-  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+  if (!/[\\'\0\n\r]/.test(text)) return `'${text}'`;
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "''").replace(/\0/g, '\\0').replace(/\n/g, '\\n').replace(/\r/g, '\\r')}'`;
 }

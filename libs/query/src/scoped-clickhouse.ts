@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { projectTableFilters, stringLiteral, type ClickHouseClient, type FairScheduler } from '@spanforge/clickhouse';
+import { projectTableFilters, scheduledCall, stringLiteral, type ClickHouseClient, type FairScheduler } from '@spanforge/clickhouse';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from '@spanforge/config';
 import { DomainError, ErrorCode } from '@spanforge/errors';
 
@@ -65,13 +65,16 @@ export class ScopedClickHouse {
   async rows<T>(name: string, sql: string, params: Record<string, unknown> = {}): Promise<T[]> {
     const keptSince = await this.keptSinceMs();
     const settings = `${this.limits}, ${keptSince === undefined ? this.projectFilters : projectTableFilters(this.scope, keptSince, { erasures: true })}`;
+    const asked = {
+      query: `${sql}\n${settings}, log_comment = ${stringLiteral(name)}`,
+      query_params: { ...params, tenantId: this.scope.tenantId, projectId: this.scope.projectId },
+      format: 'JSONEachRow' as const,
+      query_id: `${name}:${randomUUID()}`,
+    };
+    // On the embedded engine its values are written in here, once (scheduledCall): the express lane needs to know whether chDB binds it.
+    const { params: call, bound } = this.scheduler ? scheduledCall(this.scheduler, asked) : { params: asked, bound: true };
     const read = async () => {
-      const result = await this.client.query({
-        query: `${sql}\n${settings}, log_comment = ${stringLiteral(name)}`,
-        query_params: { ...params, tenantId: this.scope.tenantId, projectId: this.scope.projectId },
-        format: 'JSONEachRow',
-        query_id: `${name}:${randomUUID()}`,
-      });
+      const result = await this.client.query(call);
       // The answer is refused before it is parsed when it is over the limit (its objects would take several times the text).
       const text = await result.text();
       if (text.length > this.maxResultBytes)
@@ -82,7 +85,7 @@ export class ScopedClickHouse {
       return parseEachRow<T>(text);
     };
     try {
-      return await (this.scheduler ? this.scheduler.run(this.scope.projectId, read, name) : read());
+      return await (this.scheduler ? this.scheduler.run(this.scope.projectId, read, { name, bound }) : read());
     } catch (error) {
       const type = (error as { type?: string }).type ?? '';
       if (TOO_EXPENSIVE.has(type))
