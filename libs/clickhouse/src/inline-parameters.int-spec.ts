@@ -15,11 +15,14 @@ describe('parameters written into the statement (embedded chDB)', () => {
   interface ChdbSession {
     query(sql: string, format: string): string;
     queryBind(sql: string, params: Record<string, unknown>, format: string): string;
+    close(): void;
   }
   let session: ChdbSession;
   beforeAll(() => {
     session = new Session(path.join(workerDataDir(), 'clickhouse'));
   });
+  // An open session keeps the engine's background work going in this worker after the suite.
+  afterAll(() => session?.close());
 
   const strings = [
     '',
