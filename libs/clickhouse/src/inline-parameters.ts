@@ -90,7 +90,11 @@ function literal(scalar: Scalar, value: unknown): string | undefined {
   }
 }
 
-/** The value as `CAST(<literal> AS <type>)`, or undefined when it is not a value of the type. */
+/**
+ * The value as `CAST(<literal> AS <type>)` (a string as its bare literal), or undefined when it is
+ * not a value of the type or an array's literal would pass MAX_INLINED_BYTES (given up as soon as
+ * it does, not built whole: the upkeep's arrays can hold 100,000 ids).
+ */
 function typedLiteral(type: ParsedType, value: unknown): string | undefined {
   if (!type.array) {
     const one = literal(type.scalar, value);
@@ -99,9 +103,12 @@ function typedLiteral(type: ParsedType, value: unknown): string | undefined {
   }
   if (!Array.isArray(value)) return undefined;
   const items: string[] = [];
+  let length = 0;
   for (const item of value) {
     const one = literal(type.scalar, item);
     if (one === undefined) return undefined;
+    length += one.length + 1;
+    if (length > MAX_INLINED_BYTES) return undefined;
     items.push(one);
   }
   return `CAST([${items.join(',')}] AS ${type.sql})`;
