@@ -196,7 +196,8 @@ export class FairScheduler {
   private finish(participant: string, name: string, bound: boolean, ms: number, lane: Lane): void {
     if (lane === 'express') {
       this.expressRunning--;
-      this.expressUse.set(participant, { ms: this.heldExpress(participant) + ms, at: this.clock() });
+      // Without a cap (the default) nobody asks what a participant held: nothing to keep.
+      if (this.express.maxShare < 1) this.expressUse.set(participant, { ms: this.heldExpress(participant) + ms, at: this.clock() });
     } else {
       this.running--;
       if (bound) this.boundRunning--;
@@ -266,7 +267,7 @@ export class FairScheduler {
     if (this.running < this.slots || this.boundRunning > 0) return false;
     const recent = this.recentMs.get(statementKey(participant, name));
     if (recent === undefined || recent > this.express.lightStatementMs) return false;
-    return this.express.maxShare >= 1 || this.heldExpress(participant) <= this.express.maxShare * this.express.shareWindowMs;
+    return this.heldExpress(participant) <= this.express.maxShare * this.express.shareWindowMs;
   }
 
   /**
