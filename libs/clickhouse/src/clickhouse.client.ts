@@ -119,10 +119,7 @@ function withSessionSet<C extends ConnectionMethods>(connection: C, set: string)
     return setUp;
   };
   const prepared: ConnectionMethods = {
-    query: async (params) => (await ready(), connection.query(params)),
-    exec: async (params) => (await ready(), connection.exec(params)),
-    command: async (params) => (await ready(), connection.command(params)),
-    insert: async (params) => (await ready(), connection.insert(params)),
+    ...statements(async (method, params) => (await ready(), connection[method](params))),
     ping: async (params) => (await ready(), connection.ping(params)),
     close: () => connection.close(),
   };
@@ -137,10 +134,7 @@ function withSessionSet<C extends ConnectionMethods>(connection: C, set: string)
 function byLane<C extends ConnectionMethods>(main: C, express: C): C {
   const pick = () => (currentLane() === 'express' ? express : main);
   const routed: ConnectionMethods = {
-    query: (params) => pick().query(params),
-    exec: (params) => pick().exec(params),
-    command: (params) => pick().command(params),
-    insert: (params) => pick().insert(params),
+    ...statements((method, params) => pick()[method](params)),
     ping: (params) => main.ping(params),
     close: async () => void (await Promise.all([main.close(), express.close()])),
   };
@@ -173,10 +167,8 @@ function embeddedCalls<C extends ConnectionMethods>(connection: C): C {
   const prepare = <P extends object>(params: P): P =>
     withInlinedParameters(strip(params as P & { query: string; clickhouse_settings?: Record<string, unknown> }));
   const scoped: ConnectionMethods = {
-    query: (params) => connection.query(prepare(params)),
-    exec: (params) => connection.exec(prepare(params)),
-    command: (params) => connection.command(prepare(params)),
-    insert: (params) => connection.insert(strip(params)),
+    // An insert's rows are data, not parameters: only its settings are checked.
+    ...statements((method, params) => connection[method](method === 'insert' ? strip(params) : prepare(params))),
     ping: (params) => connection.ping(params),
     close: () => connection.close(),
   };
@@ -191,6 +183,19 @@ interface ConnectionMethods {
   insert(params: object): Promise<unknown>;
   ping(params: object): Promise<unknown>;
   close(): Promise<void>;
+}
+
+/** The methods of a Connection that run a statement. */
+type StatementMethod = 'query' | 'exec' | 'command' | 'insert';
+
+/** A connection's statement methods, each handing its name and parameters to `run`. */
+function statements(run: (method: StatementMethod, params: object) => Promise<unknown>): Pick<ConnectionMethods, StatementMethod> {
+  return {
+    query: (params) => run('query', params),
+    exec: (params) => run('exec', params),
+    command: (params) => run('command', params),
+    insert: (params) => run('insert', params),
+  };
 }
 
 export function describeTarget(target: ClickHouseTarget): string {

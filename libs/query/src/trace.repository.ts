@@ -96,7 +96,9 @@ export class TraceRepository {
   async figures(traceId: string, startTime: string, endTime: string): Promise<TraceFiguresRow | undefined> {
     const [row] = await this.db.rows<TraceFiguresRow>(
       'query.trace_figures',
-      traceFiguresSql(' AND day BETWEEN toDate({from:DateTime64(9)}) AND toDate({to:DateTime64(9)}) AND trace_id = {traceId:String}'),
+      traceFiguresSql(
+        ` AND day BETWEEN toDate({from:DateTime64(9, 'UTC')}) AND toDate({to:DateTime64(9, 'UTC')}) AND trace_id = {traceId:String}`,
+      ),
       { traceId, from: startTime, to: endTime },
     );
     return row;
@@ -149,7 +151,7 @@ export class TraceRepository {
               ${withAttributes ? ', attributes, attribute_json_keys' : ''}
        FROM spans FINAL
        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-         ${days ? 'AND toDate(start_time) BETWEEN toDate({from:DateTime64(9)}) AND toDate({to:DateTime64(9)})' : ''}
+         ${days ? `AND toDate(start_time) BETWEEN toDate({from:DateTime64(9, 'UTC')}) AND toDate({to:DateTime64(9, 'UTC')})` : ''}
          AND trace_id = {traceId:String}
          ${after ? 'AND (toUnixTimestamp64Nano(start_time), span_id) > ({afterNs:Int64}, {afterSpan:String})' : ''}
        ORDER BY start_time, span_id
@@ -207,7 +209,7 @@ export class TraceRepository {
               events.attributes AS events_attributes
        FROM spans FINAL
        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-         AND toDate(start_time) BETWEEN toDate({from:DateTime64(9)}) AND toDate({to:DateTime64(9)})
+         AND toDate(start_time) BETWEEN toDate({from:DateTime64(9, 'UTC')}) AND toDate({to:DateTime64(9, 'UTC')})
          AND trace_id = {traceId:String} AND span_id = {spanId:String}`,
       { traceId, spanId, from: startTime, to: endTime },
     );
