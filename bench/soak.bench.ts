@@ -13,8 +13,8 @@ import { argument, percentile, progress, writeResults } from './report';
  * compressed. The all-in-one takes continuous ingest at half the end-to-end rate bench:ingest last
  * measured (or R), while a dashboard loop queries, scores are posted and a cost report is run every
  * minute. Every M minutes (default 5) it reports accepted spans/s, the stored lag, the queue depth,
- * the RSS of each process (at the window's end, and the median and highest of samples every 10 s)
- * and the query p50/p99, and at the end checks the targets: RSS growth at most 10 % (the last
+ * the RSS of each process (at the window's end, and the median and highest of samples every 10 s),
+ * the engine's own count of its memory and caches, and the query p50/p99, and at the end checks the targets: RSS growth at most 10 % (the last
  * window's median against the first's), stored lag under 5 s, query p50 within 1.5x of the first
  * window, the all-in-one's RSS at most 2 GiB (every sample). Once the load has ended and the store has caught up, it times the sessions and
  * traces pages (read with FINAL) as the upkeep left their tables, then again after merging them.
@@ -53,6 +53,30 @@ function dashboardDocuments(ranged: boolean): string[] {
 /** The root field a document asks for. */
 const rootField = (document: string) => /\{\s*(\w+)/.exec(document)![1]!;
 
+/**
+ * The engine's own account of its memory (MiB): what its allocations hold (`tracked`, all of it,
+ * and `merges`, the background merges' part), its caches, and the primary keys of the active parts.
+ */
+type EngineMemory = {
+  tracked: number;
+  merges: number;
+  markCache: number;
+  primaryIndexCache: number;
+  queryConditionCache: number;
+  uncompressedCache: number;
+  primaryKeys: number;
+};
+
+/** The system.metrics behind each field of EngineMemory but the primary keys. */
+const ENGINE_METRICS = {
+  tracked: 'MemoryTracking',
+  merges: 'MergesMutationsMemoryTracking',
+  markCache: 'MarkCacheBytes',
+  primaryIndexCache: 'PrimaryIndexCacheBytes',
+  queryConditionCache: 'QueryConditionCacheBytes',
+  uncompressedCache: 'UncompressedCacheBytes',
+} as const;
+
 /** Resident memory of the bench's processes (MiB). */
 type Rss = { allInOne: number; postgres: number; loadClient: number };
 
@@ -66,6 +90,8 @@ interface Window {
   /** Resident memory over the window, sampled every RSS_SAMPLE_MS: median and highest (MiB). */
   rssMiBMedian: Rss;
   rssMiBMax: Rss;
+  /** What the embedded engine holds by its own count at the window's end (MiB): a leak grows `tracked`, caches fill their own. */
+  engineMiB: EngineMemory;
   queryP50Ms: number;
   queryP99Ms: number;
   /** Each dashboard query's p50 (ms), by its root field. */
@@ -330,6 +356,33 @@ async function main(): Promise<void> {
       });
       return Object.fromEntries((await result.json<{ table: string; n: string }>()).map((r) => [r.table, Number(r.n)]));
     };
+    const engineMemory = async (): Promise<EngineMemory> => {
+      const metrics = await stack.clickhouse.query({
+        query: 'SELECT metric, value FROM system.metrics WHERE metric IN {names:Array(String)}',
+        query_params: { names: Object.values(ENGINE_METRICS) },
+        format: 'JSONEachRow',
+      });
+      const values = new Map((await metrics.json<{ metric: string; value: string }>()).map((row) => [row.metric, Number(row.value)]));
+      const keys = await stack.clickhouse.query({
+        query: 'SELECT sum(primary_key_bytes_in_memory) AS bytes FROM system.parts WHERE active',
+        format: 'JSONEachRow',
+      });
+      const mib = (bytes: number) => Math.round(bytes / 1_048_576);
+      const of = (field: keyof typeof ENGINE_METRICS) => {
+        const value = values.get(ENGINE_METRICS[field]);
+        if (value === undefined) throw new Error(`the engine reports no ${ENGINE_METRICS[field]} in system.metrics`);
+        return mib(value);
+      };
+      return {
+        tracked: of('tracked'),
+        merges: of('merges'),
+        markCache: of('markCache'),
+        primaryIndexCache: of('primaryIndexCache'),
+        queryConditionCache: of('queryConditionCache'),
+        uncompressedCache: of('uncompressedCache'),
+        primaryKeys: mib(Number((await keys.json<{ bytes: string }>())[0]?.bytes ?? 0)),
+      };
+    };
     const runningMerges = async () => {
       const result = await stack.clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
       return Number((await result.json<{ n: string }>())[0]?.n ?? 0);
@@ -395,6 +448,7 @@ async function main(): Promise<void> {
           topStatements,
           parts: await activeParts(),
           merges: await runningMerges(),
+          engineMiB: await engineMemory(),
           scores,
           reports,
         };
