@@ -175,7 +175,7 @@ async function main(): Promise<void> {
     // The same record the benches keep (seededOnce): bench:query, bench:upkeep and bench:erasure
     // given this --data-dir then use the dataset instead of seeding another into it.
     const result = await seededOnce(infra, dataDir, spans);
-    progress(`seeded project ${result.projectId} in ${dataDir} (its API key is in the JSON on stdout)`);
+    progress(`the dataset's project is ${result.projectId} (its API key is in the JSON on stdout)`);
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await infra.shutdown.run();

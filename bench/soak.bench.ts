@@ -1,9 +1,10 @@
 import 'reflect-metadata';
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { setPriority } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { WORKER_PARTICIPANT } from '@spanforge/clickhouse';
 import { startBenchStack, temporaryDataDir } from './bench-stack';
 import { argument, percentile, progress, writeResults } from './report';
@@ -58,12 +59,12 @@ const rootField = (document: string) => /\{\s*(\w+)/.exec(document)![1]!;
  * and `merges`, the background merges' part), its caches, and the primary keys of the active parts.
  */
 type EngineMemory = {
-  tracked: number;
-  merges: number;
-  markCache: number;
-  primaryIndexCache: number;
-  queryConditionCache: number;
-  uncompressedCache: number;
+  tracked: number | null;
+  merges: number | null;
+  markCache: number | null;
+  primaryIndexCache: number | null;
+  queryConditionCache: number | null;
+  uncompressedCache: number | null;
   primaryKeys: number;
 };
 
@@ -136,30 +137,31 @@ function slopePerHour(samples: Array<{ at: number; value: number }>): number {
   return variance === 0 ? 0 : (covariance / variance) * 3_600_000;
 }
 
-/** Resident memory (MiB) of processes given to ps (`-p PID` or `--ppid PID`), summed. */
-function rssMiB(...selector: string[]): number {
+/**
+ * A command's output, or undefined when it exits 1 (ps and pgrep: no process matched, as when the
+ * client has finished). Run without blocking: the bench samples from inside the process it measures.
+ */
+async function outputOf(command: string, args: string[]): Promise<string | undefined> {
   try {
-    const out = execFileSync('ps', ['-o', 'rss=', ...selector], { encoding: 'utf8' });
-    return Math.round(out.split('\n').reduce((n, line) => n + (Number(line.trim()) || 0), 0) / 1024);
+    return (await promisify(execFile)(command, args, { encoding: 'utf8' })).stdout;
   } catch (error) {
-    // ps and pgrep exit 1 when no process matches (the client finished): nothing resident.
-    if ((error as { status?: number }).status === 1) return 0;
+    if ((error as { code?: unknown }).code === 1) return undefined;
     throw error;
   }
 }
 
+/** Resident memory (MiB) of processes given to ps (`-p PID` or `--ppid PID`), summed. */
+async function rssMiB(...selector: string[]): Promise<number> {
+  const out = (await outputOf('ps', ['-o', 'rss=', ...selector])) ?? '';
+  return Math.round(out.split('\n').reduce((n, line) => n + (Number(line.trim()) || 0), 0) / 1024);
+}
+
 /** The embedded PostgreSQL of this data directory: its postmaster and the backends it forked. */
-function postgresRssMiB(dataDir: string): number {
-  let postmaster: string;
-  try {
-    postmaster = execFileSync('pgrep', ['-f', '--', `-D ${path.join(dataDir, 'postgres')}`], { encoding: 'utf8' })
-      .split('\n')[0]!
-      .trim();
-  } catch (error) {
-    if ((error as { status?: number }).status === 1) return 0;
-    throw error;
-  }
-  return rssMiB('-p', postmaster) + rssMiB('--ppid', postmaster);
+async function postgresRssMiB(dataDir: string): Promise<number> {
+  const found = await outputOf('pgrep', ['-f', '--', `-D ${path.join(dataDir, 'postgres')}`]);
+  const postmaster = found?.split('\n')[0]!.trim();
+  if (!postmaster) return 0;
+  return (await rssMiB('-p', postmaster)) + (await rssMiB('--ppid', postmaster));
 }
 
 async function main(): Promise<void> {
@@ -171,6 +173,8 @@ async function main(): Promise<void> {
   const dashboardMinutes = Number(argument('--dashboard-minutes', '5'));
   const clientNice = Number(argument('--client-nice', '0'));
   const warmupMinutes = Number(argument('--warmup-minutes', '0'));
+  if (!(reportMinutes * 60_000 >= 2 * RSS_SAMPLE_MS))
+    throw new Error(`--report-minutes ${reportMinutes}: a window must hold at least two RSS samples (${(2 * RSS_SAMPLE_MS) / 1000} s)`);
   const dashboard = dashboardDocuments(dashboardMinutes > 0);
   const range = () =>
     dashboardMinutes > 0 ? { from: new Date(Date.now() - dashboardMinutes * 60_000).toISOString(), to: new Date().toISOString() } : {};
@@ -300,14 +304,15 @@ async function main(): Promise<void> {
     };
 
     const rssSamples: Array<{ at: number; rss: Rss }> = [];
-    const rssNow = (): Rss => ({
-      allInOne: rssMiB('-p', String(process.pid)),
-      postgres: postgresRssMiB(dataDir),
-      loadClient: rssMiB('-p', String(client.pid)),
+    const rssNow = async (): Promise<Rss> => ({
+      allInOne: await rssMiB('-p', String(process.pid)),
+      postgres: await postgresRssMiB(dataDir),
+      loadClient: await rssMiB('-p', String(client.pid)),
     });
     const rssSampler = async () => {
       while (Date.now() < until) {
-        rssSamples.push({ at: Date.now(), rss: rssNow() });
+        const at = Date.now();
+        rssSamples.push({ at, rss: await rssNow() });
         await new Promise((r) => setTimeout(r, RSS_SAMPLE_MS));
       }
     };
@@ -356,6 +361,7 @@ async function main(): Promise<void> {
       });
       return Object.fromEntries((await result.json<{ table: string; n: string }>()).map((r) => [r.table, Number(r.n)]));
     };
+    const unreported = new Set<keyof typeof ENGINE_METRICS>();
     const engineMemory = async (): Promise<EngineMemory> => {
       const metrics = await stack.clickhouse.query({
         query: 'SELECT metric, value FROM system.metrics WHERE metric IN {names:Array(String)}',
@@ -370,8 +376,12 @@ async function main(): Promise<void> {
       const mib = (bytes: number) => Math.round(bytes / 1_048_576);
       const of = (field: keyof typeof ENGINE_METRICS) => {
         const value = values.get(ENGINE_METRICS[field]);
-        if (value === undefined) throw new Error(`the engine reports no ${ENGINE_METRICS[field]} in system.metrics`);
-        return mib(value);
+        if (value !== undefined) return mib(value);
+        // An engine of another version may not have it: the window says null, and the run goes on.
+        if (!unreported.has(field))
+          progress(`the engine reports no ${ENGINE_METRICS[field]} in system.metrics: engineMiB.${field} is null`);
+        unreported.add(field);
+        return null;
       };
       return {
         tracked: of('tracked'),
@@ -436,7 +446,7 @@ async function main(): Promise<void> {
           acceptedSpansPerSec: Math.round(spans / (reportMinutes * 60)),
           storedLagSeconds: Number(lag.toFixed(2)),
           queueDepth: await gauge('spanforge_ingest_queue_depth'),
-          rssMiB: rssNow(),
+          rssMiB: await rssNow(),
           rssMiBMedian: rssOver(from, due, (values) => percentile(values, 0.5)),
           rssMiBMax: rssOver(from, due, (values) => Math.max(...values)),
           queryP50Ms: Number(percentile(inWindow, 0.5).toFixed(1)),

@@ -7,7 +7,15 @@ import path from 'node:path';
  * the times we send are UTC: a ClickHouse server set to another zone would move every bound.
  */
 const ROOT = path.resolve(__dirname, '../../..');
-const UNZONED_TIME_PARAMETER = /\{\w+:DateTime(?:64\(\d\))?\}/g;
+/** A `{name:Type}` placeholder, spaces allowed as ClickHouse allows them. */
+const PLACEHOLDER = /\{\s*\w+\s*:\s*([^{}]+?)\s*\}/g;
+/** A time type, bare or inside Array/Nullable/LowCardinality. */
+const TIME_TYPE = /^(?:(?:Array|Nullable|LowCardinality)\(\s*)*DateTime(?:32|64)?\b/;
+
+/** The placeholders of `text` whose type is a time type with no zone named. */
+function unzonedTimeParameters(text: string): string[] {
+  return [...text.matchAll(PLACEHOLDER)].filter((match) => TIME_TYPE.test(match[1]!) && !match[1]!.includes("'")).map((match) => match[0]);
+}
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -22,13 +30,24 @@ describe('time parameters', () => {
     const files = ['libs', 'apps', 'bench'].flatMap((dir) => sources(path.join(ROOT, dir)));
     expect(files.length).toBeGreaterThan(50);
     const unzoned = files.flatMap((file) =>
-      [...readFileSync(file, 'utf8').matchAll(UNZONED_TIME_PARAMETER)].map((match) => `${path.relative(ROOT, file)}: ${match[0]}`),
+      unzonedTimeParameters(readFileSync(file, 'utf8')).map((placeholder) => `${path.relative(ROOT, file)}: ${placeholder}`),
     );
     expect(unzoned).toEqual([]);
   });
 
-  it('finds an untimezoned one', () => {
-    const sql = "toDate({from:DateTime64(9)}) AND {to:DateTime} AND {at:DateTime64(9, 'UTC')}";
-    expect([...sql.matchAll(UNZONED_TIME_PARAMETER)].map((match) => match[0])).toEqual(['{from:DateTime64(9)}', '{to:DateTime}']);
+  it('finds the untimezoned ones, in every form a placeholder can take', () => {
+    const sql = [
+      "toDate({from:DateTime64(9)}) AND {to:DateTime} AND {at:DateTime64(9, 'UTC')}",
+      "{ a : DateTime64( 3 ) } {b:Array(DateTime64(9))} {c:Nullable(DateTime)} {d:DateTime32} {e:Array(DateTime('UTC'))}",
+      '{ kind: "embedded" } {n:UInt32} {s:String}',
+    ].join(' ');
+    expect(unzonedTimeParameters(sql)).toEqual([
+      '{from:DateTime64(9)}',
+      '{to:DateTime}',
+      '{ a : DateTime64( 3 ) }',
+      '{b:Array(DateTime64(9))}',
+      '{c:Nullable(DateTime)}',
+      '{d:DateTime32}',
+    ]);
   });
 });

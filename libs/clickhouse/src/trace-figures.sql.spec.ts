@@ -45,7 +45,7 @@ describe('trace-figures.sql', () => {
     ['no row filter', ''],
     [
       'one trace within its days (TraceRepository.figures)',
-      ' AND day BETWEEN toDate({from:DateTime64(9)}) AND toDate({to:DateTime64(9)}) AND trace_id = {traceId:String}',
+      ` AND day BETWEEN toDate({from:DateTime64(9, 'UTC')}) AND toDate({to:DateTime64(9, 'UTC')}) AND trace_id = {traceId:String}`,
     ],
   ])('traceFiguresSql: %s', (_case, rowFilter) => {
     const text = normalisedSql(figures.traceFiguresSql(rowFilter));
