@@ -58,17 +58,12 @@ const rootField = (document: string) => /\{\s*(\w+)/.exec(document)![1]!;
  * The engine's own account of its memory (MiB): what its allocations hold (`tracked`, all of it,
  * and `merges`, the background merges' part), its caches, and the primary keys of the active parts.
  */
-type EngineMemory = {
-  tracked: number | null;
-  merges: number | null;
-  markCache: number | null;
-  primaryIndexCache: number | null;
-  queryConditionCache: number | null;
-  uncompressedCache: number | null;
-  primaryKeys: number;
-};
+type EngineMemory = Record<keyof typeof ENGINE_METRICS, number | null>;
 
-/** The system.metrics behind each field of EngineMemory but the primary keys. */
+/**
+ * Where each field of EngineMemory comes from: system.metrics, and the active parts' primary keys
+ * (system.parts, read in the same statement under a name of its own).
+ */
 const ENGINE_METRICS = {
   tracked: 'MemoryTracking',
   merges: 'MergesMutationsMemoryTracking',
@@ -76,6 +71,7 @@ const ENGINE_METRICS = {
   primaryIndexCache: 'PrimaryIndexCacheBytes',
   queryConditionCache: 'QueryConditionCacheBytes',
   uncompressedCache: 'UncompressedCacheBytes',
+  primaryKeys: 'PartsPrimaryKeyBytes',
 } as const;
 
 /** Resident memory of the bench's processes (MiB). */
@@ -137,13 +133,15 @@ function slopePerHour(samples: Array<{ at: number; value: number }>): number {
   return variance === 0 ? 0 : (covariance / variance) * 3_600_000;
 }
 
+const execFileText = promisify(execFile);
+
 /**
  * A command's output, or undefined when it exits 1 (ps and pgrep: no process matched, as when the
  * client has finished). Run without blocking: the bench samples from inside the process it measures.
  */
 async function outputOf(command: string, args: string[]): Promise<string | undefined> {
   try {
-    return (await promisify(execFile)(command, args, { encoding: 'utf8' })).stdout;
+    return (await execFileText(command, args, { encoding: 'utf8' })).stdout;
   } catch (error) {
     if ((error as { code?: unknown }).code === 1) return undefined;
     throw error;
@@ -363,35 +361,25 @@ async function main(): Promise<void> {
     };
     const unreported = new Set<keyof typeof ENGINE_METRICS>();
     const engineMemory = async (): Promise<EngineMemory> => {
-      const metrics = await stack.clickhouse.query({
-        query: 'SELECT metric, value FROM system.metrics WHERE metric IN {names:Array(String)}',
-        query_params: { names: Object.values(ENGINE_METRICS) },
+      const result = await stack.clickhouse.query({
+        query: `SELECT metric, toFloat64(value) AS value FROM system.metrics WHERE metric IN {names:Array(String)}
+                UNION ALL SELECT {parts:String}, toFloat64(sum(primary_key_bytes_in_memory)) FROM system.parts WHERE active`,
+        query_params: { names: Object.values(ENGINE_METRICS), parts: ENGINE_METRICS.primaryKeys },
         format: 'JSONEachRow',
       });
-      const values = new Map((await metrics.json<{ metric: string; value: string }>()).map((row) => [row.metric, Number(row.value)]));
-      const keys = await stack.clickhouse.query({
-        query: 'SELECT sum(primary_key_bytes_in_memory) AS bytes FROM system.parts WHERE active',
-        format: 'JSONEachRow',
-      });
-      const mib = (bytes: number) => Math.round(bytes / 1_048_576);
-      const of = (field: keyof typeof ENGINE_METRICS) => {
-        const value = values.get(ENGINE_METRICS[field]);
-        if (value !== undefined) return mib(value);
-        // An engine of another version may not have it: the window says null, and the run goes on.
-        if (!unreported.has(field))
-          progress(`the engine reports no ${ENGINE_METRICS[field]} in system.metrics: engineMiB.${field} is null`);
-        unreported.add(field);
-        return null;
-      };
-      return {
-        tracked: of('tracked'),
-        merges: of('merges'),
-        markCache: of('markCache'),
-        primaryIndexCache: of('primaryIndexCache'),
-        queryConditionCache: of('queryConditionCache'),
-        uncompressedCache: of('uncompressedCache'),
-        primaryKeys: mib(Number((await keys.json<{ bytes: string }>())[0]?.bytes ?? 0)),
-      };
+      const values = new Map((await result.json<{ metric: string; value: number }>()).map((row) => [row.metric, row.value]));
+      const fields = Object.keys(ENGINE_METRICS) as Array<keyof typeof ENGINE_METRICS>;
+      return Object.fromEntries(
+        fields.map((field) => {
+          const value = values.get(ENGINE_METRICS[field]);
+          if (value !== undefined) return [field, Math.round(value / 1_048_576)];
+          // An engine of another version may not have it: the window says null, and the run goes on.
+          if (!unreported.has(field))
+            progress(`the engine reports no ${ENGINE_METRICS[field]} in system.metrics: engineMiB.${field} is null`);
+          unreported.add(field);
+          return [field, null];
+        }),
+      ) as EngineMemory;
     };
     const runningMerges = async () => {
       const result = await stack.clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });

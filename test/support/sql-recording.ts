@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { ClickHouseClient } from '@spanforge/clickhouse';
+import { PLACEHOLDER_PATTERN, type ClickHouseClient } from '@spanforge/clickhouse';
 
 /**
  * The recording stand-in of the *.sql.spec.ts snapshot specs: a fake ClickHouseClient that records
@@ -19,7 +19,7 @@ export const RECORDING_SCOPE = { tenantId: 'tenant-1', projectId: 'project-1' };
 export const BOUND_SCOPE_INSERT = /^INSERT INTO \w+ \([^)]*\) SELECT \{tenantId:String\}, \{projectId:String\}, /;
 
 const QUERY_ID = /^([\w.]+):[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const PLACEHOLDER = /\{(\w+):([^{}]+)\}/g;
+const PLACEHOLDER = new RegExp(PLACEHOLDER_PATTERN, 'g');
 
 /** How a statement's project table filters (the same for every statement of a scope) read in snapshots. */
 export const TABLE_FILTERS_SHOWN = 'additional_table_filters = {<every project table>: <the scope>}';

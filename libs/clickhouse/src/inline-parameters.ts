@@ -114,7 +114,9 @@ function typedLiteral(type: ParsedType, value: unknown): string | undefined {
   return `CAST([${items.join(',')}] AS ${type.sql})`;
 }
 
-const PLACEHOLDER = /\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*([^{}]+?)\s*\}/y;
+/** A `{name:Type}` placeholder as ClickHouse reads it (spaces allowed around name, colon and type), capturing name and type. */
+export const PLACEHOLDER_PATTERN = String.raw`\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*([^{}]+?)\s*\}`;
+const PLACEHOLDER = new RegExp(PLACEHOLDER_PATTERN, 'y');
 /** Text that may start a placeholder, anywhere in a statement: counted, so that one the scan skipped keeps the statement bound. */
 const PLACEHOLDER_START = /\{\s*[A-Za-z_][A-Za-z0-9_]*\s*:/g;
 

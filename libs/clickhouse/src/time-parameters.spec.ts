@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { PLACEHOLDER_PATTERN } from './inline-parameters';
 
 /**
  * Every time parameter a statement binds names its zone. The text of an untimezoned
@@ -7,14 +8,14 @@ import path from 'node:path';
  * the times we send are UTC: a ClickHouse server set to another zone would move every bound.
  */
 const ROOT = path.resolve(__dirname, '../../..');
-/** A `{name:Type}` placeholder, spaces allowed as ClickHouse allows them. */
-const PLACEHOLDER = /\{\s*\w+\s*:\s*([^{}]+?)\s*\}/g;
 /** A time type, bare or inside Array/Nullable/LowCardinality. */
 const TIME_TYPE = /^(?:(?:Array|Nullable|LowCardinality)\(\s*)*DateTime(?:32|64)?\b/;
 
 /** The placeholders of `text` whose type is a time type with no zone named. */
 function unzonedTimeParameters(text: string): string[] {
-  return [...text.matchAll(PLACEHOLDER)].filter((match) => TIME_TYPE.test(match[1]!) && !match[1]!.includes("'")).map((match) => match[0]);
+  return [...text.matchAll(new RegExp(PLACEHOLDER_PATTERN, 'g'))]
+    .filter((match) => TIME_TYPE.test(match[2]!) && !match[2]!.includes("'"))
+    .map((match) => match[0]);
 }
 
 function sources(dir: string): string[] {
