@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { spawn, execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { setPriority } from 'node:os';
 import path from 'node:path';
@@ -74,8 +75,11 @@ const ENGINE_METRICS = {
   primaryKeys: 'PartsPrimaryKeyBytes',
 } as const;
 
-/** Resident memory of the bench's processes (MiB). */
-type Rss = { allInOne: number; postgres: number; loadClient: number };
+/**
+ * Resident memory of the bench's processes (MiB). `allInOneAnon` is the all-in-one's anonymous
+ * part (heaps, stacks): its RSS less the pages of its files (libchdb's code is ~250 MiB of them).
+ */
+type Rss = { allInOne: number; allInOneAnon: number; postgres: number; loadClient: number };
 
 interface Window {
   minute: number;
@@ -89,6 +93,13 @@ interface Window {
   rssMiBMax: Rss;
   /** What the embedded engine holds by its own count at the window's end (MiB): a leak grows `tracked`, caches fill their own. */
   engineMiB: EngineMemory;
+  /**
+   * What Node itself holds at the window's end (MiB): V8's heap (heapUsed counts garbage not yet
+   * collected), and memory outside it that V8 knows of (Buffers). The all-in-one's anonymous RSS
+   * less V8's heap and the engine's tracked memory is what neither counts: the C allocator's free
+   * but unreturned memory, thread stacks, allocations the engine does not track.
+   */
+  nodeMiB: { heapUsed: number; heapTotal: number; external: number; arrayBuffers: number };
   queryP50Ms: number;
   queryP99Ms: number;
   /** Each dashboard query's p50 (ms), by its root field. */
@@ -152,6 +163,14 @@ async function outputOf(command: string, args: string[]): Promise<string | undef
 async function rssMiB(...selector: string[]): Promise<number> {
   const out = (await outputOf('ps', ['-o', 'rss=', ...selector])) ?? '';
   return Math.round(out.split('\n').reduce((n, line) => n + (Number(line.trim()) || 0), 0) / 1024);
+}
+
+/** This process's anonymous resident memory (MiB), from the kernel's status of it. */
+async function anonymousRssMiB(): Promise<number> {
+  const status = await readFile('/proc/self/status', 'utf8');
+  const kib = /^RssAnon:\s+(\d+) kB$/m.exec(status)?.[1];
+  if (kib === undefined) throw new Error('/proc/self/status has no RssAnon line');
+  return Math.round(Number(kib) / 1024);
 }
 
 /** The embedded PostgreSQL of this data directory: its postmaster and the backends it forked. */
@@ -304,6 +323,7 @@ async function main(): Promise<void> {
     const rssSamples: Array<{ at: number; rss: Rss }> = [];
     const rssNow = async (): Promise<Rss> => ({
       allInOne: await rssMiB('-p', String(process.pid)),
+      allInOneAnon: await anonymousRssMiB(),
       postgres: await postgresRssMiB(dataDir),
       loadClient: await rssMiB('-p', String(client.pid)),
     });
@@ -318,7 +338,7 @@ async function main(): Promise<void> {
       const inWindow = rssSamples.filter((sample) => sample.at > from && sample.at <= to).map((sample) => sample.rss);
       if (inWindow.length === 0) throw new Error(`no RSS sample between ${new Date(from).toISOString()} and ${new Date(to).toISOString()}`);
       const of = (name: keyof Rss) => Math.round(pick(inWindow.map((rss) => rss[name])));
-      return { allInOne: of('allInOne'), postgres: of('postgres'), loadClient: of('loadClient') };
+      return { allInOne: of('allInOne'), allInOneAnon: of('allInOneAnon'), postgres: of('postgres'), loadClient: of('loadClient') };
     };
 
     const windows: Window[] = [];
@@ -380,6 +400,16 @@ async function main(): Promise<void> {
           return [field, null];
         }),
       ) as EngineMemory;
+    };
+    const nodeMemory = (): Window['nodeMiB'] => {
+      const usage = process.memoryUsage();
+      const mib = (bytes: number) => Math.round(bytes / 1_048_576);
+      return {
+        heapUsed: mib(usage.heapUsed),
+        heapTotal: mib(usage.heapTotal),
+        external: mib(usage.external),
+        arrayBuffers: mib(usage.arrayBuffers),
+      };
     };
     const runningMerges = async () => {
       const result = await stack.clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
@@ -447,6 +477,7 @@ async function main(): Promise<void> {
           parts: await activeParts(),
           merges: await runningMerges(),
           engineMiB: await engineMemory(),
+          nodeMiB: nodeMemory(),
           scores,
           reports,
         };
@@ -500,6 +531,7 @@ async function main(): Promise<void> {
     const targets = {
       rssGrowth: Number((last.rssMiBMedian.allInOne / first.rssMiBMedian.allInOne - 1).toFixed(3)),
       rssGrowthMet: last.rssMiBMedian.allInOne <= first.rssMiBMedian.allInOne * 1.1,
+      rssAnonGrowth: Number((last.rssMiBMedian.allInOneAnon / first.rssMiBMedian.allInOneAnon - 1).toFixed(3)),
       rssGrowthAtWindowEnds: Number((last.rssMiB.allInOne / first.rssMiB.allInOne - 1).toFixed(3)),
       rssTrendPerHour: Number((trend / first.rssMiBMedian.allInOne).toFixed(3)),
       maxStoredLagSeconds: Math.max(...windows.map((w) => w.storedLagSeconds)),
