@@ -11,15 +11,18 @@ import { startBenchStack, temporaryDataDir } from './bench-stack';
 import { argument, percentile, progress, writeResults } from './report';
 
 /**
- * `npm run bench:soak [-- --minutes N] [--report-minutes M] [--spans-per-second R] [--dashboard-minutes D] [--warmup-minutes W] [--client-nice P] [--keep-data DIR]`: a day of load,
- * compressed. The all-in-one takes continuous ingest at half the end-to-end rate bench:ingest last
- * measured (or R), while a dashboard loop queries, scores are posted and a cost report is run every
- * minute. Every M minutes (default 5) it reports accepted spans/s, the stored lag, the queue depth,
- * the RSS of each process (at the window's end, and the median and highest of samples every 10 s),
- * the engine's own count of its memory and caches, and the query p50/p99, and at the end checks the targets: RSS growth at most 10 % (the last
- * window's median against the first's), stored lag under 5 s, query p50 within 1.5x of the first
- * window, the all-in-one's RSS at most 2 GiB (every sample). Once the load has ended and the store has caught up, it times the sessions and
- * traces pages (read with FINAL) as the upkeep left their tables, then again after merging them.
+ * `npm run bench:soak [-- --minutes N] [--report-minutes M] [--spans-per-second R] [--dashboard-minutes D]
+ * [--warmup-minutes W] [--client-nice P] [--keep-data DIR]`: a day of load, compressed. The all-in-one
+ * takes continuous ingest at half the end-to-end rate bench:ingest last measured (or R), while a
+ * dashboard loop queries, scores are posted and a cost report is run every minute. Every M minutes
+ * (default 5) it reports accepted spans/s, the stored lag, the queue depth, the RSS of each process
+ * (at the window's end, and the median and highest of samples every 10 s), the all-in-one's memory
+ * by owner (its anonymous RSS, V8's heap, the engine's own count of its memory and caches, the
+ * engine's allocator, threads), and the query p50/p99. At the end it checks the targets: RSS growth
+ * at most 10 % (the last window's median against the first's), stored lag under 5 s, query p50
+ * within 1.5x of the first window, the all-in-one's RSS at most 2 GiB (every sample). Once the load
+ * has ended and the store has caught up, it times the sessions and traces pages (read with FINAL)
+ * as the upkeep left their tables, then again after merging them.
  *
  * The dashboard asks for the last D minutes (default 5), as a live dashboard does: once D minutes of
  * load are stored, every answer reads a range of the same size, so a slower answer means a slower
@@ -77,7 +80,7 @@ const ENGINE_METRICS = {
 
 /**
  * Resident memory of the bench's processes (MiB). `allInOneAnon` is the all-in-one's anonymous
- * part (heaps, stacks): its RSS less the pages of its files (libchdb's code is ~250 MiB of them).
+ * part (heaps, stacks): its RSS less the pages of its files (libchdb's code is ~260–280 MiB of them).
  */
 type Rss = { allInOne: number; allInOneAnon: number; postgres: number; loadClient: number };
 
@@ -94,12 +97,21 @@ interface Window {
   /** What the embedded engine holds by its own count at the window's end (MiB): a leak grows `tracked`, caches fill their own. */
   engineMiB: EngineMemory;
   /**
+   * The engine's memory allocator (jemalloc, compiled into libchdb) at the window's end (MiB):
+   * what it has handed out, and what of its pages are resident (freed pages stay resident until
+   * they decay, 5 s by the engine's setting). Null in a window where system.jemalloc_stats could not
+   * be read or has no summary line (an engine built without jemalloc); the run goes on.
+   */
+  engineAllocatorMiB: { allocated: number; active: number; resident: number; mapped: number } | null;
+  /**
    * What Node itself holds at the window's end (MiB): V8's heap (heapUsed counts garbage not yet
    * collected), and memory outside it that V8 knows of (Buffers). The all-in-one's anonymous RSS
    * less V8's heap and the engine's tracked memory is what neither counts: the C allocator's free
    * but unreturned memory, thread stacks, allocations the engine does not track.
    */
   nodeMiB: { heapUsed: number; heapTotal: number; external: number; arrayBuffers: number };
+  /** The all-in-one's threads at the window's end: the engine's pools (which keep the threads they start), V8's and libuv's. */
+  threads: number;
   queryP50Ms: number;
   queryP99Ms: number;
   /** Each dashboard query's p50 (ms), by its root field. */
@@ -165,12 +177,37 @@ async function rssMiB(...selector: string[]): Promise<number> {
   return Math.round(out.split('\n').reduce((n, line) => n + (Number(line.trim()) || 0), 0) / 1024);
 }
 
-/** This process's anonymous resident memory (MiB), from the kernel's status of it. */
-async function anonymousRssMiB(): Promise<number> {
+/** Keeps only the samples taken after `at`. */
+function dropUntil<T extends { at: number }>(samples: T[], at: number): void {
+  samples.splice(0, samples.length, ...samples.filter((sample) => sample.at > at));
+}
+
+/** Prints a message the first time its key is given, and nothing for that key afterwards. */
+function onceEach(): (key: string, message: string) => void {
+  const seen = new Set<string>();
+  return (key, message) => {
+    if (seen.has(key)) return;
+    seen.add(key);
+    progress(message);
+  };
+}
+
+function mib(bytes: number): number {
+  return Math.round(bytes / 1_048_576);
+}
+
+/**
+ * This process's resident memory, its anonymous part, and its threads, from one read of the
+ * kernel's status of it (so that the two memory figures are of the same instant).
+ */
+async function ownStatus(): Promise<{ rss: number; anon: number; threads: number }> {
   const status = await readFile('/proc/self/status', 'utf8');
-  const kib = /^RssAnon:\s+(\d+) kB$/m.exec(status)?.[1];
-  if (kib === undefined) throw new Error('/proc/self/status has no RssAnon line');
-  return Math.round(Number(kib) / 1024);
+  const field = (name: string) => {
+    const value = new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1];
+    if (value === undefined) throw new Error(`/proc/self/status has no ${name} line`);
+    return Number(value);
+  };
+  return { rss: mib(field('VmRSS') * 1024), anon: mib(field('RssAnon') * 1024), threads: field('Threads') };
 }
 
 /** The embedded PostgreSQL of this data directory: its postmaster and the backends it forked. */
@@ -321,12 +358,15 @@ async function main(): Promise<void> {
     };
 
     const rssSamples: Array<{ at: number; rss: Rss }> = [];
-    const rssNow = async (): Promise<Rss> => ({
-      allInOne: await rssMiB('-p', String(process.pid)),
-      allInOneAnon: await anonymousRssMiB(),
-      postgres: await postgresRssMiB(dataDir),
-      loadClient: await rssMiB('-p', String(client.pid)),
-    });
+    const rssNow = async (): Promise<Rss> => {
+      const own = await ownStatus();
+      return {
+        allInOne: own.rss,
+        allInOneAnon: own.anon,
+        postgres: await postgresRssMiB(dataDir),
+        loadClient: await rssMiB('-p', String(client.pid)),
+      };
+    };
     const rssSampler = async () => {
       while (Date.now() < until) {
         const at = Date.now();
@@ -337,8 +377,8 @@ async function main(): Promise<void> {
     const rssOver = (from: number, to: number, pick: (values: number[]) => number): Rss => {
       const inWindow = rssSamples.filter((sample) => sample.at > from && sample.at <= to).map((sample) => sample.rss);
       if (inWindow.length === 0) throw new Error(`no RSS sample between ${new Date(from).toISOString()} and ${new Date(to).toISOString()}`);
-      const of = (name: keyof Rss) => Math.round(pick(inWindow.map((rss) => rss[name])));
-      return { allInOne: of('allInOne'), allInOneAnon: of('allInOneAnon'), postgres: of('postgres'), loadClient: of('loadClient') };
+      const fields = Object.keys(inWindow[0]!) as Array<keyof Rss>;
+      return Object.fromEntries(fields.map((name) => [name, Math.round(pick(inWindow.map((rss) => rss[name])))])) as Rss;
     };
 
     const windows: Window[] = [];
@@ -379,7 +419,7 @@ async function main(): Promise<void> {
       });
       return Object.fromEntries((await result.json<{ table: string; n: string }>()).map((r) => [r.table, Number(r.n)]));
     };
-    const unreported = new Set<keyof typeof ENGINE_METRICS>();
+    const warnOnce = onceEach();
     const engineMemory = async (): Promise<EngineMemory> => {
       const result = await stack.clickhouse.query({
         query: `SELECT metric, toFloat64(value) AS value FROM system.metrics WHERE metric IN {names:Array(String)}
@@ -392,18 +432,31 @@ async function main(): Promise<void> {
       return Object.fromEntries(
         fields.map((field) => {
           const value = values.get(ENGINE_METRICS[field]);
-          if (value !== undefined) return [field, Math.round(value / 1_048_576)];
+          if (value !== undefined) return [field, mib(value)];
           // An engine of another version may not have it: the window says null, and the run goes on.
-          if (!unreported.has(field))
-            progress(`the engine reports no ${ENGINE_METRICS[field]} in system.metrics: engineMiB.${field} is null`);
-          unreported.add(field);
+          warnOnce(field, `the engine reports no ${ENGINE_METRICS[field]} in system.metrics: engineMiB.${field} is null`);
           return [field, null];
         }),
       ) as EngineMemory;
     };
+    const engineAllocator = async (): Promise<Window['engineAllocatorMiB']> => {
+      let stats: string;
+      try {
+        stats = await (await stack.clickhouse.query({ query: 'SELECT * FROM system.jemalloc_stats', format: 'TabSeparatedRaw' })).text();
+      } catch (error) {
+        progress(`system.jemalloc_stats unreadable at this window's end (${(error as Error).message}): engineAllocatorMiB is null`);
+        return null;
+      }
+      const summary = /^Allocated: (\d+), active: (\d+), .*\bresident: (\d+), mapped: (\d+)/m.exec(stats);
+      if (!summary) {
+        warnOnce('allocator', `no "Allocated: …" summary in system.jemalloc_stats (${stats.slice(0, 200)}): engineAllocatorMiB is null`);
+        return null;
+      }
+      const [allocated, active, resident, mapped] = summary.slice(1).map((bytes) => mib(Number(bytes)));
+      return { allocated: allocated!, active: active!, resident: resident!, mapped: mapped! };
+    };
     const nodeMemory = (): Window['nodeMiB'] => {
       const usage = process.memoryUsage();
-      const mib = (bytes: number) => Math.round(bytes / 1_048_576);
       return {
         heapUsed: mib(usage.heapUsed),
         heapTotal: mib(usage.heapTotal),
@@ -477,12 +530,18 @@ async function main(): Promise<void> {
           parts: await activeParts(),
           merges: await runningMerges(),
           engineMiB: await engineMemory(),
+          engineAllocatorMiB: await engineAllocator(),
           nodeMiB: nodeMemory(),
+          threads: (await ownStatus()).threads,
           scores,
           reports,
         };
         windows.push(window);
         progress(JSON.stringify(window));
+        // The window's samples are reported: the bench's own bookkeeping does not grow with the run.
+        dropUntil(latencies, due);
+        dropUntil(waits, due);
+        dropUntil(accepted, due);
       }
     };
     await Promise.all([dashboardLoop(), feedback(), costReports(), report(), rssSampler(), clientDone]);
