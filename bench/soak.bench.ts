@@ -538,7 +538,7 @@ async function main(): Promise<void> {
         };
         windows.push(window);
         progress(JSON.stringify(window));
-        // The window's samples are reported: the bench's own bookkeeping does not grow with the run.
+        // The window's latency, wait and acceptance samples are reported: they do not pile up over the run.
         dropUntil(latencies, due);
         dropUntil(waits, due);
         dropUntil(accepted, due);
