@@ -174,7 +174,7 @@ async function outputOf(command: string, args: string[]): Promise<string | undef
 /** Resident memory (MiB) of processes given to ps (`-p PID` or `--ppid PID`), summed. */
 async function rssMiB(...selector: string[]): Promise<number> {
   const out = (await outputOf('ps', ['-o', 'rss=', ...selector])) ?? '';
-  return Math.round(out.split('\n').reduce((n, line) => n + (Number(line.trim()) || 0), 0) / 1024);
+  return mib(out.split('\n').reduce((n, line) => n + (Number(line.trim()) || 0), 0) * 1024);
 }
 
 /** Keeps only the samples taken after `at`. */
@@ -358,8 +358,9 @@ async function main(): Promise<void> {
     };
 
     const rssSamples: Array<{ at: number; rss: Rss }> = [];
-    const rssNow = async (): Promise<Rss> => {
-      const own = await ownStatus();
+    // `own`: a read of this process's status already made for the same instant.
+    const rssNow = async (own?: Awaited<ReturnType<typeof ownStatus>>): Promise<Rss> => {
+      own ??= await ownStatus();
       return {
         allInOne: own.rss,
         allInOneAnon: own.anon,
@@ -512,12 +513,13 @@ async function main(): Promise<void> {
         const spans = accepted.filter((a) => a.at > from && a.at <= due).reduce((n, a) => n + a.spans, 0);
         // What the gateways accepted and the store does not hold yet, in seconds of the offered rate.
         const lag = Math.max(0, (await acceptedByGateway()) - (await storedSpans())) / rate;
+        const endStatus = await ownStatus();
         const window: Window = {
           minute,
           acceptedSpansPerSec: Math.round(spans / (reportMinutes * 60)),
           storedLagSeconds: Number(lag.toFixed(2)),
           queueDepth: await gauge('spanforge_ingest_queue_depth'),
-          rssMiB: await rssNow(),
+          rssMiB: await rssNow(endStatus),
           rssMiBMedian: rssOver(from, due, (values) => percentile(values, 0.5)),
           rssMiBMax: rssOver(from, due, (values) => Math.max(...values)),
           queryP50Ms: Number(percentile(inWindow, 0.5).toFixed(1)),
@@ -532,7 +534,7 @@ async function main(): Promise<void> {
           engineMiB: await engineMemory(),
           engineAllocatorMiB: await engineAllocator(),
           nodeMiB: nodeMemory(),
-          threads: (await ownStatus()).threads,
+          threads: endStatus.threads,
           scores,
           reports,
         };
