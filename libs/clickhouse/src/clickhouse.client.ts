@@ -1,4 +1,5 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { setEngineAllocatorOptions } from '@spanforge/config';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { currentLane } from './fair-scheduler';
@@ -66,8 +67,11 @@ export function serverClientOptions(
  * chDB, loaded lazily: the ~560 MB libchdb is only mapped when embedded mode is chosen. It comes
  * as an optional dependency per platform, and npm skips an optional dependency it failed to fetch
  * with only a warning, so a missing one is explained with what to do.
+ *
+ * Just before, the engine's allocator gets its options (setEngineAllocatorOptions).
  */
 function loadChdb(): typeof import('chdb/connection') {
+  setEngineAllocatorOptions();
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require('chdb/connection') as typeof import('chdb/connection');

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ConfigError, DEFAULT_QUERY_LIMITS, assertExternalServices, loadConfig } from './config';
+import { ConfigError, DEFAULT_QUERY_LIMITS, assertExternalServices, loadConfig, setEngineAllocatorOptions } from './config';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -140,5 +140,27 @@ describe('assertExternalServices', () => {
   it('passes with every external service set', () => {
     const config = loadConfig({ DATABASE_URL: 'postgres://db/app', CLICKHOUSE_URL: 'http://ch:8123', API_KEY_PEPPER: 'p'.repeat(32) });
     expect(() => assertExternalServices(config, 'worker')).not.toThrow();
+  });
+});
+
+describe('setEngineAllocatorOptions', () => {
+  const before = process.env.JE_MALLOC_CONF;
+  afterEach(() => {
+    if (before === undefined) delete process.env.JE_MALLOC_CONF;
+    else process.env.JE_MALLOC_CONF = before;
+  });
+
+  it('sets a 1-s decay of freed pages when the operator set nothing', () => {
+    delete process.env.JE_MALLOC_CONF;
+    setEngineAllocatorOptions();
+    expect(process.env.JE_MALLOC_CONF).toBe('dirty_decay_ms:1000');
+  });
+
+  it("keeps the operator's options, an empty value included (chDB's own settings)", () => {
+    for (const operators of ['dirty_decay_ms:0,narenas:1', '']) {
+      process.env.JE_MALLOC_CONF = operators;
+      setEngineAllocatorOptions();
+      expect(process.env.JE_MALLOC_CONF).toBe(operators);
+    }
   });
 });

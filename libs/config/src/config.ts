@@ -257,3 +257,16 @@ export function assertExternalServices(config: AppConfig, role: Role): void {
 export function loadConfigFromEnvironment(): AppConfig {
   return loadConfig(process.env);
 }
+
+/**
+ * The options of the embedded engine's memory allocator, to be called just before libchdb is
+ * loaded: the one write to the environment, because they are a native library's, read by it once
+ * when it is loaded. The engine allocates through jemalloc, compiled into libchdb, which keeps the
+ * pages a statement freed resident until they decay: 5 s in chDB's build (which then purges them
+ * at once: no "muzzy" stage). Under continuous ingest the engine frees insert-sized blocks several
+ * times a second; a 1-s decay hands them back sooner (docs/scaling.md, "Memory of the all-in-one").
+ * An operator's JE_MALLOC_CONF, even an empty one, is kept as it is.
+ */
+export function setEngineAllocatorOptions(): void {
+  process.env.JE_MALLOC_CONF ??= 'dirty_decay_ms:1000';
+}
