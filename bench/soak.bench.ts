@@ -15,14 +15,15 @@ import { argument, percentile, progress, writeResults } from './report';
  * [--warmup-minutes W] [--client-nice P] [--keep-data DIR]`: a day of load, compressed. The all-in-one
  * takes continuous ingest at half the end-to-end rate bench:ingest last measured (or R), while a
  * dashboard loop queries, scores are posted and a cost report is run every minute. Every M minutes
- * (default 5) it reports accepted spans/s, the stored lag, the queue depth, the RSS of each process
- * (at the window's end, and the median and highest of samples every 10 s), the all-in-one's memory
- * by owner (its anonymous RSS, V8's heap, the engine's own count of its memory and caches, the
- * engine's allocator, threads), and the query p50/p99. At the end it checks the targets: RSS growth
- * at most 10 % (the last window's median against the first's), stored lag under 5 s, query p50
- * within 1.5x of the first window, the all-in-one's RSS at most 2 GiB (every sample). Once the load
- * has ended and the store has caught up, it times the sessions and traces pages (read with FINAL)
- * as the upkeep left their tables, then again after merging them.
+ * (default 5) it reports accepted spans/s, the stored lag, the queue depth, the resident memory of
+ * each process (PostgreSQL's as PSS; at the window's end, and the median and highest of samples
+ * every 10 s), the all-in-one's memory by owner (its anonymous RSS, V8's heap, the engine's own
+ * count of its memory and caches, the engine's allocator, threads), and the query p50/p99. At the
+ * end it checks the targets: RSS growth at most 10 % (the last window's median against the
+ * first's), stored lag under 5 s, query p50 within 1.5x of the first window, the all-in-one's RSS
+ * at most 2 GiB (every sample). Once the load has ended and the store has caught up, it times the
+ * sessions and traces pages (read with FINAL) as the upkeep left their tables, then again after
+ * merging them.
  *
  * The dashboard asks for the last D minutes (default 5), as a live dashboard does: once D minutes of
  * load are stored, every answer reads a range of the same size, so a slower answer means a slower
@@ -81,6 +82,7 @@ const ENGINE_METRICS = {
 /**
  * Resident memory of the bench's processes (MiB). `allInOneAnon` is the all-in-one's anonymous
  * part (heaps, stacks): its RSS less the pages of its files (libchdb's code is ~260–280 MiB of them).
+ * `postgres` is a proportional figure (PSS): shared buffers counted once, not once per backend.
  */
 type Rss = { allInOne: number; allInOneAnon: number; postgres: number; loadClient: number };
 
@@ -171,7 +173,7 @@ async function outputOf(command: string, args: string[]): Promise<string | undef
   }
 }
 
-/** Resident memory (MiB) of processes given to ps (`-p PID` or `--ppid PID`), summed. */
+/** Resident memory (MiB) of the process given to ps (`-p PID`). */
 async function rssMiB(...selector: string[]): Promise<number> {
   const out = (await outputOf('ps', ['-o', 'rss=', ...selector])) ?? '';
   return mib(out.split('\n').reduce((n, line) => n + (Number(line.trim()) || 0), 0) * 1024);
@@ -210,12 +212,41 @@ async function ownStatus(): Promise<{ rss: number; anon: number; threads: number
   return { rss: mib(field('VmRSS') * 1024), anon: mib(field('RssAnon') * 1024), threads: field('Threads') };
 }
 
-/** The embedded PostgreSQL of this data directory: its postmaster and the backends it forked. */
-async function postgresRssMiB(dataDir: string): Promise<number> {
+/**
+ * Proportional resident memory (MiB) of the embedded PostgreSQL of this data directory: its
+ * postmaster and the backends it forked. Their RSS summed would count the shared buffers once per
+ * backend that touched them; PSS splits each shared page between the processes that map it, so the
+ * sum counts it once.
+ */
+async function postgresPssMiB(dataDir: string): Promise<number> {
   const found = await outputOf('pgrep', ['-f', '--', `-D ${path.join(dataDir, 'postgres')}`]);
   const postmaster = found?.split('\n')[0]!.trim();
   if (!postmaster) return 0;
-  return (await rssMiB('-p', postmaster)) + (await rssMiB('--ppid', postmaster));
+  const backends =
+    (await outputOf('pgrep', ['--parent', postmaster]))
+      ?.split('\n')
+      .map((pid) => pid.trim())
+      .filter(Boolean) ?? [];
+  let kib = 0;
+  for (const pid of [postmaster, ...backends]) {
+    let rollup: string;
+    try {
+      rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
+    } catch (error) {
+      // A backend that ended between pgrep and this read (its connection closed) holds nothing now.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ESRCH') continue;
+      if (code === 'EACCES')
+        throw new Error(`reading PostgreSQL's memory (/proc/${pid}/smaps_rollup) needs CAP_SYS_PTRACE: it runs as another user`, {
+          cause: error,
+        });
+      throw error;
+    }
+    const pss = /^Pss:\s+(\d+) kB/m.exec(rollup)?.[1];
+    if (pss === undefined) throw new Error(`/proc/${pid}/smaps_rollup has no Pss line`);
+    kib += Number(pss);
+  }
+  return mib(kib * 1024);
 }
 
 async function main(): Promise<void> {
@@ -364,7 +395,7 @@ async function main(): Promise<void> {
       return {
         allInOne: own.rss,
         allInOneAnon: own.anon,
-        postgres: await postgresRssMiB(dataDir),
+        postgres: await postgresPssMiB(dataDir),
         loadClient: await rssMiB('-p', String(client.pid)),
       };
     };
