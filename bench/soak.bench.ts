@@ -471,6 +471,8 @@ async function main(): Promise<void> {
         }),
       ) as EngineMemory;
     };
+    // How soon the engine's allocator hands freed pages back (ms), as the engine reports it at the first window's end.
+    let allocatorDirtyDecayMs: number | undefined;
     const engineAllocator = async (): Promise<Window['engineAllocatorMiB']> => {
       let stats: string;
       try {
@@ -478,6 +480,11 @@ async function main(): Promise<void> {
       } catch (error) {
         progress(`system.jemalloc_stats unreadable at this window's end (${(error as Error).message}): engineAllocatorMiB is null`);
         return null;
+      }
+      const decay = /^\s*opt\.dirty_decay_ms: (-?\d+)/m.exec(stats)?.[1];
+      if (decay !== undefined && allocatorDirtyDecayMs === undefined) {
+        allocatorDirtyDecayMs = Number(decay);
+        progress(`the engine's allocator hands freed pages back after ${decay} ms (opt.dirty_decay_ms; JE_MALLOC_CONF sets it)`);
       }
       const summary = /^Allocated: (\d+), active: (\d+), .*\bresident: (\d+), mapped: (\d+)/m.exec(stats);
       if (!summary) {
@@ -634,7 +641,18 @@ async function main(): Promise<void> {
       rssMet: windows.every((w) => Math.max(w.rssMiB.allInOne, w.rssMiBMax.allInOne) <= 2_048),
     };
     progress(`targets: ${JSON.stringify(targets)}`);
-    writeResults({ soak: { minutes, reportMinutes, spansPerSecond: rate, dashboardMinutes, windows, targets, settledReads } });
+    writeResults({
+      soak: {
+        minutes,
+        reportMinutes,
+        spansPerSecond: rate,
+        dashboardMinutes,
+        allocatorDirtyDecayMs: allocatorDirtyDecayMs ?? null,
+        windows,
+        targets,
+        settledReads,
+      },
+    });
   } finally {
     receiver.close();
     await stack.shutdown.run();
