@@ -471,20 +471,29 @@ async function main(): Promise<void> {
         }),
       ) as EngineMemory;
     };
-    // How soon the engine's allocator hands freed pages back (ms), as the engine reports it at the first window's end.
-    let allocatorDirtyDecayMs: number | undefined;
+    // How soon the engine's allocator hands freed pages back (ms; -1: never), from the first window whose stats have it.
+    let engineAllocatorDirtyDecayMs: number | undefined;
     const engineAllocator = async (): Promise<Window['engineAllocatorMiB']> => {
       let stats: string;
       try {
         stats = await (await stack.clickhouse.query({ query: 'SELECT * FROM system.jemalloc_stats', format: 'TabSeparatedRaw' })).text();
       } catch (error) {
-        progress(`system.jemalloc_stats unreadable at this window's end (${(error as Error).message}): engineAllocatorMiB is null`);
+        progress(
+          `system.jemalloc_stats unreadable at this window's end (${(error as Error).message}): engineAllocatorMiB is null ` +
+            '(engineAllocatorDirtyDecayMs too, if no later window reads it)',
+        );
         return null;
       }
-      const decay = /^\s*opt\.dirty_decay_ms: (-?\d+)/m.exec(stats)?.[1];
-      if (decay !== undefined && allocatorDirtyDecayMs === undefined) {
-        allocatorDirtyDecayMs = Number(decay);
-        progress(`the engine's allocator hands freed pages back after ${decay} ms (opt.dirty_decay_ms; JE_MALLOC_CONF sets it)`);
+      const decay = /^[ \t]*opt\.dirty_decay_ms: (-?\d+)/m.exec(stats)?.[1];
+      if (decay === undefined)
+        warnOnce(
+          'decay',
+          `no "opt.dirty_decay_ms" line in system.jemalloc_stats: engineAllocatorDirtyDecayMs is null unless a later window has it`,
+        );
+      else if (engineAllocatorDirtyDecayMs === undefined) {
+        engineAllocatorDirtyDecayMs = Number(decay);
+        const when = engineAllocatorDirtyDecayMs < 0 ? 'never' : `after ${decay} ms`;
+        progress(`the engine's allocator hands freed pages back ${when} (opt.dirty_decay_ms: ${decay}; JE_MALLOC_CONF sets it)`);
       }
       const summary = /^Allocated: (\d+), active: (\d+), .*\bresident: (\d+), mapped: (\d+)/m.exec(stats);
       if (!summary) {
@@ -647,7 +656,7 @@ async function main(): Promise<void> {
         reportMinutes,
         spansPerSecond: rate,
         dashboardMinutes,
-        allocatorDirtyDecayMs: allocatorDirtyDecayMs ?? null,
+        engineAllocatorDirtyDecayMs: engineAllocatorDirtyDecayMs ?? null,
         windows,
         targets,
         settledReads,

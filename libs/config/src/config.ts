@@ -253,7 +253,7 @@ export function assertExternalServices(config: AppConfig, role: Role): void {
   }
 }
 
-/** The one place that reads the configuration from process.env (setEngineAllocatorOptions sets one native library's variable). */
+/** The one place that reads the configuration from process.env (setEngineAllocatorOptions reads and sets one native library's variable). */
 export function loadConfigFromEnvironment(): AppConfig {
   return loadConfig(process.env);
 }
