@@ -101,8 +101,9 @@ interface Window {
   /**
    * The engine's memory allocator (jemalloc, compiled into libchdb) at the window's end (MiB):
    * what it has handed out, and what of its pages are resident (freed pages stay resident until
-   * they decay, 5 s by the engine's setting). Null in a window where system.jemalloc_stats could not
-   * be read or has no summary line (an engine built without jemalloc); the run goes on.
+   * they decay: engineAllocatorDirtyDecayMs in the results). Null in a window where
+   * system.jemalloc_stats could not be read or has no summary line (an engine built without
+   * jemalloc); the run goes on.
    */
   engineAllocatorMiB: { allocated: number; active: number; resident: number; mapped: number } | null;
   /**
