@@ -174,10 +174,10 @@ async function outputOf(command: string, args: string[]): Promise<string | undef
   }
 }
 
-/** Resident memory (MiB) of the process given to ps (`-p PID`). */
-async function rssMiB(...selector: string[]): Promise<number> {
-  const out = (await outputOf('ps', ['-o', 'rss=', ...selector])) ?? '';
-  return mib(out.split('\n').reduce((n, line) => n + (Number(line.trim()) || 0), 0) * 1024);
+/** Resident memory (MiB) of one process, or 0 once it has ended. */
+async function rssMiB(pid: number | undefined): Promise<number> {
+  const out = (await outputOf('ps', ['-o', 'rss=', '-p', String(pid)])) ?? '';
+  return mib((Number(out.trim()) || 0) * 1024);
 }
 
 /** Keeps only the samples taken after `at`. */
@@ -204,13 +204,17 @@ function mib(bytes: number): number {
  * kernel's status of it (so that the two memory figures are of the same instant).
  */
 async function ownStatus(): Promise<{ rss: number; anon: number; threads: number }> {
-  const status = await readFile('/proc/self/status', 'utf8');
-  const field = (name: string) => {
-    const value = new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1];
-    if (value === undefined) throw new Error(`/proc/self/status has no ${name} line`);
-    return Number(value);
-  };
+  const file = '/proc/self/status';
+  const status = await readFile(file, 'utf8');
+  const field = (name: string) => procField(status, name, file);
   return { rss: mib(field('VmRSS') * 1024), anon: mib(field('RssAnon') * 1024), threads: field('Threads') };
+}
+
+/** The number on a `Name: N` line of a /proc file's text (`file` names it in the error when the line is missing). */
+function procField(text: string, name: string, file: string): number {
+  const value = new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1];
+  if (value === undefined) throw new Error(`${file} has no ${name} line`);
+  return Number(value);
 }
 
 /**
@@ -243,9 +247,7 @@ async function postgresPssMiB(dataDir: string): Promise<number> {
         });
       throw error;
     }
-    const pss = /^Pss:\s+(\d+) kB/m.exec(rollup)?.[1];
-    if (pss === undefined) throw new Error(`/proc/${pid}/smaps_rollup has no Pss line`);
-    kib += Number(pss);
+    kib += procField(rollup, 'Pss', `/proc/${pid}/smaps_rollup`);
   }
   return mib(kib * 1024);
 }
@@ -397,7 +399,7 @@ async function main(): Promise<void> {
         allInOne: own.rss,
         allInOneAnon: own.anon,
         postgres: await postgresPssMiB(dataDir),
-        loadClient: await rssMiB('-p', String(client.pid)),
+        loadClient: await rssMiB(client.pid),
       };
     };
     const rssSampler = async () => {
