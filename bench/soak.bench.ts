@@ -113,6 +113,11 @@ interface Window {
    * but unreturned memory, thread stacks, allocations the engine does not track.
    */
   nodeMiB: { heapUsed: number; heapTotal: number; external: number; arrayBuffers: number };
+  /**
+   * The all-in-one's anonymous memory at the window's end by the shape of the mapping that holds it
+   * (MiB), from /proc/self/smaps: which allocator a growing RSS belongs to (ownAnonymousByMapping).
+   */
+  anonMiBByMapping: AnonymousByMapping;
   /** The all-in-one's threads at the window's end: the engine's pools (which keep the threads they start), V8's and libuv's. */
   threads: number;
   queryP50Ms: number;
@@ -215,6 +220,46 @@ function procField(text: string, name: string, file: string): number {
   const value = new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1];
   if (value === undefined) throw new Error(`${file} has no ${name} line`);
   return Number(value);
+}
+
+/**
+ * Anonymous memory (MiB) by the shape of its mapping. Each allocator in the process maps memory its
+ * own way: V8 puts its heap's regular pages in mappings of 256 KiB each (`v8Pages`; large objects
+ * get mappings of their own, under `other`); the engine's jemalloc maps a few regions of 128 MiB
+ * and more (`engineRegions`); glibc's malloc has the `[heap]` and 64-MiB-aligned arenas of at most
+ * 64 MiB (`glibc`). Told by shape, not by owner: another allocator's mapping of the same shape
+ * would be counted with these.
+ */
+type AnonymousByMapping = { v8Pages: number; engineRegions: number; glibc: number; other: number };
+
+const SMAPS_HEADER = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/;
+const ARENA_ALIGNMENT = 64n * 1024n * 1024n;
+
+/** This process's anonymous memory by mapping shape (AnonymousByMapping), from one read of /proc/self/smaps. */
+async function ownAnonymousByMapping(): Promise<AnonymousByMapping> {
+  const kib = { v8Pages: 0, engineRegions: 0, glibc: 0, other: 0 };
+  let shape: keyof typeof kib = 'other';
+  for (const line of (await readFile('/proc/self/smaps', 'utf8')).split('\n')) {
+    const header = SMAPS_HEADER.exec(line);
+    if (header) {
+      const start = BigInt(`0x${header[1]}`);
+      const size = BigInt(`0x${header[2]}`) - start;
+      const name = header[3]!;
+      // A 256-KiB mapping is V8's even where it happens to sit on a 64-MiB boundary.
+      if (name === '' && size === 256n * 1024n) shape = 'v8Pages';
+      else if (name === '[heap]' || (name === '' && start % ARENA_ALIGNMENT === 0n && size <= ARENA_ALIGNMENT)) shape = 'glibc';
+      else if (name === '' && size >= 128n * 1024n * 1024n) shape = 'engineRegions';
+      else shape = 'other';
+    } else if (line.startsWith('Anonymous:')) {
+      kib[shape] += procField(line, 'Anonymous', '/proc/self/smaps');
+    }
+  }
+  return {
+    v8Pages: mib(kib.v8Pages * 1024),
+    engineRegions: mib(kib.engineRegions * 1024),
+    glibc: mib(kib.glibc * 1024),
+    other: mib(kib.other * 1024),
+  };
 }
 
 /**
@@ -584,6 +629,7 @@ async function main(): Promise<void> {
           engineMiB: await engineMemory(),
           engineAllocatorMiB: await engineAllocator(),
           nodeMiB: nodeMemory(),
+          anonMiBByMapping: await ownAnonymousByMapping(),
           threads: endStatus.threads,
           scores,
           reports,
