@@ -168,8 +168,8 @@ function slopePerHour(samples: Array<{ at: number; value: number }>): number {
 const execFileText = promisify(execFile);
 
 /**
- * A command's output, or undefined when it exits 1 (ps and pgrep: no process matched, as when the
- * client has finished). Run without blocking: the bench samples from inside the process it measures.
+ * A command's output, or undefined when it exits 1 (pgrep: no process matched). Run without
+ * blocking: the bench samples from inside the process it measures.
  */
 async function outputOf(command: string, args: string[]): Promise<string | undefined> {
   try {
@@ -178,12 +178,6 @@ async function outputOf(command: string, args: string[]): Promise<string | undef
     if ((error as { code?: unknown }).code === 1) return undefined;
     throw error;
   }
-}
-
-/** Resident memory (MiB) of one process, or 0 once it has ended. */
-async function rssMiB(pid: number | undefined): Promise<number> {
-  const out = (await outputOf('ps', ['-o', 'rss=', '-p', String(pid)])) ?? '';
-  return mib((Number(out.trim()) || 0) * 1024);
 }
 
 /** Keeps only the samples taken after `at`. */
@@ -206,14 +200,38 @@ function mib(bytes: number): number {
 }
 
 /**
- * This process's resident memory, its anonymous part, and its threads, from one read of the
- * kernel's status of it (so that the two memory figures are of the same instant).
+ * A file of a process under /proc, or undefined once the process has ended (a backend whose
+ * connection closed, the load client when it is done).
  */
-async function ownStatus(): Promise<{ rss: number; anon: number; threads: number }> {
-  const file = '/proc/self/status';
-  const status = await readFile(file, 'utf8');
-  const field = (name: string) => procField(status, name, file);
+async function procFile(pid: number | string, name: string): Promise<string | undefined> {
+  const file = `/proc/${pid}/${name}`;
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ESRCH') return undefined;
+    if (code === 'EACCES') throw new Error(`reading ${file} needs CAP_SYS_PTRACE: the process runs as another user`, { cause: error });
+    throw error;
+  }
+}
+
+type ProcessStatus = { rss: number; anon: number; threads: number };
+
+/**
+ * A process's resident memory, its anonymous part, and its threads, from one read of the kernel's
+ * status of it (so that the two memory figures are of the same instant); undefined once it has exited.
+ */
+async function processStatus(pid: number | 'self'): Promise<ProcessStatus | undefined> {
+  const status = await procFile(pid, 'status');
+  // An exited process not yet reaped (a zombie) still has a status, without its memory lines.
+  if (status === undefined || !/^VmRSS:/m.test(status)) return undefined;
+  const field = (name: string) => procField(status, name, `/proc/${pid}/status`);
   return { rss: mib(field('VmRSS') * 1024), anon: mib(field('RssAnon') * 1024), threads: field('Threads') };
+}
+
+/** This process's status (processStatus): it is running, so it has one. */
+async function ownStatus(): Promise<ProcessStatus> {
+  return (await processStatus('self'))!;
 }
 
 /** The number on a `Name: N` line of a /proc file's text (`file` names it in the error when the line is missing). */
@@ -241,7 +259,7 @@ const ARENA_ALIGNMENT = 64n * 1024n * 1024n;
 async function ownAnonymousByMapping(): Promise<AnonymousByMapping> {
   const kib = { v8Pages: 0, engineRegions: 0, glibc: 0, other: 0 };
   let shape: keyof typeof kib = 'other';
-  for (const line of (await readFile('/proc/self/smaps', 'utf8')).split('\n')) {
+  for (const line of (await procFile('self', 'smaps'))!.split('\n')) {
     const header = SMAPS_HEADER.exec(line);
     if (header) {
       const start = BigInt(`0x${header[1]}`);
@@ -265,16 +283,19 @@ async function ownAnonymousByMapping(): Promise<AnonymousByMapping> {
   };
 }
 
-/**
- * Proportional resident memory (MiB) of the embedded PostgreSQL of this data directory: its
- * postmaster and the backends it forked. Their RSS summed would count the shared buffers once per
- * backend that touched them; PSS splits each shared page between the processes that map it, so the
- * sum counts it once.
- */
-async function postgresPssMiB(dataDir: string): Promise<number> {
+/** The pid of the embedded PostgreSQL's postmaster for this data directory, or undefined when none runs. */
+async function postmasterOf(dataDir: string): Promise<string | undefined> {
   const found = await outputOf('pgrep', ['-f', '--', `-D ${path.join(dataDir, 'postgres')}`]);
-  const postmaster = found?.split('\n')[0]!.trim();
-  if (!postmaster) return 0;
+  return found?.split('\n')[0]!.trim() || undefined;
+}
+
+/**
+ * Proportional resident memory (MiB) of the embedded PostgreSQL: its postmaster and the backends
+ * it forked (found anew each time: connections come and go). Their RSS summed would count the
+ * shared buffers once per backend that touched them; PSS splits each shared page between the
+ * processes that map it, so the sum counts it once.
+ */
+async function postgresPssMiB(postmaster: string): Promise<number> {
   const backends =
     (await outputOf('pgrep', ['--parent', postmaster]))
       ?.split('\n')
@@ -282,20 +303,9 @@ async function postgresPssMiB(dataDir: string): Promise<number> {
       .filter(Boolean) ?? [];
   let kib = 0;
   for (const pid of [postmaster, ...backends]) {
-    let rollup: string;
-    try {
-      rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
-    } catch (error) {
-      // A backend that ended between pgrep and this read (its connection closed) holds nothing now.
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ESRCH') continue;
-      if (code === 'EACCES')
-        throw new Error(`reading PostgreSQL's memory (/proc/${pid}/smaps_rollup) needs CAP_SYS_PTRACE: it runs as another user`, {
-          cause: error,
-        });
-      throw error;
-    }
-    kib += procField(rollup, 'Pss', `/proc/${pid}/smaps_rollup`);
+    // A backend that ended between pgrep and this read holds nothing now.
+    const rollup = await procFile(pid, 'smaps_rollup');
+    if (rollup !== undefined) kib += procField(rollup, 'Pss', `/proc/${pid}/smaps_rollup`);
   }
   return mib(kib * 1024);
 }
@@ -440,14 +450,17 @@ async function main(): Promise<void> {
     };
 
     const rssSamples: Array<{ at: number; rss: Rss }> = [];
+    // The postmaster runs for the whole run: looked up once it is found, not at every sample.
+    let postmaster: string | undefined;
     // `own`: a read of this process's status already made for the same instant.
-    const rssNow = async (own?: Awaited<ReturnType<typeof ownStatus>>): Promise<Rss> => {
+    const rssNow = async (own?: ProcessStatus): Promise<Rss> => {
       own ??= await ownStatus();
+      postmaster ??= await postmasterOf(dataDir);
       return {
         allInOne: own.rss,
         allInOneAnon: own.anon,
-        postgres: await postgresPssMiB(dataDir),
-        loadClient: await rssMiB(client.pid),
+        postgres: postmaster === undefined ? 0 : await postgresPssMiB(postmaster),
+        loadClient: client.pid === undefined ? 0 : ((await processStatus(client.pid))?.rss ?? 0),
       };
     };
     const rssSampler = async () => {
