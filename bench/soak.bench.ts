@@ -119,6 +119,12 @@ interface Window {
    * which shape of mapping a growing RSS grows in (ownAnonymousByMapping).
    */
   anonMiBByMapping: AnonymousByMapping;
+  /**
+   * What the all-in-one's memory is made of over the window: the median of each part's samples,
+   * taken with the RSS samples (MemoryParts). A part's median against the first window's says where
+   * a growing RSS grows, where the figures at the window's end above land on one instant's swings.
+   */
+  memoryMiBMedian: MemoryParts;
   /** The all-in-one's threads at the window's end: the engine's pools (which keep the threads they start), V8's and libuv's. */
   threads: number;
   queryP50Ms: number;
@@ -281,6 +287,27 @@ async function ownAnonymousByMapping(): Promise<AnonymousByMapping> {
     glibc: mib(kib.glibc * 1024),
     other: mib(kib.other * 1024),
   };
+}
+
+/**
+ * The parts of the all-in-one's memory at one instant (MiB): V8's heap (what it has committed, and
+ * what of that its objects use, garbage included until collected), the engine allocator's resident
+ * pages (null where its stats cannot be read), and the anonymous memory by mapping shape.
+ */
+type MemoryParts = { v8HeapTotal: number; v8HeapUsed: number; engineAllocatorResident: number | null } & AnonymousByMapping;
+
+/**
+ * Each field's `pick` over the records that have a number for it (a median, a highest), or null
+ * where none has. All records have the same fields.
+ */
+function fieldwise<T extends Record<string, number | null>>(records: T[], pick: (values: number[]) => number): T {
+  const fields = Object.keys(records[0]!) as Array<keyof T>;
+  return Object.fromEntries(
+    fields.map((name) => {
+      const values = records.map((record) => record[name]).filter((value): value is number & T[keyof T] => value !== null);
+      return [name, values.length === 0 ? null : Math.round(pick(values))];
+    }),
+  ) as T;
 }
 
 /** The pid of the embedded PostgreSQL's postmaster for this data directory, or undefined when none runs. */
@@ -449,7 +476,7 @@ async function main(): Promise<void> {
       }
     };
 
-    const rssSamples: Array<{ at: number; rss: Rss }> = [];
+    const rssSamples: Array<{ at: number; rss: Rss; parts: MemoryParts }> = [];
     // The postmaster runs for the whole run: looked up once it is found, not at every sample.
     let postmaster: string | undefined;
     // `own`: a read of this process's status already made for the same instant.
@@ -466,16 +493,20 @@ async function main(): Promise<void> {
     const rssSampler = async () => {
       while (Date.now() < until) {
         const at = Date.now();
-        rssSamples.push({ at, rss: await rssNow() });
+        rssSamples.push({ at, rss: await rssNow(), parts: await memoryParts() });
         await new Promise((r) => setTimeout(r, RSS_SAMPLE_MS));
       }
     };
-    const rssOver = (from: number, to: number, pick: (values: number[]) => number): Rss => {
-      const inWindow = rssSamples.filter((sample) => sample.at > from && sample.at <= to).map((sample) => sample.rss);
+    const samplesOver = (from: number, to: number) => {
+      const inWindow = rssSamples.filter((sample) => sample.at > from && sample.at <= to);
       if (inWindow.length === 0) throw new Error(`no RSS sample between ${new Date(from).toISOString()} and ${new Date(to).toISOString()}`);
-      const fields = Object.keys(inWindow[0]!) as Array<keyof Rss>;
-      return Object.fromEntries(fields.map((name) => [name, Math.round(pick(inWindow.map((rss) => rss[name])))])) as Rss;
+      return inWindow;
     };
+    const rssOver = (from: number, to: number, pick: (values: number[]) => number): Rss =>
+      fieldwise(
+        samplesOver(from, to).map((sample) => sample.rss),
+        pick,
+      );
 
     const windows: Window[] = [];
     const gauge = async (name: string) => (await stack.metrics.getSingleMetric(name)?.get())?.values[0]?.value ?? 0;
@@ -542,9 +573,12 @@ async function main(): Promise<void> {
       try {
         stats = await (await stack.clickhouse.query({ query: 'SELECT * FROM system.jemalloc_stats', format: 'TabSeparatedRaw' })).text();
       } catch (error) {
-        progress(
-          `system.jemalloc_stats unreadable at this window's end (${(error as Error).message}): engineAllocatorMiB is null ` +
-            '(engineAllocatorDirtyDecayMs too, if no later window reads it)',
+        // Read every RSS sample too: each reason is printed the first time only.
+        const reason = (error as Error).message;
+        warnOnce(
+          `unreadable: ${reason}`,
+          `system.jemalloc_stats unreadable (${reason}): engineAllocatorMiB and engineAllocatorResident are null where it is ` +
+            '(engineAllocatorDirtyDecayMs too, if no later read has it)',
         );
         return null;
       }
@@ -574,6 +608,15 @@ async function main(): Promise<void> {
         heapTotal: mib(usage.heapTotal),
         external: mib(usage.external),
         arrayBuffers: mib(usage.arrayBuffers),
+      };
+    };
+    const memoryParts = async (): Promise<MemoryParts> => {
+      const { heapTotal, heapUsed } = process.memoryUsage();
+      return {
+        v8HeapTotal: mib(heapTotal),
+        v8HeapUsed: mib(heapUsed),
+        engineAllocatorResident: (await engineAllocator())?.resident ?? null,
+        ...(await ownAnonymousByMapping()),
       };
     };
     const runningMerges = async () => {
@@ -646,6 +689,10 @@ async function main(): Promise<void> {
           engineAllocatorMiB: await engineAllocator(),
           nodeMiB: nodeMemory(),
           anonMiBByMapping: await ownAnonymousByMapping(),
+          memoryMiBMedian: fieldwise(
+            samplesOver(from, due).map((sample) => sample.parts),
+            (values) => percentile(values, 0.5),
+          ),
           threads: endStatus.threads,
           scores,
           reports,
@@ -705,6 +752,13 @@ async function main(): Promise<void> {
       rssGrowth: Number((last.rssMiBMedian.allInOne / first.rssMiBMedian.allInOne - 1).toFixed(3)),
       rssGrowthMet: last.rssMiBMedian.allInOne <= first.rssMiBMedian.allInOne * 1.1,
       rssAnonGrowth: Number((last.rssMiBMedian.allInOneAnon / first.rssMiBMedian.allInOneAnon - 1).toFixed(3)),
+      // Where the anonymous memory grew: each part's median in the last window less the first's (MiB).
+      memoryGrowthMiBByPart: Object.fromEntries(
+        (Object.keys(first.memoryMiBMedian) as Array<keyof MemoryParts>).map((part) => {
+          const [from, to] = [first.memoryMiBMedian[part], last.memoryMiBMedian[part]];
+          return [part, from === null || to === null ? null : to - from];
+        }),
+      ),
       rssGrowthAtWindowEnds: Number((last.rssMiB.allInOne / first.rssMiB.allInOne - 1).toFixed(3)),
       rssTrendPerHour: Number((trend / first.rssMiBMedian.allInOne).toFixed(3)),
       maxStoredLagSeconds: Math.max(...windows.map((w) => w.storedLagSeconds)),
