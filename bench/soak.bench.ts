@@ -120,11 +120,14 @@ interface Window {
    */
   anonMiBByMapping: AnonymousByMapping;
   /**
-   * What the all-in-one's memory is made of over the window: the median of each part's samples,
-   * taken with the RSS samples (MemoryParts). A part's median against the first window's says where
-   * a growing RSS grows, where the figures at the window's end above land on one instant's swings.
+   * The median of each of the all-in-one's memory figures (MemoryParts) over the window's samples,
+   * where the figures at the window's end above land on one instant's swings. A figure's median
+   * against the first window's says where a growing RSS grows. The figures overlap (MemoryParts):
+   * they do not add up to the RSS, and neither do their growths.
    */
   memoryMiBMedian: MemoryParts;
+  /** How many samples the window's medians are of: RSS (with V8's heap and the mappings), and the engine allocator's readable ones. */
+  samples: { rss: number; engineAllocator: number };
   /** The all-in-one's threads at the window's end: the engine's pools (which keep the threads they start), V8's and libuv's. */
   threads: number;
   queryP50Ms: number;
@@ -290,24 +293,24 @@ async function ownAnonymousByMapping(): Promise<AnonymousByMapping> {
 }
 
 /**
- * The parts of the all-in-one's memory at one instant (MiB): V8's heap (what it has committed, and
- * what of that its objects use, garbage included until collected), the engine allocator's resident
- * pages (null where its stats cannot be read), and the anonymous memory by mapping shape.
+ * What the all-in-one reads of its own memory at the instant of an RSS sample (MiB): V8's heap (what
+ * it has committed, not all of it resident, and what of that its objects use, garbage included
+ * until collected) and the anonymous memory by mapping shape.
  */
-type MemoryParts = { v8HeapTotal: number; v8HeapUsed: number; engineAllocatorResident: number | null } & AnonymousByMapping;
+type OwnMemory = { v8HeapTotal: number; v8HeapUsed: number } & AnonymousByMapping;
 
 /**
- * Each field's `pick` over the records that have a number for it (a median, a highest), or null
- * where none has. All records have the same fields.
+ * The all-in-one's memory figures (MiB): its own (OwnMemory), and the engine allocator's resident
+ * pages, which take a statement to read (null where none could be read). They overlap, as two
+ * views of one memory: V8's heap lies in the 256-KiB pages and `other` (its large objects), the
+ * allocator's pages in `engineRegions` and `other`.
  */
-function fieldwise<T extends Record<string, number | null>>(records: T[], pick: (values: number[]) => number): T {
+type MemoryParts = OwnMemory & { engineAllocatorResident: number | null };
+
+/** Each field's `pick` over the records (a median, a highest), rounded. The records, at least one, have the same fields. */
+function fieldwise<T extends Record<string, number>>(records: T[], pick: (values: number[]) => number): T {
   const fields = Object.keys(records[0]!) as Array<keyof T>;
-  return Object.fromEntries(
-    fields.map((name) => {
-      const values = records.map((record) => record[name]).filter((value): value is number & T[keyof T] => value !== null);
-      return [name, values.length === 0 ? null : Math.round(pick(values))];
-    }),
-  ) as T;
+  return Object.fromEntries(fields.map((name) => [name, Math.round(pick(records.map((record) => record[name])))])) as T;
 }
 
 /** The pid of the embedded PostgreSQL's postmaster for this data directory, or undefined when none runs. */
@@ -476,7 +479,13 @@ async function main(): Promise<void> {
       }
     };
 
-    const rssSamples: Array<{ at: number; rss: Rss; parts: MemoryParts }> = [];
+    // The RSS and the process's own memory, read together on fixed ticks (nothing in them waits for
+    // the engine); the engine allocator's pages, which take a statement that waits its turn at the
+    // engine, on ticks of their own, timed when the answer comes.
+    const rssSamples: Array<{ at: number; rss: Rss; own: OwnMemory }> = [];
+    const allocatorSamples: Array<{ at: number; resident: number | null }> = [];
+    // The sample being read, which a window's end waits for: one it started before its end is its.
+    let sampling: Promise<void> = Promise.resolve();
     // The postmaster runs for the whole run: looked up once it is found, not at every sample.
     let postmaster: string | undefined;
     // `own`: a read of this process's status already made for the same instant.
@@ -490,23 +499,24 @@ async function main(): Promise<void> {
         loadClient: client.pid === undefined ? 0 : ((await processStatus(client.pid))?.rss ?? 0),
       };
     };
-    const rssSampler = async () => {
-      while (Date.now() < until) {
-        const at = Date.now();
-        rssSamples.push({ at, rss: await rssNow(), parts: await memoryParts() });
-        await new Promise((r) => setTimeout(r, RSS_SAMPLE_MS));
+    // A reading of every RSS_SAMPLE_MS on fixed ticks, whatever a reading takes (a late one is not made up for).
+    const everyTick = async (read: () => Promise<void>) => {
+      for (let tick = Date.now(); tick < until; tick = Math.max(tick + RSS_SAMPLE_MS, Date.now())) {
+        await waitUntil(tick);
+        await read();
       }
     };
-    const samplesOver = (from: number, to: number) => {
-      const inWindow = rssSamples.filter((sample) => sample.at > from && sample.at <= to);
-      if (inWindow.length === 0) throw new Error(`no RSS sample between ${new Date(from).toISOString()} and ${new Date(to).toISOString()}`);
-      return inWindow;
-    };
-    const rssOver = (from: number, to: number, pick: (values: number[]) => number): Rss =>
-      fieldwise(
-        samplesOver(from, to).map((sample) => sample.rss),
-        pick,
-      );
+    const rssSampler = () =>
+      everyTick(async () => {
+        const at = Date.now();
+        sampling = (async () => void rssSamples.push({ at, rss: await rssNow(), own: await ownMemory() }))();
+        await sampling;
+      });
+    const allocatorSampler = () =>
+      everyTick(async () => {
+        const resident = (await engineAllocator())?.resident ?? null;
+        allocatorSamples.push({ at: Date.now(), resident });
+      });
 
     const windows: Window[] = [];
     const gauge = async (name: string) => (await stack.metrics.getSingleMetric(name)?.get())?.values[0]?.value ?? 0;
@@ -566,19 +576,19 @@ async function main(): Promise<void> {
         }),
       ) as EngineMemory;
     };
-    // How soon the engine's allocator hands freed pages back (ms; -1: never), from the first window whose stats have it.
+    // How soon the engine's allocator hands freed pages back (ms; -1: never), from the first read
+    // of its stats that has it (as a rule a sample in the warm-up).
     let engineAllocatorDirtyDecayMs: number | undefined;
     const engineAllocator = async (): Promise<Window['engineAllocatorMiB']> => {
       let stats: string;
       try {
         stats = await (await stack.clickhouse.query({ query: 'SELECT * FROM system.jemalloc_stats', format: 'TabSeparatedRaw' })).text();
       } catch (error) {
-        // Read every RSS sample too: each reason is printed the first time only.
-        const reason = (error as Error).message;
+        // Read every RSS_SAMPLE_MS: the first failure is printed, and each window counts the reads that succeeded.
         warnOnce(
-          `unreadable: ${reason}`,
-          `system.jemalloc_stats unreadable (${reason}): engineAllocatorMiB and engineAllocatorResident are null where it is ` +
-            '(engineAllocatorDirtyDecayMs too, if no later read has it)',
+          'unreadable',
+          `system.jemalloc_stats unreadable (${(error as Error).message}): engineAllocatorMiB and engineAllocatorResident are null ` +
+            'where no read succeeded, engineAllocatorDirtyDecayMs too; later failures are not printed (samples.engineAllocator counts the reads that succeeded)',
         );
         return null;
       }
@@ -586,7 +596,7 @@ async function main(): Promise<void> {
       if (decay === undefined)
         warnOnce(
           'decay',
-          `no "opt.dirty_decay_ms" line in system.jemalloc_stats: engineAllocatorDirtyDecayMs is null unless a later window has it`,
+          `no "opt.dirty_decay_ms" line in system.jemalloc_stats: engineAllocatorDirtyDecayMs is null unless a later read has it`,
         );
       else if (engineAllocatorDirtyDecayMs === undefined) {
         engineAllocatorDirtyDecayMs = Number(decay);
@@ -610,14 +620,10 @@ async function main(): Promise<void> {
         arrayBuffers: mib(usage.arrayBuffers),
       };
     };
-    const memoryParts = async (): Promise<MemoryParts> => {
-      const { heapTotal, heapUsed } = process.memoryUsage();
-      return {
-        v8HeapTotal: mib(heapTotal),
-        v8HeapUsed: mib(heapUsed),
-        engineAllocatorResident: (await engineAllocator())?.resident ?? null,
-        ...(await ownAnonymousByMapping()),
-      };
+    // Its mappings are read from /proc/self/smaps, a text of 1–2 MB that becomes V8 garbage each sample.
+    const ownMemory = async (): Promise<OwnMemory> => {
+      const { heapTotal, heapUsed } = nodeMemory();
+      return { v8HeapTotal: heapTotal, v8HeapUsed: heapUsed, ...(await ownAnonymousByMapping()) };
     };
     const runningMerges = async () => {
       const result = await stack.clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
@@ -637,6 +643,19 @@ async function main(): Promise<void> {
         const due = started + minute * 60_000;
         await waitUntil(due);
         const from = due - reportMinutes * 60_000;
+        // The RSS samples of the window, read once: with the one taken just before its end.
+        await sampling;
+        const memorySamples = rssSamples.filter((sample) => sample.at > from && sample.at <= due);
+        if (memorySamples.length === 0)
+          throw new Error(`no RSS sample between ${new Date(from).toISOString()} and ${new Date(due).toISOString()}`);
+        const rssOver = (pick: (values: number[]) => number) =>
+          fieldwise(
+            memorySamples.map((sample) => sample.rss),
+            pick,
+          );
+        const allocatorResident = allocatorSamples
+          .filter((sample) => sample.at > from && sample.at <= due && sample.resident !== null)
+          .map((sample) => sample.resident!);
         const windowLatencies = latencies.filter((l) => l.at > from && l.at <= due);
         const inWindow = windowLatencies.map((l) => l.ms);
         const byField: Record<string, number> = {};
@@ -674,8 +693,8 @@ async function main(): Promise<void> {
           storedLagSeconds: Number(lag.toFixed(2)),
           queueDepth: await gauge('spanforge_ingest_queue_depth'),
           rssMiB: await rssNow(endStatus),
-          rssMiBMedian: rssOver(from, due, (values) => percentile(values, 0.5)),
-          rssMiBMax: rssOver(from, due, (values) => Math.max(...values)),
+          rssMiBMedian: rssOver((values) => percentile(values, 0.5)),
+          rssMiBMax: rssOver((values) => Math.max(...values)),
           queryP50Ms: Number(percentile(inWindow, 0.5).toFixed(1)),
           queryP99Ms: Number(percentile(inWindow, 0.99).toFixed(1)),
           queryP50MsByField: byField,
@@ -689,10 +708,14 @@ async function main(): Promise<void> {
           engineAllocatorMiB: await engineAllocator(),
           nodeMiB: nodeMemory(),
           anonMiBByMapping: await ownAnonymousByMapping(),
-          memoryMiBMedian: fieldwise(
-            samplesOver(from, due).map((sample) => sample.parts),
-            (values) => percentile(values, 0.5),
-          ),
+          memoryMiBMedian: {
+            ...fieldwise(
+              memorySamples.map((sample) => sample.own),
+              (values) => percentile(values, 0.5),
+            ),
+            engineAllocatorResident: allocatorResident.length === 0 ? null : percentile(allocatorResident, 0.5),
+          },
+          samples: { rss: memorySamples.length, engineAllocator: allocatorResident.length },
           threads: endStatus.threads,
           scores,
           reports,
@@ -705,7 +728,7 @@ async function main(): Promise<void> {
         dropUntil(accepted, due);
       }
     };
-    await Promise.all([dashboardLoop(), feedback(), costReports(), report(), rssSampler(), clientDone]);
+    await Promise.all([dashboardLoop(), feedback(), costReports(), report(), rssSampler(), allocatorSampler(), clientDone]);
 
     // After the load: the figure tables the pages read with FINAL, as an hour of upkeep left them
     // and after a merge of each into one part per partition (what FINAL then has nothing to do).
@@ -752,13 +775,6 @@ async function main(): Promise<void> {
       rssGrowth: Number((last.rssMiBMedian.allInOne / first.rssMiBMedian.allInOne - 1).toFixed(3)),
       rssGrowthMet: last.rssMiBMedian.allInOne <= first.rssMiBMedian.allInOne * 1.1,
       rssAnonGrowth: Number((last.rssMiBMedian.allInOneAnon / first.rssMiBMedian.allInOneAnon - 1).toFixed(3)),
-      // Where the anonymous memory grew: each part's median in the last window less the first's (MiB).
-      memoryGrowthMiBByPart: Object.fromEntries(
-        (Object.keys(first.memoryMiBMedian) as Array<keyof MemoryParts>).map((part) => {
-          const [from, to] = [first.memoryMiBMedian[part], last.memoryMiBMedian[part]];
-          return [part, from === null || to === null ? null : to - from];
-        }),
-      ),
       rssGrowthAtWindowEnds: Number((last.rssMiB.allInOne / first.rssMiB.allInOne - 1).toFixed(3)),
       rssTrendPerHour: Number((trend / first.rssMiBMedian.allInOne).toFixed(3)),
       maxStoredLagSeconds: Math.max(...windows.map((w) => w.storedLagSeconds)),
@@ -769,6 +785,15 @@ async function main(): Promise<void> {
       rssMet: windows.every((w) => Math.max(w.rssMiB.allInOne, w.rssMiBMax.allInOne) <= 2_048),
     };
     progress(`targets: ${JSON.stringify(targets)}`);
+    // Where the memory grew: each figure's median in the last window less the first's (MiB; they
+    // overlap, as MemoryParts says, so they do not add up to the RSS's growth).
+    const memoryGrowthMiB = Object.fromEntries(
+      (Object.keys(first.memoryMiBMedian) as Array<keyof MemoryParts>).map((part) => {
+        const [from, to] = [first.memoryMiBMedian[part], last.memoryMiBMedian[part]];
+        return [part, from === null || to === null ? null : to - from];
+      }),
+    ) as Record<keyof MemoryParts, number | null>;
+    progress(`memory growth by figure (MiB, overlapping): ${JSON.stringify(memoryGrowthMiB)}`);
     writeResults({
       soak: {
         minutes,
@@ -778,6 +803,7 @@ async function main(): Promise<void> {
         engineAllocatorDirtyDecayMs: engineAllocatorDirtyDecayMs ?? null,
         windows,
         targets,
+        memoryGrowthMiB,
         settledReads,
       },
     });

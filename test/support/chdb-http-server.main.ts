@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync, inflateSync } from 'node:zlib';
+import { setEngineAllocatorOptions } from '@spanforge/config';
 
 interface NativeResult {
   bytes: Uint8Array;
@@ -30,6 +31,8 @@ interface ChdbNative {
   QueryAsyncConnection(connection: unknown, sql: string, format: string, params?: Record<string, string>): Promise<NativeResult>;
 }
 
+// The engine's allocator takes its options when libchdb is loaded, as in the embedded mode.
+setEngineAllocatorOptions();
 // The session's own queryBindAsync re-escapes string values; the HTTP parameters arrive escaped
 // already, so they go to the addon as they are (the same addon instance the session loaded).
 /* eslint-disable @typescript-eslint/no-require-imports */
