@@ -37,6 +37,8 @@ export interface AppConfig {
   clickhouseExpressSharePercent: number;
   /** The span-metrics sealer (span_metrics_minute): how old a minute must be, and how often it looks. */
   metricsSeal: { afterSeconds: number; intervalMs: number };
+  /** How often each process hands the heap pages V8 freed back to the system (s; 0: only when it idles, as V8 does alone). */
+  heapReleaseSeconds: number;
 }
 
 /** What one project may ask of one api process. */
@@ -217,6 +219,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
       afterSeconds: r.integer('METRICS_SEAL_AFTER_SECONDS', 120, 0, 86_400),
       intervalMs: r.integer('METRICS_SEAL_INTERVAL_MS', 10_000, 100, 3_600_000),
     },
+    heapReleaseSeconds: r.integer('HEAP_RELEASE_SECONDS', 60, 0, 86_400),
   };
   const ports = Object.entries(config.ports).filter(([, port]) => port !== 0);
   const taken = new Map<number, string>();

@@ -2,6 +2,7 @@ import type { Registry } from 'prom-client';
 import { assertExternalServices, type AppConfig, type Role } from '@spanforge/config';
 import { CredentialsFile, type StoredCredentials } from './credentials';
 import { lockDataDir } from './data-dir.lock';
+import { startHeapRelease } from './heap-release';
 import { Logger } from './logger';
 import { createMetricsRegistry } from './metrics';
 import { ReadinessProbe } from './readiness';
@@ -63,13 +64,15 @@ export async function prepareProcess(config: AppConfig, mode: Mode): Promise<Pro
     keyPepper ??= credentials.stored.keyPepper;
   }
   if (!keyPepper) throw new Error('API_KEY_PEPPER is required');
+  const metrics = createMetricsRegistry();
+  startHeapRelease(config.heapReleaseSeconds, log.child('heap'), metrics, shutdown);
   return {
     mode,
     config,
     log,
     shutdown,
     readiness: new ReadinessProbe(),
-    metrics: createMetricsRegistry(),
+    metrics,
     secrets: { adminToken, keyPepper },
     services: {},
     credentials,

@@ -1,0 +1,68 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { Histogram, type Registry } from 'prom-client';
+import type { Logger } from './logger';
+import type { ShutdownSequence } from './shutdown';
+
+/** V8's collection function, as `--expose-gc` exposes it: these options ask for one that hands memory back. */
+type Collect = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+
+/**
+ * V8's collection function: the global one when node was started with `--expose-gc`; otherwise
+ * taken from a context made while the flag is set, which is then unset again, so that no other
+ * context (a test runner's, a `vm` script's) gets a `gc` global.
+ */
+function collectionFunction(): Collect {
+  const exposed = (globalThis as { gc?: unknown }).gc;
+  if (typeof exposed === 'function') return exposed as Collect;
+  setFlagsFromString('--expose-gc');
+  try {
+    return runInNewContext('gc') as Collect;
+  } finally {
+    setFlagsFromString('--no-expose-gc');
+  }
+}
+
+/** Hands V8's freed heap pages back to the system now (startHeapRelease), and says how long the process paused (ms). */
+export type ReleaseHeapPages = () => number;
+
+/**
+ * V8 keeps the pages of its heap that a collection emptied, for reuse, and hands them back only in a
+ * collection that reduces memory, which it starts when the process goes idle. A server under
+ * continuous load never idles, so those pages stay resident up to the highest its heap has ever
+ * reached, and its RSS climbs with each new peak (docs/scaling.md, "Memory of the all-in-one"). Every
+ * `intervalSeconds` this runs such a collection: a pause of the whole process (about 0.1–0.3 s on a
+ * heap of a few hundred MiB), after which the pages are faulted in again only as the heap needs them.
+ * Each pause is counted in `spanforge_heap_release_seconds`. 0 seconds: never (V8 then does it
+ * only when the process idles). Returns the release, for a caller that wants one at once.
+ */
+export function startHeapRelease(intervalSeconds: number, log: Logger, metrics: Registry, shutdown: ShutdownSequence): ReleaseHeapPages {
+  const collect = collectionFunction();
+  const pauses = new Histogram({
+    name: 'spanforge_heap_release_seconds',
+    help: "How long the process paused to hand V8's freed heap pages back to the system (HEAP_RELEASE_SECONDS)",
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [metrics],
+  });
+  const release: ReleaseHeapPages = () => {
+    const begun = performance.now();
+    collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    const ms = performance.now() - begun;
+    pauses.observe(ms / 1000);
+    return ms;
+  };
+  if (intervalSeconds === 0) return release;
+  const timer = setInterval(() => {
+    try {
+      log.debug(`handed V8's freed heap pages back in a pause of ${release().toFixed(0)} ms`);
+    } catch (error) {
+      // Not expected of V8's own function; the process goes on as it would without the release.
+      clearInterval(timer);
+      log.error("handing V8's freed heap pages back failed: stopped (RSS may then climb to the heap's highest)", error);
+    }
+  }, intervalSeconds * 1000);
+  // A timer of housekeeping: it never keeps the process alive.
+  timer.unref();
+  shutdown.add('stop-services', 'heap release', async () => clearInterval(timer));
+  return release;
+}
