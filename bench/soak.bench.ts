@@ -130,6 +130,8 @@ interface Window {
   samples: { rss: number; engineAllocator: number };
   /** The all-in-one's threads at the window's end: the engine's pools (which keep the threads they start), V8's and libuv's. */
   threads: number;
+  /** The process's pauses to hand V8's emptied heap pages back (HEAP_RELEASE_SECONDS) in the window: how many, and their mean (ms). */
+  heapReleases: { count: number; meanMs: number };
   queryP50Ms: number;
   queryP99Ms: number;
   /** Each dashboard query's p50 (ms), by its root field. */
@@ -524,6 +526,21 @@ async function main(): Promise<void> {
       ((await stack.metrics.getSingleMetric('spanforge_gateway_spans_total')?.get())?.values ?? [])
         .filter((v) => v.labels.outcome === 'accepted')
         .reduce((n, v) => n + v.value, 0);
+    // The heap releases' pauses so far (spanforge_heap_release_seconds): how many, and their sum (ms).
+    const heapReleasesSoFar = async () => {
+      const values = (await stack.metrics.getSingleMetric('spanforge_heap_release_seconds')?.get())?.values ?? [];
+      const total = (suffix: string) =>
+        values.find((v) => (v as { metricName?: string }).metricName === `spanforge_heap_release_seconds_${suffix}`)?.value ?? 0;
+      return { count: total('count'), ms: total('sum') * 1000 };
+    };
+    let heapReleasesBefore = { count: 0, ms: 0 };
+    // The pauses since the last call: a window's, once called at its end.
+    const heapReleasesSince = async (): Promise<Window['heapReleases']> => {
+      const now = await heapReleasesSoFar();
+      const [count, ms] = [now.count - heapReleasesBefore.count, now.ms - heapReleasesBefore.ms];
+      heapReleasesBefore = now;
+      return { count, meanMs: count === 0 ? 0 : Number((ms / count).toFixed(1)) };
+    };
     const storedSpans = async () => {
       const result = await stack.clickhouse.query({
         query: 'SELECT count() AS n FROM spans WHERE project_id = {p:String}',
@@ -635,10 +652,11 @@ async function main(): Promise<void> {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     };
     const report = async () => {
-      // The engine's time and the statements of the warm-up are not the first window's.
+      // The engine's time, the statements and the heap releases of the warm-up are not the first window's.
       await waitUntil(started);
       engineMs.worker = engineMs.project = 0;
       statementMs = new Map();
+      await heapReleasesSince();
       for (let minute = reportMinutes; started + minute * 60_000 <= until + 1_000; minute += reportMinutes) {
         const due = started + minute * 60_000;
         await waitUntil(due);
@@ -717,6 +735,7 @@ async function main(): Promise<void> {
           },
           samples: { rss: memorySamples.length, engineAllocator: allocatorResident.length },
           threads: endStatus.threads,
+          heapReleases: await heapReleasesSince(),
           scores,
           reports,
         };
