@@ -88,6 +88,16 @@ describe('loadConfig', () => {
     );
   });
 
+  it('reads how often the heap release runs: 0 (never), or at least every 10 s', () => {
+    expect(loadConfig({}, '/srv/app').heapReleaseSeconds).toBe(60);
+    expect(loadConfig({ HEAP_RELEASE_SECONDS: '0' }, '/srv/app').heapReleaseSeconds).toBe(0);
+    expect(loadConfig({ HEAP_RELEASE_SECONDS: '300' }, '/srv/app').heapReleaseSeconds).toBe(300);
+    expect(problemsOf({ HEAP_RELEASE_SECONDS: '5' })).toEqual([
+      'HEAP_RELEASE_SECONDS="5" must be 0 (never) or from 10 to 86400: each release pauses the process',
+    ]);
+    expect(problemsOf({ HEAP_RELEASE_SECONDS: '-1' })).toEqual(['HEAP_RELEASE_SECONDS="-1" must be an integer from 0 to 86400']);
+  });
+
   it('lists every bad variable in one error', () => {
     const problems = problemsOf({
       OTLP_HTTP_PORT: 'http',

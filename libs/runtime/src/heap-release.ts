@@ -9,8 +9,9 @@ type Collect = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resor
 
 /**
  * V8's collection function: the global one when node was started with `--expose-gc`; otherwise
- * taken from a context made while the flag is set, which is then unset again, so that no other
- * context (a test runner's, a `vm` script's) gets a `gc` global.
+ * taken from a context made while the flag is set. The flag is then unset again, so that no other
+ * context (a test runner's, a `vm` script's) gets a `gc` global, unless node was started with it
+ * (where this context does not see the global: a test runner's sandbox).
  */
 function collectionFunction(): Collect {
   const exposed = (globalThis as { gc?: unknown }).gc;
@@ -19,7 +20,7 @@ function collectionFunction(): Collect {
   try {
     return runInNewContext('gc') as Collect;
   } finally {
-    setFlagsFromString('--no-expose-gc');
+    if (!process.execArgv.some((flag) => /^--expose[-_]gc$/.test(flag))) setFlagsFromString('--no-expose-gc');
   }
 }
 
@@ -28,13 +29,15 @@ export type ReleaseHeapPages = () => number;
 
 /**
  * V8 keeps the pages of its heap that a collection emptied, for reuse, and hands them back only in a
- * collection that reduces memory, which it starts when the process goes idle. A server under
- * continuous load never idles, so those pages stay resident up to the highest its heap has ever
- * reached, and its RSS climbs with each new peak (docs/scaling.md, "Memory of the all-in-one"). Every
- * `intervalSeconds` this runs such a collection: a pause of the whole process (about 0.1–0.3 s on a
- * heap of a few hundred MiB), after which the pages are faulted in again only as the heap needs them.
- * Each pause is counted in `spanforge_heap_release_seconds`. 0 seconds: never (V8 then does it
- * only when the process idles). Returns the release, for a caller that wants one at once.
+ * collection that reduces memory, which it starts of its own when the process goes idle. A server
+ * under continuous load never idles, so those pages stay resident up to the highest its heap has
+ * ever reached, and its RSS climbs with each new peak (docs/scaling.md, "Memory of the all-in-one").
+ * Every `intervalSeconds` this runs V8's `last-resort` collection, which reduces memory: two to seven
+ * full collections in a row, the compilation cache dropped (some code is compiled again after it),
+ * the whole process paused (119–219 ms in the all-in-one under a soak's load). The pages are then
+ * faulted in again only as the heap needs them. Each pause is counted in
+ * `spanforge_heap_release_seconds`. 0 seconds: never. Returns the release, for a caller that wants
+ * one at once.
  */
 export function startHeapRelease(intervalSeconds: number, log: Logger, metrics: Registry, shutdown: ShutdownSequence): ReleaseHeapPages {
   const collect = collectionFunction();
@@ -52,6 +55,7 @@ export function startHeapRelease(intervalSeconds: number, log: Logger, metrics: 
     return ms;
   };
   if (intervalSeconds === 0) return release;
+  log.info(`hands V8's emptied heap pages back every ${intervalSeconds} s, in a pause of the process (HEAP_RELEASE_SECONDS; 0: never)`);
   const timer = setInterval(() => {
     try {
       log.debug(`handed V8's freed heap pages back in a pause of ${release().toFixed(0)} ms`);
@@ -63,6 +67,7 @@ export function startHeapRelease(intervalSeconds: number, log: Logger, metrics: 
   }, intervalSeconds * 1000);
   // A timer of housekeeping: it never keeps the process alive.
   timer.unref();
-  shutdown.add('stop-services', 'heap release', async () => clearInterval(timer));
+  // Stopped first: no pause of its own delays the drain and the flush.
+  shutdown.add('stop-accepting', 'heap release', async () => clearInterval(timer));
   return release;
 }

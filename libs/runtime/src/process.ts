@@ -63,9 +63,15 @@ export async function prepareProcess(config: AppConfig, mode: Mode): Promise<Pro
     adminToken ??= credentials.stored.adminToken;
     keyPepper ??= credentials.stored.keyPepper;
   }
-  if (!keyPepper) throw new Error('API_KEY_PEPPER is required');
   const metrics = createMetricsRegistry();
-  startHeapRelease(config.heapReleaseSeconds, log.child('heap'), metrics, shutdown);
+  try {
+    if (!keyPepper) throw new Error('API_KEY_PEPPER is required');
+    startHeapRelease(config.heapReleaseSeconds, log.child('heap'), metrics, shutdown);
+  } catch (error) {
+    // What was taken so far (the DATA_DIR lock) is given back: a later start in this process may take it.
+    await shutdown.run();
+    throw error;
+  }
   return {
     mode,
     config,
