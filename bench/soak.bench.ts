@@ -99,11 +99,11 @@ interface Window {
   /** What the embedded engine holds by its own count at the window's end (MiB): a leak grows `tracked`, caches fill their own. */
   engineMiB: EngineMemory;
   /**
-   * The engine's memory allocator (jemalloc, compiled into libchdb) at the window's end (MiB):
-   * what it has handed out, and what of its pages are resident (freed pages stay resident until
+   * The engine's memory allocator (jemalloc, compiled into libchdb) at the window's last read of it
+   * (its sampler's, at most RSS_SAMPLE_MS before the end; MiB): what it has handed out, and what of its pages are resident (freed pages stay resident until
    * they decay: engineAllocatorDirtyDecayMs in the results). Null in a window where
    * system.jemalloc_stats could not be read or has no summary line (an engine built without
-   * jemalloc); the run goes on.
+   * jemalloc) at that read; the run goes on.
    */
   engineAllocatorMiB: { allocated: number; active: number; resident: number; mapped: number } | null;
   /**
@@ -114,9 +114,9 @@ interface Window {
    */
   nodeMiB: { heapUsed: number; heapTotal: number; external: number; arrayBuffers: number };
   /**
-   * The all-in-one's anonymous memory by the shape of the mapping that holds it (MiB), from
-   * /proc/self/smaps read after the window's other figures (so not the same instant as `rssMiB`):
-   * which shape of mapping a growing RSS grows in (ownAnonymousByMapping).
+   * The all-in-one's anonymous memory by the shape of the mapping that holds it (MiB), at the
+   * window's last RSS sample (so not the same instant as `rssMiB`): which shape of mapping a growing
+   * RSS grows in (ownAnonymousByMapping).
    */
   anonMiBByMapping: AnonymousByMapping;
   /**
@@ -485,7 +485,7 @@ async function main(): Promise<void> {
     // the engine); the engine allocator's pages, which take a statement that waits its turn at the
     // engine, on ticks of their own, timed when the answer comes.
     const rssSamples: Array<{ at: number; rss: Rss; own: OwnMemory }> = [];
-    const allocatorSamples: Array<{ at: number; resident: number | null }> = [];
+    const allocatorSamples: Array<{ at: number; allocator: Window['engineAllocatorMiB'] }> = [];
     // The sample being read, which a window's end waits for: one it started before its end is its.
     let sampling: Promise<void> = Promise.resolve();
     // The postmaster runs for the whole run: looked up once it is found, not at every sample.
@@ -516,8 +516,8 @@ async function main(): Promise<void> {
       });
     const allocatorSampler = () =>
       everyTick(async () => {
-        const resident = (await engineAllocator())?.resident ?? null;
-        allocatorSamples.push({ at: Date.now(), resident });
+        const allocator = await engineAllocator();
+        allocatorSamples.push({ at: Date.now(), allocator });
       });
 
     const windows: Window[] = [];
@@ -671,9 +671,8 @@ async function main(): Promise<void> {
             memorySamples.map((sample) => sample.rss),
             pick,
           );
-        const allocatorResident = allocatorSamples
-          .filter((sample) => sample.at > from && sample.at <= due && sample.resident !== null)
-          .map((sample) => sample.resident!);
+        const allocatorReads = allocatorSamples.filter((sample) => sample.at > from && sample.at <= due).map((sample) => sample.allocator);
+        const allocatorResident = allocatorReads.filter((read) => read !== null).map((read) => read.resident);
         const windowLatencies = latencies.filter((l) => l.at > from && l.at <= due);
         const inWindow = windowLatencies.map((l) => l.ms);
         const byField: Record<string, number> = {};
@@ -723,9 +722,9 @@ async function main(): Promise<void> {
           parts: await activeParts(),
           merges: await runningMerges(),
           engineMiB: await engineMemory(),
-          engineAllocatorMiB: await engineAllocator(),
+          engineAllocatorMiB: allocatorReads.at(-1) ?? null,
           nodeMiB: nodeMemory(),
-          anonMiBByMapping: await ownAnonymousByMapping(),
+          anonMiBByMapping: (({ v8HeapTotal: _total, v8HeapUsed: _used, ...mappings }) => mappings)(memorySamples.at(-1)!.own),
           memoryMiBMedian: {
             ...fieldwise(
               memorySamples.map((sample) => sample.own),

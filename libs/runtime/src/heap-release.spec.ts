@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Registry } from 'prom-client';
-import { startHeapRelease } from './heap-release';
+import { collectionFunction, startHeapRelease } from './heap-release';
 import { Logger } from './logger';
 import { ShutdownSequence } from './shutdown';
 
@@ -20,14 +19,6 @@ function churn(): void {
     batch.push({ index, text: `span-${index}` });
     if (batch.length > 200_000) batch = [];
   }
-}
-
-/** A regular full collection, with V8's function taken as the release takes it. */
-function regularCollection(): void {
-  setFlagsFromString('--expose-gc');
-  const collect = runInNewContext('gc') as (options: { type: 'major'; execution: 'sync' }) => void;
-  setFlagsFromString('--no-expose-gc');
-  collect({ type: 'major', execution: 'sync' });
 }
 
 const log = new Logger('silent');
@@ -48,7 +39,7 @@ describe('startHeapRelease', () => {
     const churned = anonymousMiB();
     expect(churned - before).toBeGreaterThan(64);
     // A regular full collection frees the garbage and keeps the emptied pages for reuse, resident.
-    regularCollection();
+    collectionFunction()({ type: 'major', execution: 'sync', flavor: 'regular' });
     const kept = anonymousMiB();
     release();
     expect(anonymousMiB()).toBeLessThan(kept - (churned - before) / 2);
@@ -79,7 +70,8 @@ describe('startHeapRelease', () => {
   });
 
   it('leaves no gc function to other contexts', () => {
-    startHeapRelease(0, log, new Registry(), new ShutdownSequence(log));
+    // The release takes V8's function at its first run.
+    startHeapRelease(0, log, new Registry(), new ShutdownSequence(log))();
     expect(runInNewContext('typeof gc')).toBe('undefined');
   });
 });

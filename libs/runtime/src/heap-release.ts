@@ -4,8 +4,8 @@ import { Histogram, type Registry } from 'prom-client';
 import type { Logger } from './logger';
 import type { ShutdownSequence } from './shutdown';
 
-/** V8's collection function, as `--expose-gc` exposes it: these options ask for one that hands memory back. */
-type Collect = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+/** V8's collection function, as `--expose-gc` exposes it: the `last-resort` flavor hands memory back. */
+export type Collect = (options: { type: 'major'; execution: 'sync'; flavor: 'regular' | 'last-resort' }) => void;
 
 /**
  * V8's collection function: the global one when node was started with `--expose-gc`; otherwise
@@ -13,7 +13,7 @@ type Collect = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resor
  * context (a test runner's, a `vm` script's) gets a `gc` global, unless node was started with it
  * (where this context does not see the global: a test runner's sandbox).
  */
-function collectionFunction(): Collect {
+export function collectionFunction(): Collect {
   const exposed = (globalThis as { gc?: unknown }).gc;
   if (typeof exposed === 'function') return exposed as Collect;
   setFlagsFromString('--expose-gc');
@@ -40,7 +40,8 @@ export type ReleaseHeapPages = () => number;
  * one at once.
  */
 export function startHeapRelease(intervalSeconds: number, log: Logger, metrics: Registry, shutdown: ShutdownSequence): ReleaseHeapPages {
-  const collect = collectionFunction();
+  // Taken at the first release: a process that never releases leaves V8's flags alone.
+  let collect: Collect | undefined;
   const pauses = new Histogram({
     name: 'spanforge_heap_release_seconds',
     help: "How long the process paused to hand V8's freed heap pages back to the system (HEAP_RELEASE_SECONDS)",
@@ -49,7 +50,7 @@ export function startHeapRelease(intervalSeconds: number, log: Logger, metrics: 
   });
   const release: ReleaseHeapPages = () => {
     const begun = performance.now();
-    collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    (collect ??= collectionFunction())({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     const ms = performance.now() - begun;
     pauses.observe(ms / 1000);
     return ms;
