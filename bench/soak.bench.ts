@@ -100,12 +100,11 @@ interface Window {
   engineMiB: EngineMemory;
   /**
    * The engine's memory allocator (jemalloc, compiled into libchdb) at the window's last read of it
-   * (its sampler's, at most RSS_SAMPLE_MS before the end; MiB): what it has handed out, and what of its pages are resident (freed pages stay resident until
-   * they decay: engineAllocatorDirtyDecayMs in the results). Null in a window where
-   * system.jemalloc_stats could not be read or has no summary line (an engine built without
+   * (its sampler's, at most RSS_SAMPLE_MS before the end; MiB): EngineAllocator. Null in a window
+   * where system.jemalloc_stats could not be read or has no summary line (an engine built without
    * jemalloc) at that read; the run goes on.
    */
-  engineAllocatorMiB: { allocated: number; active: number; resident: number; mapped: number } | null;
+  engineAllocatorMiB: EngineAllocator | null;
   /**
    * What Node itself holds at the window's end (MiB): V8's heap (heapUsed counts garbage not yet
    * collected), and memory outside it that V8 knows of (Buffers). The all-in-one's anonymous RSS
@@ -307,7 +306,36 @@ type OwnMemory = { v8HeapTotal: number; v8HeapUsed: number } & AnonymousByMappin
  * views of one memory: V8's heap lies in the 256-KiB pages and `other` (its large objects), the
  * allocator's pages in `engineRegions` and `other`.
  */
-type MemoryParts = OwnMemory & { engineAllocatorResident: number | null };
+type MemoryParts = OwnMemory & { [Part in keyof EngineAllocator as `engineAllocator${Capitalize<Part>}`]: number | null };
+
+/**
+ * The engine allocator's pages (MiB), from its stats: what it has handed out (`allocated`), the
+ * pages those lie in (`active`: less `allocated`, the unused room in its size classes), freed pages
+ * not yet handed back (`dirty`: they stay until they decay, engineAllocatorDirtyDecayMs in the
+ * results), what it keeps for its own books (`metadata`), what its threads' caches hold of
+ * `allocated` (`tcache`: freed blocks kept for the same thread's next allocation), what of all
+ * that is resident, what it has mapped, and what it has unmapped but kept the addresses of
+ * (`retained`, not resident).
+ */
+type EngineAllocator = {
+  allocated: number;
+  active: number;
+  dirty: number;
+  metadata: number;
+  tcache: number;
+  resident: number;
+  mapped: number;
+  retained: number;
+};
+
+/** The median of each of the engine allocator's figures over a window's reads, as MemoryParts names them; null with no read. */
+function engineAllocatorMedians(reads: EngineAllocator[]): Pick<MemoryParts, `engineAllocator${Capitalize<keyof EngineAllocator>}`> {
+  const parts = ['allocated', 'active', 'dirty', 'metadata', 'tcache', 'resident', 'mapped', 'retained'] as const;
+  const medians = reads.length === 0 ? null : fieldwise(reads, (values) => percentile(values, 0.5));
+  return Object.fromEntries(
+    parts.map((part) => [`engineAllocator${part[0]!.toUpperCase()}${part.slice(1)}`, medians === null ? null : medians[part]]),
+  ) as Pick<MemoryParts, `engineAllocator${Capitalize<keyof EngineAllocator>}`>;
+}
 
 /** Each field's `pick` over the records (a median, a highest), rounded. The records, at least one, have the same fields. */
 function fieldwise<T extends Record<string, number>>(records: T[], pick: (values: number[]) => number): T {
@@ -604,7 +632,7 @@ async function main(): Promise<void> {
         // Read every RSS_SAMPLE_MS: the first failure is printed, and each window counts the reads that succeeded.
         warnOnce(
           'unreadable',
-          `system.jemalloc_stats unreadable (${(error as Error).message}): engineAllocatorMiB and engineAllocatorResident are null ` +
+          `system.jemalloc_stats unreadable (${(error as Error).message}): engineAllocatorMiB and the engineAllocator… medians are null ` +
             'where no read succeeded, engineAllocatorDirtyDecayMs too; later failures are not printed (samples.engineAllocator counts the reads that succeeded)',
         );
         return null;
@@ -620,13 +648,30 @@ async function main(): Promise<void> {
         const when = engineAllocatorDirtyDecayMs < 0 ? 'never' : `after ${decay} ms`;
         progress(`the engine's allocator hands freed pages back ${when} (opt.dirty_decay_ms: ${decay}; JE_MALLOC_CONF sets it)`);
       }
-      const summary = /^Allocated: (\d+), active: (\d+), .*\bresident: (\d+), mapped: (\d+)/m.exec(stats);
+      const summary = /^Allocated: (\d+), active: (\d+), metadata: (\d+).*\bresident: (\d+), mapped: (\d+), retained: (\d+)/m.exec(stats);
       if (!summary) {
         warnOnce('allocator', `no "Allocated: …" summary in system.jemalloc_stats (${stats.slice(0, 200)}): engineAllocatorMiB is null`);
         return null;
       }
-      const [allocated, active, resident, mapped] = summary.slice(1).map((bytes) => mib(Number(bytes)));
-      return { allocated: allocated!, active: active!, resident: resident!, mapped: mapped! };
+      const [allocated, active, metadata, resident, mapped, retained] = summary.slice(1).map((bytes) => mib(Number(bytes)));
+      // The arenas merged: their dirty pages awaiting decay and their threads' caches. A line
+      // missing (another jemalloc version) reads as 0 and is said once.
+      const merged = stats.slice(stats.indexOf('Merged arenas stats:'));
+      const dirtyPages = /^\s*dirty:\s+\S+\s+(\d+)/m.exec(merged)?.[1];
+      const pageSize = /^Page size: (\d+)/m.exec(stats)?.[1];
+      const tcache = /^tcache_bytes:\s+(\d+)/m.exec(merged)?.[1];
+      if (dirtyPages === undefined || pageSize === undefined || tcache === undefined)
+        warnOnce('merged', `no dirty pages, page size or tcache_bytes in system.jemalloc_stats' merged arenas: those read as 0`);
+      return {
+        allocated: allocated!,
+        active: active!,
+        dirty: mib(Number(dirtyPages ?? 0) * Number(pageSize ?? 0)),
+        metadata: metadata!,
+        tcache: mib(Number(tcache ?? 0)),
+        resident: resident!,
+        mapped: mapped!,
+        retained: retained!,
+      };
     };
     const nodeMemory = (): Window['nodeMiB'] => {
       const usage = process.memoryUsage();
@@ -672,7 +717,7 @@ async function main(): Promise<void> {
             pick,
           );
         const allocatorReads = allocatorSamples.filter((sample) => sample.at > from && sample.at <= due).map((sample) => sample.allocator);
-        const allocatorResident = allocatorReads.filter((read) => read !== null).map((read) => read.resident);
+        const allocatorRead = allocatorReads.filter((read) => read !== null);
         const windowLatencies = latencies.filter((l) => l.at > from && l.at <= due);
         const inWindow = windowLatencies.map((l) => l.ms);
         const byField: Record<string, number> = {};
@@ -730,9 +775,9 @@ async function main(): Promise<void> {
               memorySamples.map((sample) => sample.own),
               (values) => percentile(values, 0.5),
             ),
-            engineAllocatorResident: allocatorResident.length === 0 ? null : percentile(allocatorResident, 0.5),
+            ...engineAllocatorMedians(allocatorRead),
           },
-          samples: { rss: memorySamples.length, engineAllocator: allocatorResident.length },
+          samples: { rss: memorySamples.length, engineAllocator: allocatorRead.length },
           threads: endStatus.threads,
           heapReleases: await heapReleasesSince(),
           scores,
