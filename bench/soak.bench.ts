@@ -301,40 +301,75 @@ async function ownAnonymousByMapping(): Promise<AnonymousByMapping> {
 type OwnMemory = { v8HeapTotal: number; v8HeapUsed: number } & AnonymousByMapping;
 
 /**
- * The all-in-one's memory figures (MiB): its own (OwnMemory), and the engine allocator's resident
- * pages, which take a statement to read (null where none could be read). They overlap, as two
- * views of one memory: V8's heap lies in the 256-KiB pages and `other` (its large objects), the
- * allocator's pages in `engineRegions` and `other`.
+ * The all-in-one's memory figures (MiB): its own (OwnMemory), and the engine allocator's
+ * (EngineAllocator, each as `engineAllocator<Part>`), which take a statement to read (null where
+ * none could be read). They overlap, as two views of one memory: V8's heap lies in the 256-KiB
+ * pages and `other` (its large objects), the allocator's resident pages in `engineRegions` and
+ * `other`; and the allocator's figures nest (below).
  */
-type MemoryParts = OwnMemory & { [Part in keyof EngineAllocator as `engineAllocator${Capitalize<Part>}`]: number | null };
+type MemoryParts = OwnMemory & { [Part in EngineAllocatorPart as `engineAllocator${Capitalize<Part>}`]: number | null };
 
 /**
- * The engine allocator's pages (MiB), from its stats: what it has handed out (`allocated`), the
- * pages those lie in (`active`: less `allocated`, the unused room in its size classes), freed pages
- * not yet handed back (`dirty`: they stay until they decay, engineAllocatorDirtyDecayMs in the
- * results), what it keeps for its own books (`metadata`), what its threads' caches hold of
- * `allocated` (`tcache`: freed blocks kept for the same thread's next allocation), what of all
- * that is resident, what it has mapped, and what it has unmapped but kept the addresses of
- * (`retained`, not resident).
+ * The engine allocator's figures (MiB), from its stats (jemalloc 5.3's meanings):
+ * - `allocated`: what it has handed out, counted at the size of each block's size class;
+ * - `tcache`: of that, the blocks its threads' caches hold for their next allocations (an idle
+ *   thread keeps its cache);
+ * - `active`: the pages in use; beyond `allocated`, the free blocks of partly used slabs and a page
+ *   of padding per large block;
+ * - `dirty`: freed pages not yet handed back (they decay: engineAllocatorDirtyDecayMs in the results);
+ * - `metadata`: its own books (its base allocations, and `internal`, which `active` already counts);
+ * - `resident`: active + dirty + the base's pages: an upper bound, as pages never touched count;
+ * - `mapped`: what it has mapped, not all of it resident;
+ * - `retained`: addresses it unmapped and kept for later, not resident.
+ * A figure the stats do not have (another jemalloc version) is null.
  */
-type EngineAllocator = {
-  allocated: number;
-  active: number;
-  dirty: number;
-  metadata: number;
-  tcache: number;
-  resident: number;
-  mapped: number;
-  retained: number;
-};
+const ENGINE_ALLOCATOR_PARTS = ['allocated', 'tcache', 'active', 'dirty', 'metadata', 'resident', 'mapped', 'retained'] as const;
+type EngineAllocatorPart = (typeof ENGINE_ALLOCATOR_PARTS)[number];
+type EngineAllocator = Record<EngineAllocatorPart, number | null>;
 
-/** The median of each of the engine allocator's figures over a window's reads, as MemoryParts names them; null with no read. */
-function engineAllocatorMedians(reads: EngineAllocator[]): Pick<MemoryParts, `engineAllocator${Capitalize<keyof EngineAllocator>}`> {
-  const parts = ['allocated', 'active', 'dirty', 'metadata', 'tcache', 'resident', 'mapped', 'retained'] as const;
-  const medians = reads.length === 0 ? null : fieldwise(reads, (values) => percentile(values, 0.5));
+/** The median of each of the engine allocator's figures over a window's reads that have it, as MemoryParts names them; null with none. */
+function engineAllocatorMedians(reads: EngineAllocator[]): Pick<MemoryParts, `engineAllocator${Capitalize<EngineAllocatorPart>}`> {
+  const median = (part: EngineAllocatorPart) => {
+    const values = reads.map((read) => read[part]).filter((value) => value !== null);
+    return values.length === 0 ? null : Math.round(percentile(values, 0.5));
+  };
   return Object.fromEntries(
-    parts.map((part) => [`engineAllocator${part[0]!.toUpperCase()}${part.slice(1)}`, medians === null ? null : medians[part]]),
-  ) as Pick<MemoryParts, `engineAllocator${Capitalize<keyof EngineAllocator>}`>;
+    ENGINE_ALLOCATOR_PARTS.map((part) => [`engineAllocator${part[0]!.toUpperCase()}${part.slice(1)}`, median(part)]),
+  ) as Pick<MemoryParts, `engineAllocator${Capitalize<EngineAllocatorPart>}`>;
+}
+
+/**
+ * The engine allocator's figures (EngineAllocator) from the text of system.jemalloc_stats, or
+ * null without its summary line (an engine built without jemalloc). `missing` is told the name of
+ * each figure the text lacks.
+ */
+function parseEngineAllocator(stats: string, missing: (figure: string) => void): EngineAllocator | null {
+  const summary = /^Allocated: .*$/m.exec(stats)?.[0];
+  if (summary === undefined) return null;
+  const bytes = (text: string | undefined, pattern: RegExp, figure: string): number | null => {
+    const value = text === undefined ? undefined : pattern.exec(text)?.[1];
+    if (value === undefined) missing(figure);
+    return value === undefined ? null : Number(value);
+  };
+  const inSummary = (name: string) => bytes(summary, new RegExp(`\\b${name}: (\\d+)`, 'i'), `${name} in the summary line`);
+  // The arenas' figures summed: jemalloc prints them merged when more than one arena is in use,
+  // before each arena's own section (the first, arenas[0], when only it is).
+  const merged = /^Merged arenas stats:$/m.exec(stats) ?? /^arenas\[0\]:$/m.exec(stats);
+  const section = merged === null ? undefined : stats.slice(merged.index + merged[0].length).split(/^arenas\[\d+\]:$/m)[0];
+  const dirtyPages = bytes(section, /^[ \t]*dirty:[ \t]+\S+[ \t]+(\d+)/m, "the arenas' dirty pages");
+  const pageSize = bytes(stats, /^Page size: (\d+)/m, 'the page size');
+  const tcache = bytes(section, /^tcache_bytes:[ \t]+(\d+)/m, "the arenas' tcache_bytes");
+  const inMiB = (value: number | null) => (value === null ? null : mib(value));
+  return {
+    allocated: inMiB(inSummary('allocated')),
+    tcache: inMiB(tcache),
+    active: inMiB(inSummary('active')),
+    dirty: dirtyPages === null || pageSize === null ? null : mib(dirtyPages * pageSize),
+    metadata: inMiB(inSummary('metadata')),
+    resident: inMiB(inSummary('resident')),
+    mapped: inMiB(inSummary('mapped')),
+    retained: inMiB(inSummary('retained')),
+  };
 }
 
 /** Each field's `pick` over the records (a median, a highest), rounded. The records, at least one, have the same fields. */
@@ -632,8 +667,9 @@ async function main(): Promise<void> {
         // Read every RSS_SAMPLE_MS: the first failure is printed, and each window counts the reads that succeeded.
         warnOnce(
           'unreadable',
-          `system.jemalloc_stats unreadable (${(error as Error).message}): engineAllocatorMiB and the engineAllocator… medians are null ` +
-            'where no read succeeded, engineAllocatorDirtyDecayMs too; later failures are not printed (samples.engineAllocator counts the reads that succeeded)',
+          `system.jemalloc_stats unreadable (${(error as Error).message}): engineAllocatorMiB is null where a window's last read failed, ` +
+            'the engineAllocator… medians and engineAllocatorDirtyDecayMs where none succeeded; later failures are not printed ' +
+            '(samples.engineAllocator counts the reads that succeeded)',
         );
         return null;
       }
@@ -648,30 +684,15 @@ async function main(): Promise<void> {
         const when = engineAllocatorDirtyDecayMs < 0 ? 'never' : `after ${decay} ms`;
         progress(`the engine's allocator hands freed pages back ${when} (opt.dirty_decay_ms: ${decay}; JE_MALLOC_CONF sets it)`);
       }
-      const summary = /^Allocated: (\d+), active: (\d+), metadata: (\d+).*\bresident: (\d+), mapped: (\d+), retained: (\d+)/m.exec(stats);
-      if (!summary) {
-        warnOnce('allocator', `no "Allocated: …" summary in system.jemalloc_stats (${stats.slice(0, 200)}): engineAllocatorMiB is null`);
-        return null;
-      }
-      const [allocated, active, metadata, resident, mapped, retained] = summary.slice(1).map((bytes) => mib(Number(bytes)));
-      // The arenas merged: their dirty pages awaiting decay and their threads' caches. A line
-      // missing (another jemalloc version) reads as 0 and is said once.
-      const merged = stats.slice(stats.indexOf('Merged arenas stats:'));
-      const dirtyPages = /^\s*dirty:\s+\S+\s+(\d+)/m.exec(merged)?.[1];
-      const pageSize = /^Page size: (\d+)/m.exec(stats)?.[1];
-      const tcache = /^tcache_bytes:\s+(\d+)/m.exec(merged)?.[1];
-      if (dirtyPages === undefined || pageSize === undefined || tcache === undefined)
-        warnOnce('merged', `no dirty pages, page size or tcache_bytes in system.jemalloc_stats' merged arenas: those read as 0`);
-      return {
-        allocated: allocated!,
-        active: active!,
-        dirty: mib(Number(dirtyPages ?? 0) * Number(pageSize ?? 0)),
-        metadata: metadata!,
-        tcache: mib(Number(tcache ?? 0)),
-        resident: resident!,
-        mapped: mapped!,
-        retained: retained!,
-      };
+      const figures = parseEngineAllocator(stats, (figure) =>
+        warnOnce(`allocator ${figure}`, `no ${figure} in system.jemalloc_stats: that figure is null where it is missing`),
+      );
+      if (figures === null)
+        warnOnce(
+          'allocator',
+          `no "Allocated: …" summary in system.jemalloc_stats (${stats.slice(0, 200)}): engineAllocatorMiB and the engineAllocator… medians are null`,
+        );
+      return figures;
     };
     const nodeMemory = (): Window['nodeMiB'] => {
       const usage = process.memoryUsage();
@@ -717,7 +738,7 @@ async function main(): Promise<void> {
             pick,
           );
         const allocatorReads = allocatorSamples.filter((sample) => sample.at > from && sample.at <= due).map((sample) => sample.allocator);
-        const allocatorRead = allocatorReads.filter((read) => read !== null);
+        const readableAllocatorReads = allocatorReads.filter((read) => read !== null);
         const windowLatencies = latencies.filter((l) => l.at > from && l.at <= due);
         const inWindow = windowLatencies.map((l) => l.ms);
         const byField: Record<string, number> = {};
@@ -775,9 +796,9 @@ async function main(): Promise<void> {
               memorySamples.map((sample) => sample.own),
               (values) => percentile(values, 0.5),
             ),
-            ...engineAllocatorMedians(allocatorRead),
+            ...engineAllocatorMedians(readableAllocatorReads),
           },
-          samples: { rss: memorySamples.length, engineAllocator: allocatorRead.length },
+          samples: { rss: memorySamples.length, engineAllocator: readableAllocatorReads.length },
           threads: endStatus.threads,
           heapReleases: await heapReleasesSince(),
           scores,
