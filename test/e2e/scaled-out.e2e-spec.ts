@@ -250,10 +250,23 @@ describe('roles as separate processes on shared services', () => {
     // back on its ports, and what it refused or dropped goes to the other one.
     const burst = sendTraces(BURST, { failover: true });
     const from = traffic.acknowledged;
-    await waitFor(() => traffic.acknowledged - from >= 20 && traffic.inFlight[0]! > 0, 'exports answered and in flight', 30_000);
-    traffic.resentSpans += traffic.inFlight[0]!;
-    process.stderr.write(`scaled-out: gateway killed with ${traffic.inFlight[0]} spans in flight to it\n`);
+    // Killed at the answer that brings 20 exports answered with some still in flight to it (the
+    // answers that arrive next wait for the kill: it runs before the next I/O callback).
+    const inFlight = await new Promise<number>((resolve, reject) => {
+      const timeout = setTimeout(() => {
+        traffic.onAnswer = undefined;
+        reject(new Error('timed out after 30000 ms waiting for 20 exports answered while some are in flight to the first gateway'));
+      }, 30_000);
+      traffic.onAnswer = () => {
+        if (traffic.acknowledged - from < 20 || traffic.inFlight[0]! === 0) return;
+        traffic.onAnswer = undefined;
+        clearTimeout(timeout);
+        resolve(traffic.inFlight[0]!);
+      };
+    });
     gateway.process.child.kill('SIGKILL');
+    traffic.resentSpans += inFlight;
+    process.stderr.write(`scaled-out: gateway killed with ${inFlight} spans in flight to it\n`);
     await gateway.process.exited;
     await startRole('gateway', gateway.name, gateway);
     await burst;

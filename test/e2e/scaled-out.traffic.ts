@@ -32,6 +32,12 @@ export class Traffic {
   readonly inFlight = [0, 0];
   /** Exports answered 200 so far. */
   acknowledged = 0;
+  /**
+   * Called at each export's answer, 200 or not, once the counts above include it: a test can act at
+   * the exact answer that brings the traffic to a state, which polling the counts can miss (a quick
+   * gateway answers all of its exports between two polls).
+   */
+  onAnswer?: () => void;
 
   /** `gateways`: the OTLP/HTTP base URL of each of the two gateways, asked at each send. */
   constructor(
@@ -59,10 +65,9 @@ export class Traffic {
         this.inFlight[target]! += spans.length;
         const ok = exportSucceeded(await exportSpans(pair[target]!, spans));
         this.inFlight[target]! -= spans.length;
-        if (ok) {
-          this.acknowledged++;
-          return true;
-        }
+        if (ok) this.acknowledged++;
+        this.onAnswer?.();
+        if (ok) return true;
         if (!options.failover || attempt === 100) return false;
         this.resentSpans += spans.length;
         await new Promise((r) => setTimeout(r, 100));
