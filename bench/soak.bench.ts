@@ -324,15 +324,19 @@ type MemoryParts = OwnMemory & { [Part in EngineAllocatorPart as `engineAllocato
  * - `retained`: addresses it unmapped and kept for later, not resident;
  * - `inBlocksTo1KiB` … `inBlocksOver64MiB`: `allocated` by the size of its blocks (from
  *   system.jemalloc_bins), so that a growing `allocated` tells many small objects (the engine's
- *   structures) from larger buffers. The large classes' blocks are counted as allocated less freed,
- *   which ran 2.6 MiB above the stats' own large figure in a probe (slabs' classes matched exactly).
+ *   structures) from larger buffers. A separate snapshot, a statement after the stats': in a probe
+ *   the bands summed to within 2–3 MiB of `allocated`. Their medians may rest on fewer reads than
+ *   `samples.engineAllocator` (the stats' reads) counts.
  * A figure the stats do not have (another jemalloc version) is null.
  */
 const ENGINE_ALLOCATOR_STATS = ['allocated', 'tcache', 'active', 'dirty', 'metadata', 'resident', 'mapped', 'retained'] as const;
-/** The blocks' size bands of `allocated`: each band's name and the largest block size (bytes) in it. */
+/**
+ * The blocks' size bands of `allocated`: each band's name and the largest block size (bytes) in it.
+ * The first two hold the slabs' classes (up to 14 KiB), the others jemalloc's large ones (16 KiB on).
+ */
 const ENGINE_ALLOCATOR_SIZE_BANDS = [
   ['inBlocksTo1KiB', 1024],
-  ['inBlocksTo16KiB', 16 * 1024],
+  ['inBlocksUnder16KiB', 16 * 1024 - 1],
   ['inBlocksTo1MiB', 1024 * 1024],
   ['inBlocksTo64MiB', 64 * 1024 * 1024],
   ['inBlocksOver64MiB', Infinity],
@@ -354,7 +358,9 @@ function allocatedBySize(bins: JemallocBin[]): EngineAllocatorSizeBands {
   const bytes = ENGINE_ALLOCATOR_SIZE_BANDS.map(() => 0);
   for (const bin of bins) {
     const blocks = Number(bin.large) ? Number(bin.allocations) - Number(bin.deallocations) : Number(bin.curregs);
-    bytes[ENGINE_ALLOCATOR_SIZE_BANDS.findIndex(([, largest]) => Number(bin.size) <= largest)]! += blocks * Number(bin.size);
+    const band = ENGINE_ALLOCATOR_SIZE_BANDS.findIndex(([, largest]) => Number(bin.size) <= largest);
+    if (band < 0) throw new Error(`system.jemalloc_bins has a row without a size: ${JSON.stringify(bin)}`);
+    bytes[band]! += blocks * Number(bin.size);
   }
   return Object.fromEntries(ENGINE_ALLOCATOR_SIZE_BANDS.map(([band], i) => [band, mib(bytes[i]!)])) as EngineAllocatorSizeBands;
 }
@@ -729,7 +735,7 @@ async function main(): Promise<void> {
         );
         return null;
       }
-      // Right after the stats: reading them refreshes the counts jemalloc_bins shows.
+      // After the stats, whose read refreshes jemalloc's counts (whether jemalloc_bins refreshes them itself depends on the engine's version).
       return { ...figures, ...(await engineAllocatorBySize()) };
     };
     const engineAllocatorBySize = async (): Promise<EngineAllocatorSizeBands> => {

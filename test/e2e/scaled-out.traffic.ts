@@ -33,7 +33,8 @@ export class Traffic {
   /** Exports answered 200 so far. */
   acknowledged = 0;
   /**
-   * Called at each export's answer, 200 or not, once the counts above include it: a test can act at
+   * Called at each export's answer, 200 or not, once `inFlight` and `acknowledged` include it (a
+   * failed attempt's resend is counted in `resentSpans` after it): a test can act at
    * the exact answer that brings the traffic to a state, which polling the counts can miss (a quick
    * gateway answers all of its exports between two polls).
    */
