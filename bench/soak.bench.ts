@@ -367,12 +367,9 @@ function allocatedBySize(bins: JemallocBin[]): EngineAllocatorSizeBands {
 
 /** The median of each of the engine allocator's figures over a window's reads that have it, as MemoryParts names them; null with none. */
 function engineAllocatorMedians(reads: EngineAllocator[]): Pick<MemoryParts, `engineAllocator${Capitalize<EngineAllocatorPart>}`> {
-  const median = (part: EngineAllocatorPart) => {
-    const values = reads.map((read) => read[part]).filter((value) => value !== null);
-    return values.length === 0 ? null : Math.round(percentile(values, 0.5));
-  };
+  const medians = reads.length === 0 ? undefined : fieldwise(reads, (values) => percentile(values, 0.5));
   return Object.fromEntries(
-    ENGINE_ALLOCATOR_PARTS.map((part) => [`engineAllocator${part[0]!.toUpperCase()}${part.slice(1)}`, median(part)]),
+    ENGINE_ALLOCATOR_PARTS.map((part) => [`engineAllocator${part[0]!.toUpperCase()}${part.slice(1)}`, medians?.[part] ?? null]),
   ) as Pick<MemoryParts, `engineAllocator${Capitalize<EngineAllocatorPart>}`>;
 }
 
@@ -413,10 +410,18 @@ function parseEngineAllocator(
   };
 }
 
-/** Each field's `pick` over the records (a median, a highest), rounded. The records, at least one, have the same fields. */
-function fieldwise<T extends Record<string, number>>(records: T[], pick: (values: number[]) => number): T {
+/**
+ * Each field's `pick` over the records that have a number for it (a median, a highest), rounded, or
+ * null where none has. The records, at least one, have the same fields.
+ */
+function fieldwise<T extends Record<string, number | null>>(records: T[], pick: (values: number[]) => number): T {
   const fields = Object.keys(records[0]!) as Array<keyof T>;
-  return Object.fromEntries(fields.map((name) => [name, Math.round(pick(records.map((record) => record[name])))])) as T;
+  return Object.fromEntries(
+    fields.map((name) => {
+      const values = records.map((record) => record[name]).filter((value): value is number & T[keyof T] => value !== null);
+      return [name, values.length === 0 ? null : Math.round(pick(values))];
+    }),
+  ) as T;
 }
 
 /** The pid of the embedded PostgreSQL's postmaster for this data directory, or undefined when none runs. */

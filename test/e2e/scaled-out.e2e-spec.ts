@@ -250,34 +250,14 @@ describe('roles as separate processes on shared services', () => {
     // back on its ports, and what it refused or dropped goes to the other one.
     const burst = sendTraces(BURST, { failover: true });
     const from = traffic.acknowledged;
-    // Killed at the answer that brings 20 exports answered with some still unanswered by it: the kill
-    // runs before the test reads another answer (answers it had already sent may still be read after).
-    const waitMs = 30_000;
-    const inFlight = await new Promise<number>((resolve, reject) => {
-      let settled = false;
-      const fail = (why: string) => {
-        if (settled) return;
-        settled = true;
-        traffic.onAnswer = undefined;
-        clearTimeout(timeout);
-        reject(
-          new Error(
-            `${why} before 20 exports were answered while some were in flight to ${gateway.name}: ` +
-              `${traffic.acknowledged - from} answered 200, ${traffic.inFlight[0]} spans in flight to it`,
-          ),
-        );
-      };
-      const timeout = setTimeout(() => fail(`timed out after ${waitMs} ms`), waitMs);
-      const ended = () => fail('the burst ended');
-      void burst.then(ended, ended);
-      traffic.onAnswer = () => {
-        if (traffic.acknowledged - from < 20 || traffic.inFlight[0]! === 0) return;
-        settled = true;
-        traffic.onAnswer = undefined;
-        clearTimeout(timeout);
-        resolve(traffic.inFlight[0]!);
-      };
-    });
+    // Killed at the answer that brings 20 exports answered with some still unanswered by it (answers
+    // it had already sent may still be read after the kill).
+    const inFlight = await traffic.atAnswer(
+      () => (traffic.acknowledged - from >= 20 && traffic.inFlight[0]! > 0 ? traffic.inFlight[0]! : undefined),
+      `20 exports answered while some are in flight to ${gateway.name}`,
+      burst,
+      30_000,
+    );
     gateway.process.child.kill('SIGKILL');
     traffic.resentSpans += inFlight;
     process.stderr.write(`scaled-out: gateway killed with ${inFlight} spans unanswered by it\n`);

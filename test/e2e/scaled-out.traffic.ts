@@ -32,13 +32,8 @@ export class Traffic {
   readonly inFlight = [0, 0];
   /** Exports answered 200 so far. */
   acknowledged = 0;
-  /**
-   * Called at each export's answer, 200 or not, once `inFlight` and `acknowledged` include it (a
-   * failed attempt's resend is counted in `resentSpans` after it): a test can act at
-   * the exact answer that brings the traffic to a state, which polling the counts can miss (a quick
-   * gateway answers all of its exports between two polls).
-   */
-  onAnswer?: () => void;
+  /** Told of each export's answer, 200 or not, once `inFlight` and `acknowledged` include it (atAnswer). */
+  private onAnswer?: () => void;
 
   /** `gateways`: the OTLP/HTTP base URL of each of the two gateways, asked at each send. */
   constructor(
@@ -94,6 +89,39 @@ export class Traffic {
     const answered = await Promise.all(exports);
     await Promise.all(exporters.map((e) => e.shutdown()));
     return answered.every(Boolean);
+  }
+
+  /**
+   * What `state` gives at the first answer after which it gives something: checked at each answer,
+   * so that a state polling would miss between two polls (a quick gateway answers all of its
+   * exports at once) is caught, and the caller acts on it before another answer is read. Fails if
+   * `ended` settles first (the traffic that could bring it is over) or after `timeoutMs`.
+   */
+  atAnswer<T>(state: () => T | undefined, what: string, ended: Promise<unknown>, timeoutMs: number): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const settle = (settled: () => void) => {
+        if (this.onAnswer !== check) return;
+        this.onAnswer = undefined;
+        clearTimeout(timeout);
+        settled();
+      };
+      const fail = (why: string) =>
+        settle(() =>
+          reject(
+            new Error(
+              `${why} waiting for ${what}: ${this.acknowledged} exports answered 200, ${this.inFlight.join(' and ')} spans in flight`,
+            ),
+          ),
+        );
+      const check = () => {
+        const found = state();
+        if (found !== undefined) settle(() => resolve(found));
+      };
+      const timeout = setTimeout(() => fail(`timed out after ${timeoutMs} ms`), timeoutMs);
+      this.onAnswer = check;
+      const over = () => fail('the traffic ended');
+      void ended.then(over, over);
+    });
   }
 
   /** The same figures, computed from the spans sent. */
