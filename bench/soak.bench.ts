@@ -76,6 +76,7 @@ const ENGINE_METRICS = {
   primaryIndexCache: 'PrimaryIndexCacheBytes',
   queryConditionCache: 'QueryConditionCacheBytes',
   uncompressedCache: 'UncompressedCacheBytes',
+  compiledExpressions: 'CompiledExpressionCacheBytes',
   primaryKeys: 'PartsPrimaryKeyBytes',
 } as const;
 

@@ -9,4 +9,5 @@ export * from './span-metrics.sql';
 export * from './statements';
 export * from './project-tables';
 export * from './clock-bound';
+export * from './condition-cache';
 export * from './inline-parameters';

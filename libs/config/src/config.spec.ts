@@ -98,6 +98,15 @@ describe('loadConfig', () => {
     expect(problemsOf({ HEAP_RELEASE_SECONDS: '-1' })).toEqual(['HEAP_RELEASE_SECONDS="-1" must be an integer from 0 to 86400']);
   });
 
+  it("reads how often the embedded engine's query condition cache is emptied: every 60 s unless told, 0 for never", () => {
+    expect(loadConfig({}, '/srv/app').clickhouseConditionCacheSeconds).toBe(60);
+    expect(loadConfig({ CLICKHOUSE_CONDITION_CACHE_SECONDS: '0' }, '/srv/app').clickhouseConditionCacheSeconds).toBe(0);
+    expect(loadConfig({ CLICKHOUSE_CONDITION_CACHE_SECONDS: '600' }, '/srv/app').clickhouseConditionCacheSeconds).toBe(600);
+    expect(problemsOf({ CLICKHOUSE_CONDITION_CACHE_SECONDS: 'hourly' })).toEqual([
+      'CLICKHOUSE_CONDITION_CACHE_SECONDS="hourly" must be an integer from 0 to 86400',
+    ]);
+  });
+
   it('lists every bad variable in one error', () => {
     const problems = problemsOf({
       OTLP_HTTP_PORT: 'http',

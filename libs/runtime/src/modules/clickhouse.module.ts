@@ -10,6 +10,7 @@ import {
   clockBoundClient,
   createClickHouseClient,
   describeTarget,
+  emptyConditionCacheEvery,
   migrateClickHouse,
   namedStatement,
   type ClickHouseClient,
@@ -42,6 +43,11 @@ async function openClickHouse(context: ProcessContext, postgres: Postgres): Prom
       : await migrate();
   if (migrations.applied.length) log.info(`ClickHouse migrations applied: ${migrations.applied.join(', ')}`);
   context.services.clickhouse = describeTarget(target);
+  if (target.kind === 'embedded') {
+    // What caps the cache on a server cannot be set in the embedded engine (libs/clickhouse/src/condition-cache.ts).
+    const stop = emptyConditionCacheEvery(clickhouse, config.clickhouseConditionCacheSeconds, log.child('clickhouse'));
+    shutdown.add('stop-accepting', "emptying of the engine's query condition cache", stop);
+  }
   // A gateway only queues (its ClickHouse use is the Langfuse scores endpoint): it takes exports
   // while ClickHouse is away, and the worker stores them when it is back, so a balancer must not pull it for that.
   if (context.mode !== 'gateway') {
