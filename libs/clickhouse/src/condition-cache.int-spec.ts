@@ -7,7 +7,7 @@ jest.setTimeout(60_000);
 
 /**
  * The embedded engine's query condition cache on real chDB: each new filter leaves an entry per
- * part it read, and the emptying every CLICKHOUSE_CONDITION_CACHE_SECONDS hands them back.
+ * part it read, and the emptying every CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS hands them back.
  */
 describe("emptying the embedded engine's query condition cache", () => {
   let client: ClickHouseClient;
@@ -41,7 +41,7 @@ describe("emptying the embedded engine's query condition cache", () => {
 
   it('holds an entry per part for each new filter until emptied, then none', async () => {
     await client.command({ query: 'SYSTEM DROP QUERY CONDITION CACHE' });
-    // Filters that match nothing, each new (its value written in, as our statements' are).
+    // Filters that match nothing, each new (each with a value of its own, as a round's trace ids are).
     for (let i = 0; i < FILTERS; i++) {
       const result = await client.query({
         query: `SELECT count() AS n FROM condition_cache_probe WHERE s = 'absent-${i}'`,
@@ -52,15 +52,16 @@ describe("emptying the embedded engine's query condition cache", () => {
     expect(await cacheEntries()).toBeGreaterThanOrEqual(PARTS * FILTERS);
 
     const logged: string[] = [];
-    const stop = emptyConditionCacheEvery(client, 1, { info: (m) => logged.push(m), warn: (m) => logged.push(m) });
+    const emptying = emptyConditionCacheEvery(client, 1, { info: (m) => logged.push(m), warn: (m) => logged.push(m) });
     try {
       const deadline = Date.now() + 10_000;
       while ((await cacheEntries()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
     } finally {
-      await stop();
+      emptying.stop();
+      await emptying.idle();
     }
     expect(await cacheEntries()).toBe(0);
     // No failure was logged: only the line that says it runs.
-    expect(logged).toEqual(["empties the engine's query condition cache every 1 s (CLICKHOUSE_CONDITION_CACHE_SECONDS; 0: never)"]);
+    expect(logged).toEqual(["empties the engine's query condition cache every 1 s (CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS; 0: never)"]);
   });
 });

@@ -18,7 +18,7 @@ describe('emptyConditionCacheEvery', () => {
   it('empties the cache once per interval, and never once stopped', async () => {
     const queries: string[] = [];
     const { log, lines } = recordingLog();
-    const stop = emptyConditionCacheEvery(
+    const emptying = emptyConditionCacheEvery(
       clientWith(async ({ query }) => queries.push(query)),
       60,
       log,
@@ -29,16 +29,19 @@ describe('emptyConditionCacheEvery', () => {
     expect(queries).toEqual(['SYSTEM DROP QUERY CONDITION CACHE']);
     await jest.advanceTimersByTimeAsync(120_000);
     expect(queries).toHaveLength(3);
-    await stop();
+    emptying.stop();
+    await emptying.idle();
     await jest.advanceTimersByTimeAsync(600_000);
     expect(queries).toHaveLength(3);
-    expect(lines).toEqual(["info empties the engine's query condition cache every 60 s (CLICKHOUSE_CONDITION_CACHE_SECONDS; 0: never)"]);
+    expect(lines).toEqual([
+      "info empties the engine's query condition cache every 60 s (CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS; 0: never)",
+    ]);
   });
 
   it('says why an emptying failed, and tries again at the next interval', async () => {
     let calls = 0;
     const { log, lines } = recordingLog();
-    const stop = emptyConditionCacheEvery(
+    const emptying = emptyConditionCacheEvery(
       clientWith(async () => {
         calls++;
         if (calls === 1) throw new Error('Code: 241. DB::Exception: Memory limit exceeded');
@@ -53,14 +56,14 @@ describe('emptyConditionCacheEvery', () => {
     await jest.advanceTimersByTimeAsync(30_000);
     expect(calls).toBe(2);
     expect(lines.filter((line) => line.startsWith('warn'))).toHaveLength(1);
-    await stop();
+    emptying.stop();
   });
 
-  it('sends no second emptying while one waits for the engine, and its stop waits for that one', async () => {
+  it('sends no second emptying while one waits for the engine; once stopped, idle waits for that one', async () => {
     let calls = 0;
     let finish: () => void = () => {};
     const { log } = recordingLog();
-    const stop = emptyConditionCacheEvery(
+    const emptying = emptyConditionCacheEvery(
       clientWith(() => {
         calls++;
         return new Promise<void>((resolve) => (finish = resolve));
@@ -70,23 +73,27 @@ describe('emptyConditionCacheEvery', () => {
     );
     await jest.advanceTimersByTimeAsync(35_000);
     expect(calls).toBe(1);
-    let stopped = false;
-    const stopping = stop().then(() => (stopped = true));
-    await jest.advanceTimersByTimeAsync(0);
-    expect(stopped).toBe(false);
+    emptying.stop();
+    let idle = false;
+    const waiting = emptying.idle().then(() => (idle = true));
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(idle).toBe(false);
     finish();
-    await stopping;
-    expect(stopped).toBe(true);
+    await waiting;
+    expect(idle).toBe(true);
     expect(calls).toBe(1);
+    // Idle again at once once nothing is under way.
+    await emptying.idle();
   });
 
   it('does nothing at 0 s', async () => {
     const { log, lines } = recordingLog();
     const command = jest.fn();
-    const stop = emptyConditionCacheEvery(clientWith(command), 0, log);
+    const emptying = emptyConditionCacheEvery(clientWith(command), 0, log);
     await jest.advanceTimersByTimeAsync(86_400_000);
     expect(command).not.toHaveBeenCalled();
     expect(lines).toEqual([]);
-    await stop();
+    emptying.stop();
+    await emptying.idle();
   });
 });

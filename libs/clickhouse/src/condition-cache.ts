@@ -1,22 +1,29 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { namedStatement } from './statements';
 
+/** The periodic emptying of emptyConditionCacheEvery. */
+export interface ConditionCacheEmptying {
+  /** No emptying starts after this (one under way goes on). */
+  stop(): void;
+  /** Resolves once no emptying is under way (at once when none is). */
+  idle(): Promise<void>;
+}
+
 /**
- * Empties the embedded engine's query condition cache every `intervalSeconds` (0: never), and
- * returns what stops it (waiting for an emptying under way).
+ * Empties the embedded engine's query condition cache every `intervalSeconds` (0: never).
  *
  * The cache remembers, per part and per filter, which granules the filter matched nothing in: it
- * is what makes the upkeep's second and third lookups of a round's trace ids cheap. Our statements
- * carry their values written in (inline-parameters.ts), so nearly every statement's filter is new,
- * and each leaves an entry per part it read that no later statement asks for. The engine evicts
- * only when the entries' counted size reaches
- * `query_condition_cache_size` (100 MiB), and it counts about a third of what they hold: measured
- * on the embedded engine, 122,000 entries counted 7.4 MiB and held 22.6 MiB of the allocator's
- * memory, nearly all in blocks of up to 1 KiB. Under a soak's load the all-in-one gained ~1,000
- * entries (~65 KB counted) a minute, so the cache would grow for about a day, to ~300 MiB held, in
- * a process whose whole RSS is about 1 GiB (docs/scaling.md, "Memory of the all-in-one").
- * The server setting that caps it cannot be given to the embedded engine, so it is emptied
- * instead: what is lost is at most one round's cheap later lookups per emptying.
+ * is what makes the upkeep's second and third lookups of a round's trace ids cheap. But each
+ * statement's values (a round's trace ids and times, a dashboard's range) are new, so nearly every
+ * filter is new, and each leaves an entry per part it read that no later statement asks for. The
+ * engine evicts only once the entries' counted size reaches `query_condition_cache_size` (100 MiB),
+ * and it counts less than they hold: 122,000 entries on small parts counted 7.4 MiB and held
+ * 22.6 MiB of the allocator's memory, nearly all in blocks of up to 1 KiB. Under a soak's load the
+ * all-in-one's count grew by 0.065–0.11 MiB a minute, so the cache would grow for 15 hours to a day,
+ * to up to ~300 MiB, in a process whose whole RSS is about 1 GiB (docs/scaling.md, "Memory of the
+ * all-in-one"). The client's connection to the embedded engine takes no server settings, so the
+ * cache is emptied instead: a round of the upkeep that straddles an emptying pays its repeated
+ * lookups in full once.
  *
  * A ClickHouse server keeps its cache within the operator's `query_condition_cache_size`, and this
  * is not run there.
@@ -25,10 +32,10 @@ export function emptyConditionCacheEvery(
   clickhouse: ClickHouseClient,
   intervalSeconds: number,
   log: { info(message: string): void; warn(message: string): void },
-): () => Promise<void> {
-  if (intervalSeconds === 0) return async () => {};
-  log.info(`empties the engine's query condition cache every ${intervalSeconds} s (CLICKHOUSE_CONDITION_CACHE_SECONDS; 0: never)`);
+): ConditionCacheEmptying {
   let emptying: Promise<void> | undefined;
+  if (intervalSeconds === 0) return { stop: () => {}, idle: async () => {} };
+  log.info(`empties the engine's query condition cache every ${intervalSeconds} s (CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS; 0: never)`);
   const empty = async () => {
     try {
       await clickhouse.command({ query: 'SYSTEM DROP QUERY CONDITION CACHE', ...namedStatement('engine.empty_condition_cache') });
@@ -45,8 +52,10 @@ export function emptyConditionCacheEvery(
   }, intervalSeconds * 1000);
   // Housekeeping: it never keeps the process alive.
   timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await emptying;
+  return {
+    stop: () => clearInterval(timer),
+    idle: async () => {
+      await emptying;
+    },
   };
 }

@@ -99,11 +99,11 @@ describe('loadConfig', () => {
   });
 
   it("reads how often the embedded engine's query condition cache is emptied: every 60 s unless told, 0 for never", () => {
-    expect(loadConfig({}, '/srv/app').clickhouseConditionCacheSeconds).toBe(60);
-    expect(loadConfig({ CLICKHOUSE_CONDITION_CACHE_SECONDS: '0' }, '/srv/app').clickhouseConditionCacheSeconds).toBe(0);
-    expect(loadConfig({ CLICKHOUSE_CONDITION_CACHE_SECONDS: '600' }, '/srv/app').clickhouseConditionCacheSeconds).toBe(600);
-    expect(problemsOf({ CLICKHOUSE_CONDITION_CACHE_SECONDS: 'hourly' })).toEqual([
-      'CLICKHOUSE_CONDITION_CACHE_SECONDS="hourly" must be an integer from 0 to 86400',
+    expect(loadConfig({}, '/srv/app').clickhouseConditionCacheDropSeconds).toBe(60);
+    expect(loadConfig({ CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS: '0' }, '/srv/app').clickhouseConditionCacheDropSeconds).toBe(0);
+    expect(loadConfig({ CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS: '600' }, '/srv/app').clickhouseConditionCacheDropSeconds).toBe(600);
+    expect(problemsOf({ CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS: 'hourly' })).toEqual([
+      'CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS="hourly" must be an integer from 0 to 86400',
     ]);
   });
 

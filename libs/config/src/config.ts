@@ -36,7 +36,7 @@ export interface AppConfig {
   /** Embedded engine: the most of the express lane's time one project may hold over about the last second (%; 100: no cap). */
   clickhouseExpressSharePercent: number;
   /** Embedded engine: how often it empties its query condition cache (s; 0: never, the engine's own cap only). */
-  clickhouseConditionCacheSeconds: number;
+  clickhouseConditionCacheDropSeconds: number;
   /** The span-metrics sealer (span_metrics_minute): how old a minute must be, and how often it looks. */
   metricsSeal: { afterSeconds: number; intervalMs: number };
   /** How often each process hands the heap pages V8 freed back to the system (s; 0: only when it idles, as V8 does alone). */
@@ -221,7 +221,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
     },
     clickhouseQuerySlots: r.integer('CLICKHOUSE_QUERY_SLOTS', 8, 1, 1_000),
     clickhouseExpressSharePercent: r.integer('CLICKHOUSE_EXPRESS_SHARE_PERCENT', 100, 1, 100),
-    clickhouseConditionCacheSeconds: r.integer('CLICKHOUSE_CONDITION_CACHE_SECONDS', 60, 0, 86_400),
+    clickhouseConditionCacheDropSeconds: r.integer('CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS', 60, 0, 86_400),
     metricsSeal: {
       afterSeconds: r.integer('METRICS_SEAL_AFTER_SECONDS', 120, 0, 86_400),
       intervalMs: r.integer('METRICS_SEAL_INTERVAL_MS', 10_000, 100, 3_600_000),
