@@ -59,6 +59,23 @@ describe('emptyConditionCacheEvery', () => {
     emptying.stop();
   });
 
+  it('goes on after a client that throws at once, without a promise', async () => {
+    let calls = 0;
+    const { log, lines } = recordingLog();
+    const emptying = emptyConditionCacheEvery(
+      clientWith(() => {
+        calls++;
+        throw new Error('closed');
+      }),
+      10,
+      log,
+    );
+    await jest.advanceTimersByTimeAsync(30_000);
+    expect(calls).toBe(3);
+    expect(lines.filter((line) => line.startsWith('warn'))).toHaveLength(3);
+    emptying.stop();
+  });
+
   it('sends no second emptying while one waits for the engine; once stopped, idle waits for that one', async () => {
     let calls = 0;
     let finish: () => void = () => {};

@@ -19,14 +19,14 @@ export interface ConditionCacheEmptying {
  * engine evicts only once the entries' counted size reaches `query_condition_cache_size` (100 MiB),
  * and it counts less than they hold: 122,000 entries on small parts counted 7.4 MiB and held
  * 22.6 MiB of the allocator's memory, nearly all in blocks of up to 1 KiB. Under a soak's load the
- * all-in-one's count grew by 0.065–0.11 MiB a minute, so the cache would grow for 15 hours to a day,
+ * all-in-one's count grew by 0.064–0.11 MiB a minute, so the cache would grow for 15 hours to a day,
  * to up to ~300 MiB, in a process whose whole RSS is about 1 GiB (docs/scaling.md, "Memory of the
  * all-in-one"). The client's connection to the embedded engine takes no server settings, so the
  * cache is emptied instead: a round of the upkeep that straddles an emptying pays its repeated
  * lookups in full once.
  *
- * A ClickHouse server keeps its cache within the operator's `query_condition_cache_size`, and this
- * is not run there.
+ * On a ClickHouse server the operator's `query_condition_cache_size` caps the counted size (the
+ * entries may hold about three times it), and this is not run there.
  */
 export function emptyConditionCacheEvery(
   clickhouse: ClickHouseClient,
@@ -42,13 +42,14 @@ export function emptyConditionCacheEvery(
     } catch (error) {
       // The next interval tries again; until one succeeds the cache grows as it would without this.
       log.warn(`emptying the engine's query condition cache failed (tried again in ${intervalSeconds} s): ${(error as Error).message}`);
-    } finally {
-      emptying = undefined;
     }
   };
   const timer = setInterval(() => {
-    // One at a time: an emptying still waiting for the engine is enough.
-    emptying ??= empty();
+    // One at a time: an emptying still waiting for the engine is enough. Cleared once settled,
+    // after the assignment (a `finally` inside `empty` could run before it).
+    emptying ??= empty().finally(() => {
+      emptying = undefined;
+    });
   }, intervalSeconds * 1000);
   // Housekeeping: it never keeps the process alive.
   timer.unref();
