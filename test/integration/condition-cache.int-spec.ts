@@ -1,15 +1,21 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { workerDataDir } from '@spanforge/testing';
-import { createClickHouseClient, type ClickHouseClient } from './clickhouse.client';
-import { emptyConditionCacheEvery } from './condition-cache';
+import { createClickHouseClient, emptyConditionCacheEvery, type ClickHouseClient } from '@spanforge/clickhouse';
+import { startChdbHttpServer, type ChdbHttpServer } from '../support/chdb-http-server';
 
-jest.setTimeout(60_000);
+jest.setTimeout(90_000);
 
 /**
- * The embedded engine's query condition cache on real chDB: each new filter leaves an entry per
- * part it read, and the emptying every CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS hands them back.
+ * The embedded engine's query condition cache (libs/clickhouse/src/condition-cache.ts), on real
+ * chDB: each new filter leaves an entry per part it read, and the emptying every
+ * CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS hands them back. The engine runs in a process of its own
+ * (the test ClickHouse endpoint): the cache is the engine's, one per process, and this process's
+ * engine is shared by the suites run before this one, whose statements would add entries of their own.
  */
-describe("emptying the embedded engine's query condition cache", () => {
+describe("emptying the engine's query condition cache", () => {
+  let root: string;
+  let server: ChdbHttpServer;
   let client: ClickHouseClient;
   const PARTS = 5;
   const FILTERS = 20;
@@ -19,14 +25,15 @@ describe("emptying the embedded engine's query condition cache", () => {
       query: "SELECT value FROM system.metrics WHERE metric = 'QueryConditionCacheEntries'",
       format: 'JSONEachRow',
     });
-    return Number((await result.json<{ value: string }>())[0]!.value);
+    return Number((await result.json<{ value: string | number }>())[0]!.value);
   };
 
   beforeAll(async () => {
-    client = createClickHouseClient({ kind: 'embedded', path: path.join(workerDataDir(), 'clickhouse') });
+    root = mkdtempSync(path.join(os.tmpdir(), 'spanforge-condition-cache-'));
+    server = await startChdbHttpServer(path.join(root, 'clickhouse'), ['probe']);
+    client = createClickHouseClient({ kind: 'server', url: server.url, username: 'default', password: '', database: 'probe' });
     await client.command({
-      query:
-        'CREATE TABLE IF NOT EXISTS condition_cache_probe (n UInt64, s String) ENGINE = MergeTree ORDER BY n SETTINGS index_granularity = 128',
+      query: 'CREATE TABLE condition_cache_probe (n UInt64, s String) ENGINE = MergeTree ORDER BY n SETTINGS index_granularity = 128',
     });
     await client.command({ query: 'SYSTEM STOP MERGES condition_cache_probe' });
     for (let part = 0; part < PARTS; part++)
@@ -35,12 +42,12 @@ describe("emptying the embedded engine's query condition cache", () => {
       });
   });
   afterAll(async () => {
-    await client.command({ query: 'DROP TABLE IF EXISTS condition_cache_probe' });
-    await client.close();
+    await client?.close();
+    await server?.stop();
+    rmSync(root, { recursive: true, force: true });
   });
 
   it('holds an entry per part for each new filter until emptied, then none', async () => {
-    await client.command({ query: 'SYSTEM DROP QUERY CONDITION CACHE' });
     // Filters that match nothing, each new (each with a value of its own, as a round's trace ids are).
     for (let i = 0; i < FILTERS; i++) {
       const result = await client.query({
