@@ -1,74 +1,75 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createClickHouseClient, emptyConditionCacheEvery, type ClickHouseClient } from '@spanforge/clickhouse';
-import { startChdbHttpServer, type ChdbHttpServer } from '../support/chdb-http-server';
+import { promisify } from 'node:util';
 
-jest.setTimeout(90_000);
+jest.setTimeout(120_000);
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '..', '..');
 
 /**
- * The embedded engine's query condition cache (libs/clickhouse/src/condition-cache.ts), on real
- * chDB: each new filter leaves an entry per part it read, and the emptying every
- * CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS hands them back. The engine runs in a process of its own
- * (the test ClickHouse endpoint): the cache is the engine's, one per process, and this process's
- * engine is shared by the suites run before this one, whose statements would add entries of their own.
+ * Opens the embedded engine as the all-in-one does (createClickHouseClient, built in dist/), with a
+ * query condition cache of `cacheMiB`, in a process of its own: the engine takes its arguments when
+ * it starts, and this test process's engine was started by the suites run before this one. Makes
+ * `filters` new filters (each matching nothing, with a value of its own, as a round's trace ids
+ * are) over `parts` parts, then reports the engine's setting and its cache.
  */
-describe("emptying the engine's query condition cache", () => {
-  let root: string;
-  let server: ChdbHttpServer;
-  let client: ClickHouseClient;
-  const PARTS = 5;
-  const FILTERS = 20;
+async function probeEngine(options: { cacheMiB: number; parts: number; filters: number }) {
+  const script = `
+    const { createClickHouseClient } = require('./dist/libs/clickhouse/src/clickhouse.client.js');
+    const [dir, cacheMiB, parts, filters] = process.argv.slice(1);
+    const client = createClickHouseClient({ kind: 'embedded', path: dir, conditionCacheMiB: Number(cacheMiB) });
+    const rows = async (query) => (await client.query({ query, format: 'JSONEachRow' })).json();
+    (async () => {
+      await client.command({ query: 'CREATE TABLE probe (n UInt64, s String) ENGINE = MergeTree ORDER BY n SETTINGS index_granularity = 100' });
+      await client.command({ query: 'SYSTEM STOP MERGES probe' });
+      for (let part = 0; part < Number(parts); part++)
+        await client.command({ query: 'INSERT INTO probe SELECT number + ' + part * 1000 + ', toString(number) FROM numbers(1000)' });
+      let matched = 0;
+      for (let i = 0; i < Number(filters); i++)
+        matched += Number((await rows("SELECT count() AS n FROM probe WHERE s = 'absent-" + i + "'"))[0].n);
+      const [setting] = await rows("SELECT value FROM system.server_settings WHERE name = 'query_condition_cache_size'");
+      const metrics = Object.fromEntries((await rows(
+        "SELECT metric, value FROM system.metrics WHERE metric IN ('QueryConditionCacheEntries', 'QueryConditionCacheBytes')",
+      )).map((row) => [row.metric, Number(row.value)]));
+      process.stdout.write(JSON.stringify({ matched, sizeBytes: Number(setting.value), entries: metrics.QueryConditionCacheEntries, bytes: metrics.QueryConditionCacheBytes }));
+      await client.close();
+    })().catch((error) => { process.stderr.write(String(error && error.stack)); process.exit(1); });
+  `;
+  const dir = path.join(root, `engine-${options.cacheMiB}`);
+  const args = [dir, options.cacheMiB, options.parts, options.filters].map(String);
+  const { stdout } = await run(process.execPath, ['-e', script, ...args], { cwd: ROOT });
+  return JSON.parse(stdout) as { matched: number; sizeBytes: number; entries: number; bytes: number };
+}
 
-  const cacheEntries = async () => {
-    const result = await client.query({
-      query: "SELECT value FROM system.metrics WHERE metric = 'QueryConditionCacheEntries'",
-      format: 'JSONEachRow',
-    });
-    return Number((await result.json<{ value: string | number }>())[0]!.value);
-  };
+let root: string;
+beforeAll(() => {
+  root = mkdtempSync(path.join(os.tmpdir(), 'spanforge-condition-cache-'));
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  beforeAll(async () => {
-    root = mkdtempSync(path.join(os.tmpdir(), 'spanforge-condition-cache-'));
-    server = await startChdbHttpServer(path.join(root, 'clickhouse'), ['probe']);
-    client = createClickHouseClient({ kind: 'server', url: server.url, username: 'default', password: '', database: 'probe' });
-    await client.command({
-      query: 'CREATE TABLE condition_cache_probe (n UInt64, s String) ENGINE = MergeTree ORDER BY n SETTINGS index_granularity = 128',
-    });
-    await client.command({ query: 'SYSTEM STOP MERGES condition_cache_probe' });
-    for (let part = 0; part < PARTS; part++)
-      await client.command({
-        query: `INSERT INTO condition_cache_probe SELECT number + ${part * 1000}, toString(number) FROM numbers(1000)`,
-      });
+/** The embedded engine's query condition cache is capped at CLICKHOUSE_CONDITION_CACHE_MIB (libs/clickhouse/src/clickhouse.client.ts). */
+describe("the embedded engine's query condition cache", () => {
+  it('stays within its size when new filters would leave more, keeping the most recent entries', async () => {
+    const parts = 40;
+    const filters = 600;
+    const probe = await probeEngine({ cacheMiB: 1, parts, filters });
+    expect(probe.matched).toBe(0);
+    expect(probe.sizeBytes).toBe(1024 * 1024);
+    expect(probe.bytes).toBeGreaterThan(0);
+    expect(probe.bytes).toBeLessThanOrEqual(1024 * 1024);
+    // Each filter left an entry per part; the least recently used went once the cap was reached.
+    expect(probe.entries).toBeGreaterThan(0);
+    expect(probe.entries).toBeLessThan(parts * filters);
   });
-  afterAll(async () => {
-    await client?.close();
-    await server?.stop();
-    rmSync(root, { recursive: true, force: true });
-  });
 
-  it('holds an entry per part for each new filter until emptied, then none', async () => {
-    // Filters that match nothing, each new (each with a value of its own, as a round's trace ids are).
-    for (let i = 0; i < FILTERS; i++) {
-      const result = await client.query({
-        query: `SELECT count() AS n FROM condition_cache_probe WHERE s = 'absent-${i}'`,
-        format: 'JSONEachRow',
-      });
-      expect((await result.json<{ n: number | string }>()).map((row) => Number(row.n))).toEqual([0]);
-    }
-    expect(await cacheEntries()).toBeGreaterThanOrEqual(PARTS * FILTERS);
-
-    const logged: string[] = [];
-    const emptying = emptyConditionCacheEvery(client, 1, { info: (m) => logged.push(m), warn: (m) => logged.push(m) });
-    try {
-      const deadline = Date.now() + 10_000;
-      while ((await cacheEntries()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-    } finally {
-      emptying.stop();
-      await emptying.idle();
-    }
-    expect(await cacheEntries()).toBe(0);
-    // No failure was logged: only the line that says it runs.
-    expect(logged).toEqual(["empties the engine's query condition cache every 1 s (CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS; 0: never)"]);
+  it('keeps an entry per part for each new filter while under its size', async () => {
+    const parts = 5;
+    const filters = 20;
+    const probe = await probeEngine({ cacheMiB: 2, parts, filters });
+    expect(probe.sizeBytes).toBe(2 * 1024 * 1024);
+    expect(probe.entries).toBe(parts * filters);
   });
 });

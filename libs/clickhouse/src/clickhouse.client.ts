@@ -1,5 +1,5 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { setEngineAllocatorOptions } from '@spanforge/config';
+import { DEFAULT_CONDITION_CACHE_MIB, setEngineAllocatorOptions } from '@spanforge/config';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { currentLane } from './fair-scheduler';
@@ -15,8 +15,12 @@ export type ClickHouseTarget =
       password: string;
       database: string;
     } & ClusterOrNot)
-  /** chDB in-process; it binds one data directory per process and always uses database `default`. */
-  | { kind: 'embedded'; path: string };
+  /**
+   * chDB in-process; it binds one data directory per process and always uses database `default`.
+   * `conditionCacheMiB`: the engine's query condition cache's size (embeddedEngineArguments;
+   * DEFAULT_CONDITION_CACHE_MIB unless given).
+   */
+  | { kind: 'embedded'; path: string; conditionCacheMiB?: number };
 
 /** One server, or a cluster with how far two of its servers' clocks may differ (clock-bound.ts). */
 export type ClusterOrNot = { cluster?: undefined; maxClockOffsetMs?: undefined } | { cluster: string; maxClockOffsetMs: number };
@@ -24,8 +28,10 @@ export type ClusterOrNot = { cluster?: undefined; maxClockOffsetMs?: undefined }
 export function clickHouseTarget(config: {
   dataDir: string;
   clickhouse?: { url: string; username: string; password: string; database: string } & ClusterOrNot;
+  clickhouseConditionCacheMiB: number;
 }): ClickHouseTarget {
-  return config.clickhouse ? { kind: 'server', ...config.clickhouse } : { kind: 'embedded', path: path.join(config.dataDir, 'clickhouse') };
+  if (config.clickhouse) return { kind: 'server', ...config.clickhouse };
+  return { kind: 'embedded', path: path.join(config.dataDir, 'clickhouse'), conditionCacheMiB: config.clickhouseConditionCacheMiB };
 }
 
 /**
@@ -70,11 +76,15 @@ export function serverClientOptions(
  *
  * Just before, the engine's allocator gets its options (setEngineAllocatorOptions).
  */
-function loadChdb(): typeof import('chdb/connection') {
+function loadChdb(): typeof import('chdb/connection') & Pick<typeof import('chdb'), 'Session'> {
   setEngineAllocatorOptions();
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require('chdb/connection') as typeof import('chdb/connection');
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    return {
+      ...(require('chdb/connection') as typeof import('chdb/connection')),
+      Session: (require('chdb') as typeof import('chdb')).Session,
+    };
+    /* eslint-enable @typescript-eslint/no-require-imports */
   } catch (error) {
     const reason = (error as Error).message;
     if (!/no native binding/i.test(reason)) throw error;
@@ -91,11 +101,39 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
   if (target.kind === 'server') return createClient(serverClientOptions(target));
   // Every span of every tenant lives here: readable by this process's user only (chDB would create it with the umask's mode).
   mkdirSync(target.path, { recursive: true, mode: 0o700 });
-  const { createChdbConnection } = loadChdb();
+  const { createChdbConnection, Session } = loadChdb();
   // chdb types its Connection against @clickhouse/client-common, the client against its own copy of the same interface.
   type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
   const session = () => embeddedCalls(createChdbConnection({ path: target.path }) as unknown as ClientConnection);
-  return createClient({ connection: byLane(withSessionSet(session(), SHARED_LANE_SET), session()) });
+  // The engine starts with the first connection to its directory, and takes its arguments from that
+  // one only: chdb/connection passes none, so a Session that does is opened first and closed once
+  // the client's connections hold the engine. (A client opened while another still holds the same
+  // directory in this process gets the engine as that one started it.)
+  const starter = new Session(target.path, {
+    connectionArgs: embeddedEngineArguments(target.conditionCacheMiB ?? DEFAULT_CONDITION_CACHE_MIB),
+  });
+  try {
+    return createClient({ connection: byLane(withSessionSet(session(), SHARED_LANE_SET), session()) });
+  } finally {
+    starter.close();
+  }
+}
+
+/**
+ * The embedded engine's server settings, given when it starts (a ClickHouse server has them in its
+ * configuration).
+ *
+ * `query_condition_cache_size` (bytes): the cache remembers, per part and per filter, which
+ * granules the filter matched nothing in; it is what makes the upkeep's second and third lookups of
+ * a round's trace ids cheap. But nearly every statement's filter is new (a round's trace ids and
+ * times, a dashboard's range) and leaves an entry per part it read that no later statement asks for,
+ * and the engine evicts the least recently used only once the entries' counted size reaches the cap:
+ * 100 MiB by default, which under continuous load takes 15 hours to a day to reach, and the entries
+ * hold about three times what they count (docs/scaling.md, "Memory of the all-in-one"). A round's
+ * lookups need its own few hundred entries; a few MiB keep many minutes of them.
+ */
+export function embeddedEngineArguments(conditionCacheMiB: number): string[] {
+  return [`--query_condition_cache_size=${conditionCacheMiB * 1024 * 1024}`];
 }
 
 /**

@@ -9,5 +9,4 @@ export * from './span-metrics.sql';
 export * from './statements';
 export * from './project-tables';
 export * from './clock-bound';
-export * from './condition-cache';
 export * from './inline-parameters';

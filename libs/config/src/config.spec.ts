@@ -98,12 +98,12 @@ describe('loadConfig', () => {
     expect(problemsOf({ HEAP_RELEASE_SECONDS: '-1' })).toEqual(['HEAP_RELEASE_SECONDS="-1" must be an integer from 0 to 86400']);
   });
 
-  it("reads how often the embedded engine's query condition cache is emptied: every 60 s unless told, 0 for never", () => {
-    expect(loadConfig({}, '/srv/app').clickhouseConditionCacheDropSeconds).toBe(60);
-    expect(loadConfig({ CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS: '0' }, '/srv/app').clickhouseConditionCacheDropSeconds).toBe(0);
-    expect(loadConfig({ CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS: '600' }, '/srv/app').clickhouseConditionCacheDropSeconds).toBe(600);
-    expect(problemsOf({ CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS: 'hourly' })).toEqual([
-      'CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS="hourly" must be an integer from 0 to 86400',
+  it("reads the size of the embedded engine's query condition cache: 2 MiB unless told, 0 for none", () => {
+    expect(loadConfig({}, '/srv/app').clickhouseConditionCacheMiB).toBe(2);
+    expect(loadConfig({ CLICKHOUSE_CONDITION_CACHE_MIB: '0' }, '/srv/app').clickhouseConditionCacheMiB).toBe(0);
+    expect(loadConfig({ CLICKHOUSE_CONDITION_CACHE_MIB: '64' }, '/srv/app').clickhouseConditionCacheMiB).toBe(64);
+    expect(problemsOf({ CLICKHOUSE_CONDITION_CACHE_MIB: '2.5' })).toEqual([
+      'CLICKHOUSE_CONDITION_CACHE_MIB="2.5" must be an integer from 0 to 1024',
     ]);
   });
 

@@ -35,8 +35,8 @@ export interface AppConfig {
   clickhouseQuerySlots: number;
   /** Embedded engine: the most of the express lane's time one project may hold over about the last second (%; 100: no cap). */
   clickhouseExpressSharePercent: number;
-  /** Embedded engine: how often it empties its query condition cache (s; 0: never, the engine's own cap only). */
-  clickhouseConditionCacheDropSeconds: number;
+  /** Embedded engine: the size of its query condition cache (MiB, as the engine counts its entries; 0: keeps none). */
+  clickhouseConditionCacheMiB: number;
   /** The span-metrics sealer (span_metrics_minute): how old a minute must be, and how often it looks. */
   metricsSeal: { afterSeconds: number; intervalMs: number };
   /** How often each process hands the heap pages V8 freed back to the system (s; 0: only when it idles, as V8 does alone). */
@@ -67,6 +67,14 @@ export const DEFAULT_QUERY_LIMITS: Readonly<QueryLimits> = Object.freeze({
   maxRowsToRead: 2_000_000_000,
   maxResultBytes: 256 * 1024 ** 2,
 });
+
+/**
+ * The embedded engine's query condition cache (MiB, as the engine counts its entries, which hold
+ * about three times that): a round of the upkeep needs a few hundred entries, and under a soak's
+ * load the all-in-one made about 1,000 a minute of 64–110 bytes counted, so 2 MiB keeps the last
+ * 20–30 minutes' (docs/scaling.md, "Memory of the all-in-one").
+ */
+export const DEFAULT_CONDITION_CACHE_MIB = 2;
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -221,7 +229,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
     },
     clickhouseQuerySlots: r.integer('CLICKHOUSE_QUERY_SLOTS', 8, 1, 1_000),
     clickhouseExpressSharePercent: r.integer('CLICKHOUSE_EXPRESS_SHARE_PERCENT', 100, 1, 100),
-    clickhouseConditionCacheDropSeconds: r.integer('CLICKHOUSE_CONDITION_CACHE_DROP_SECONDS', 60, 0, 86_400),
+    clickhouseConditionCacheMiB: r.integer('CLICKHOUSE_CONDITION_CACHE_MIB', DEFAULT_CONDITION_CACHE_MIB, 0, 1024),
     metricsSeal: {
       afterSeconds: r.integer('METRICS_SEAL_AFTER_SECONDS', 120, 0, 86_400),
       intervalMs: r.integer('METRICS_SEAL_INTERVAL_MS', 10_000, 100, 3_600_000),

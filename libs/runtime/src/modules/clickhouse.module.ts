@@ -10,7 +10,6 @@ import {
   clockBoundClient,
   createClickHouseClient,
   describeTarget,
-  emptyConditionCacheEvery,
   migrateClickHouse,
   namedStatement,
   type ClickHouseClient,
@@ -43,13 +42,6 @@ async function openClickHouse(context: ProcessContext, postgres: Postgres): Prom
       : await migrate();
   if (migrations.applied.length) log.info(`ClickHouse migrations applied: ${migrations.applied.join(', ')}`);
   context.services.clickhouse = describeTarget(target);
-  if (target.kind === 'embedded') {
-    // What caps the cache on a server is not given to the embedded engine (libs/clickhouse/src/condition-cache.ts).
-    const emptying = emptyConditionCacheEvery(clickhouse, config.clickhouseConditionCacheDropSeconds, log.child('clickhouse'));
-    // No new emptying once shutting down; one under way (it may wait behind a statement) ends before the client closes.
-    shutdown.add('stop-accepting', "query condition cache's emptying", async () => emptying.stop());
-    shutdown.add('flush', "query condition cache's last emptying", () => emptying.idle());
-  }
   // A gateway only queues (its ClickHouse use is the Langfuse scores endpoint): it takes exports
   // while ClickHouse is away, and the worker stores them when it is back, so a balancer must not pull it for that.
   if (context.mode !== 'gateway') {
