@@ -4,6 +4,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { createClickHouseClient, type ClickHouseClient } from '@spanforge/clickhouse';
+import { DEFAULT_CONDITION_CACHE_MIB } from '@spanforge/config';
 import { SpanRepository, sessionsToRefresh } from '@spanforge/ingest';
 import { quiet, seededDatasetArguments, startBenchStack, temporaryDataDir } from './bench-stack';
 import { argument, progress, writeResults } from './report';
@@ -101,14 +102,15 @@ async function upkeepRound(repository: SpanRepository, scope: Scope, traceIds: s
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
- * `npm run bench:upkeep [-- --spans N] [--data-dir DIR] [--traces K] [--rounds R] [--window-seconds W]`:
+ * `npm run bench:upkeep [-- --spans N] [--data-dir DIR] [--traces K] [--rounds R] [--window-seconds W] [--condition-cache-mib C]`:
  * how the worker's per-round upkeep (the look at the stored traces, trace figures, session figures,
  * daily costs, trace metrics) grows with the project's size. On a copy of the seeded dataset (the
  * seed itself is left as it is),
  * R rounds of K new traces each go to the seeded project and to an empty project, alternately, on a
  * quiet engine; the traces of a round start within W seconds (default 30), as a round of live
  * ingest's do, or with W = 0 over 20 hours, as late data. The report gives each statement's median
- * per project and their ratio (1 = upkeep does not depend on the project's size).
+ * per project and their ratio (1 = upkeep does not depend on the project's size). The engine's
+ * query condition cache has the all-in-one's default size unless C MiB is given.
  */
 async function main(): Promise<void> {
   const { spans, dataDir } = seededDatasetArguments();
@@ -116,6 +118,7 @@ async function main(): Promise<void> {
   const rounds = Number(argument('--rounds', '7'));
   // --window-seconds W: a round's traces start within W seconds (0: spread over 20 hours, as late data).
   const windowMs = Number(argument('--window-seconds', '30')) * 1000;
+  const conditionCacheMiB = Number(argument('--condition-cache-mib', String(DEFAULT_CONDITION_CACHE_MIB)));
   const infra = await startBenchStack(dataDir);
   let seed: SeedResult;
   try {
@@ -126,7 +129,7 @@ async function main(): Promise<void> {
   const copy = temporaryDataDir('spanforge-upkeep-');
   progress(`copying the seeded ClickHouse data to ${copy}`);
   execFileSync('cp', ['-a', path.join(dataDir, 'clickhouse'), copy]);
-  const client = createClickHouseClient({ kind: 'embedded', path: path.join(copy, 'clickhouse') });
+  const client = createClickHouseClient({ kind: 'embedded', path: path.join(copy, 'clickhouse'), conditionCacheMiB });
   const repository = new SpanRepository(client);
   try {
     const seeded: Scope = { tenantId: seed.tenantId, projectId: seed.projectId };
@@ -164,6 +167,7 @@ async function main(): Promise<void> {
         tracesPerRound: traces,
         rounds,
         windowSeconds: windowMs / 1000,
+        conditionCacheMiB,
         dataset: { spans: seed.spans, traces: seed.traces },
       },
     });

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from '@clickhouse/client';
-import { describeTarget, serverClientOptions } from './clickhouse.client';
+import { clickHouseTarget, describeTarget, embeddedEngineArguments, serverClientOptions } from './clickhouse.client';
 
 describe('serverClientOptions', () => {
   const server = { kind: 'server', url: 'http://127.0.0.1:1', username: 'ingest', password: 'pw', database: 'obs' } as const;
@@ -50,6 +50,23 @@ describe('serverClientOptions', () => {
         expect(url.searchParams.get('load_balancing')).toBe('first_or_random');
       }
       expect(requested[0]!.searchParams.get('max_execution_time')).toBe('10');
+    });
+  });
+});
+
+describe('the embedded engine', () => {
+  it('starts with the configured query condition cache size, in bytes', () => {
+    expect(embeddedEngineArguments(2)).toEqual(['--query_condition_cache_size=2097152']);
+    expect(embeddedEngineArguments(0)).toEqual(['--query_condition_cache_size=0']);
+    expect(() => embeddedEngineArguments(-1)).toThrow(RangeError);
+    expect(() => embeddedEngineArguments(0.5)).toThrow('whole number of MiB');
+  });
+
+  it("takes the cache's size from the configuration, under the data directory", () => {
+    expect(clickHouseTarget({ dataDir: '/srv/data', clickhouseConditionCacheMiB: 8 })).toEqual({
+      kind: 'embedded',
+      path: '/srv/data/clickhouse',
+      conditionCacheMiB: 8,
     });
   });
 });

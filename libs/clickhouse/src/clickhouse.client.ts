@@ -112,8 +112,17 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
   const starter = new Session(target.path, {
     connectionArgs: embeddedEngineArguments(target.conditionCacheMiB ?? DEFAULT_CONDITION_CACHE_MIB),
   });
+  const opened: ClientConnection[] = [];
+  const open = () => {
+    opened.push(session());
+    return opened.at(-1)!;
+  };
   try {
-    return createClient({ connection: byLane(withSessionSet(session(), SHARED_LANE_SET), session()) });
+    return createClient({ connection: byLane(withSessionSet(open(), SHARED_LANE_SET), open()) });
+  } catch (error) {
+    // Connections opened before the failure would hold the engine (and its directory) open.
+    for (const connection of opened) void connection.close().catch(() => {});
+    throw error;
   } finally {
     starter.close();
   }
@@ -127,13 +136,33 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
  * granules the filter matched nothing in; it is what makes the upkeep's second and third lookups of
  * a round's trace ids cheap. But nearly every statement's filter is new (a round's trace ids and
  * times, a dashboard's range) and leaves an entry per part it read that no later statement asks for,
- * and the engine evicts the least recently used only once the entries' counted size reaches the cap:
- * 100 MiB by default, which under continuous load takes 15 hours to a day to reach, and the entries
- * hold about three times what they count (docs/scaling.md, "Memory of the all-in-one"). A round's
- * lookups need its own few hundred entries; a few MiB keep many minutes of them.
+ * and the engine evicts only once the entries' counted size reaches the cap: 100 MiB by default,
+ * which under continuous load takes 15 hours to a day to reach, and the entries hold about three
+ * times what they count (docs/scaling.md, "Memory of the all-in-one"). Eviction is segmented LRU:
+ * an entry asked for again (a round's later lookups) moves to the protected half, and the
+ * others go oldest first. A round needs its own few hundred entries; a few MiB keep many minutes'.
  */
 export function embeddedEngineArguments(conditionCacheMiB: number): string[] {
-  return [`--query_condition_cache_size=${conditionCacheMiB * 1024 * 1024}`];
+  if (!Number.isInteger(conditionCacheMiB) || conditionCacheMiB < 0) {
+    throw new RangeError(`the query condition cache's size must be a whole number of MiB, 0 or more (got ${conditionCacheMiB})`);
+  }
+  return [`${CONDITION_CACHE_ARGUMENT}=${conditionCacheMiB * 1024 * 1024}`];
+}
+
+const CONDITION_CACHE_ARGUMENT = '--query_condition_cache_size';
+
+/**
+ * The size of the query condition cache the engine started with (bytes), which is that of the
+ * first client opened on its directory in this process (createClickHouseClient).
+ */
+export async function engineConditionCacheBytes(clickhouse: ClickHouseClient): Promise<number> {
+  const result = await clickhouse.query({
+    query: "SELECT value FROM system.server_settings WHERE name = 'query_condition_cache_size'",
+    format: 'JSONEachRow',
+  });
+  const rows = await result.json<{ value: string }>();
+  if (rows.length !== 1) throw new Error(`system.server_settings has ${rows.length} rows for query_condition_cache_size`);
+  return Number(rows[0]!.value);
 }
 
 /**

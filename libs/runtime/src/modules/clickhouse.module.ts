@@ -10,6 +10,7 @@ import {
   clockBoundClient,
   createClickHouseClient,
   describeTarget,
+  engineConditionCacheBytes,
   migrateClickHouse,
   namedStatement,
   type ClickHouseClient,
@@ -17,6 +18,7 @@ import {
 } from '@spanforge/clickhouse';
 import type { Pool, PoolClient } from 'pg';
 import { withAdvisoryLock } from '@spanforge/postgres';
+import type { Logger } from '../logger';
 import type { ProcessContext } from '../process';
 import { Postgres, PostgresModule } from './postgres.module';
 import { CLICKHOUSE, PROCESS } from './tokens';
@@ -42,6 +44,7 @@ async function openClickHouse(context: ProcessContext, postgres: Postgres): Prom
       : await migrate();
   if (migrations.applied.length) log.info(`ClickHouse migrations applied: ${migrations.applied.join(', ')}`);
   context.services.clickhouse = describeTarget(target);
+  if (target.kind === 'embedded') await checkConditionCache(clickhouse, config.clickhouseConditionCacheMiB, log.child('clickhouse'));
   // A gateway only queues (its ClickHouse use is the Langfuse scores endpoint): it takes exports
   // while ClickHouse is away, and the worker stores them when it is back, so a balancer must not pull it for that.
   if (context.mode !== 'gateway') {
@@ -58,6 +61,22 @@ async function openClickHouse(context: ProcessContext, postgres: Postgres): Prom
   await bound.start();
   shutdown.add('close-clients', 'ClickHouse clock check', async () => bound.stop());
   return clockBoundClient(clickhouse, bound, maxOffsetMs);
+}
+
+/**
+ * Says the size of the embedded engine's query condition cache, and warns when the engine did not
+ * take the one configured: it takes its arguments from the first connection to its directory in
+ * the process, so another opened before this client (a library's, a test's) would have set none.
+ */
+async function checkConditionCache(clickhouse: ClickHouseClient, configuredMiB: number, log: Logger): Promise<void> {
+  const bytes = await engineConditionCacheBytes(clickhouse);
+  const mib = bytes / (1024 * 1024);
+  if (mib === configuredMiB) log.info(`embedded engine: query condition cache of ${mib} MiB (CLICKHOUSE_CONDITION_CACHE_MIB)`);
+  else
+    log.warn(
+      `embedded engine: query condition cache of ${mib} MiB, not the ${configuredMiB} MiB of CLICKHOUSE_CONDITION_CACHE_MIB: ` +
+        'something else in this process opened the engine first, without it',
+    );
 }
 
 /**
