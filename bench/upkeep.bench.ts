@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { createClickHouseClient, type ClickHouseClient } from '@spanforge/clickhouse';
+import { createClickHouseClient, engineConditionCacheBytes, type ClickHouseClient } from '@spanforge/clickhouse';
 import { DEFAULT_CONDITION_CACHE_MIB } from '@spanforge/config';
 import { SpanRepository, sessionsToRefresh } from '@spanforge/ingest';
 import { quiet, seededDatasetArguments, startBenchStack, temporaryDataDir } from './bench-stack';
@@ -132,6 +132,10 @@ async function main(): Promise<void> {
   const client = createClickHouseClient({ kind: 'embedded', path: path.join(copy, 'clickhouse'), conditionCacheMiB });
   const repository = new SpanRepository(client);
   try {
+    // The engine takes its arguments when it starts: the seeding's stack, closed above, must have let it stop.
+    const engineMiB = (await engineConditionCacheBytes(client)) / (1024 * 1024);
+    if (engineMiB !== conditionCacheMiB)
+      throw new Error(`the engine runs with a ${engineMiB} MiB query condition cache, not ${conditionCacheMiB}`);
     const seeded: Scope = { tenantId: seed.tenantId, projectId: seed.projectId };
     const empty: Scope = { tenantId: randomUUID(), projectId: randomUUID() };
     const samples = { seeded: [] as Array<Record<StatementName, number>>, empty: [] as Array<Record<StatementName, number>> };

@@ -3,11 +3,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { ROOT } from '../support/processes';
 
 jest.setTimeout(120_000);
 
 const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '..', '..');
 
 /**
  * Opens the embedded engine as the all-in-one does (createClickHouseClient, built in dist/), with a
@@ -16,13 +16,15 @@ const ROOT = path.resolve(__dirname, '..', '..');
  * `filters` new filters (each matching nothing, with a value of its own, as a round's trace ids
  * are) over `parts` parts, and reports the engine's setting and its cache. Then runs the last filter
  * again, and the first, and reports the cache's hits (one per part whose entry it found) of each.
+ * `plainFirst`: a connection without arguments starts the engine before the client is opened.
  */
-async function probeEngine(options: { cacheMiB: number; parts: number; filters: number }) {
+async function probeEngine(options: { cacheMiB: number; parts: number; filters: number; plainFirst?: boolean }) {
   const client = path.join(ROOT, 'dist', 'libs', 'clickhouse', 'src', 'clickhouse.client.js');
   if (!existsSync(client)) throw new Error(`${client} is missing: run \`npm run build\` first (npm test does)`);
   const script = `
     const { createClickHouseClient, engineConditionCacheBytes } = require(process.argv[1]);
-    const [dir, cacheMiB, parts, filters] = process.argv.slice(2);
+    const [dir, cacheMiB, parts, filters, plainFirst] = process.argv.slice(2);
+    const plain = plainFirst === 'true' ? require('chdb/connection').createChdbConnection({ path: dir }) : undefined;
     const client = createClickHouseClient({ kind: 'embedded', path: dir, conditionCacheMiB: Number(cacheMiB) });
     const rows = async (query) => (await client.query({ query, format: 'JSONEachRow' })).json();
     const filter = async (i) => Number((await rows("SELECT count() AS n FROM probe WHERE s = 'absent-" + i + "'"))[0].n);
@@ -49,10 +51,11 @@ async function probeEngine(options: { cacheMiB: number; parts: number; filters: 
       const answer = { matched, sizeBytes, entries: cache.QueryConditionCacheEntries, bytes: cache.QueryConditionCacheBytes, lastAgain, firstAgain };
       process.stdout.write(JSON.stringify(answer));
       await client.close();
+      await plain?.close();
     })().catch((error) => { process.stderr.write(String(error && error.stack)); process.exit(1); });
   `;
-  const dir = path.join(root, `engine-${options.cacheMiB}`);
-  const args = [client, dir, options.cacheMiB, options.parts, options.filters].map(String);
+  const dir = path.join(root, `engine-${options.cacheMiB}-${options.plainFirst ? 'plain-first' : 'client-first'}`);
+  const args = [client, dir, options.cacheMiB, options.parts, options.filters, options.plainFirst === true].map(String);
   const { stdout } = await run(process.execPath, ['-e', script, ...args], { cwd: ROOT });
   return JSON.parse(stdout) as {
     matched: number;
@@ -95,5 +98,12 @@ describe("the embedded engine's query condition cache", () => {
     expect(probe.entries).toBe(parts * filters);
     expect(probe.lastAgain).toBe(parts);
     expect(probe.firstAgain).toBe(parts);
+  });
+
+  it('is the one the engine started with when another connection started it first (whose arguments were none)', async () => {
+    const probe = await probeEngine({ cacheMiB: 1, parts: 1, filters: 1, plainFirst: true });
+    // The engine's own default, 100 MiB: the client's arguments came too late, and did not fail it.
+    expect(probe.sizeBytes).toBe(100 * 1024 * 1024);
+    expect(probe.entries).toBe(1);
   });
 });

@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { currentLane } from './fair-scheduler';
 import { withInlinedParameters } from './inline-parameters';
+import { namedStatement } from './statements';
 
 export type { ClickHouseClient } from '@clickhouse/client';
 
@@ -76,15 +77,14 @@ export function serverClientOptions(
  *
  * Just before, the engine's allocator gets its options (setEngineAllocatorOptions).
  */
-function loadChdb(): typeof import('chdb/connection') & Pick<typeof import('chdb'), 'Session'> {
+function loadChdb(): Pick<typeof import('chdb/connection'), 'createChdbConnection'> & Pick<typeof import('chdb'), 'Session'> {
   setEngineAllocatorOptions();
   try {
     /* eslint-disable @typescript-eslint/no-require-imports */
-    return {
-      ...(require('chdb/connection') as typeof import('chdb/connection')),
-      Session: (require('chdb') as typeof import('chdb')).Session,
-    };
+    const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
+    const { Session } = require('chdb') as typeof import('chdb');
     /* eslint-enable @typescript-eslint/no-require-imports */
+    return { createChdbConnection, Session };
   } catch (error) {
     const reason = (error as Error).message;
     if (!/no native binding/i.test(reason)) throw error;
@@ -112,17 +112,17 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
   const starter = new Session(target.path, {
     connectionArgs: embeddedEngineArguments(target.conditionCacheMiB ?? DEFAULT_CONDITION_CACHE_MIB),
   });
-  const opened: ClientConnection[] = [];
-  const open = () => {
-    opened.push(session());
-    return opened.at(-1)!;
-  };
   try {
-    return createClient({ connection: byLane(withSessionSet(open(), SHARED_LANE_SET), open()) });
-  } catch (error) {
-    // Connections opened before the failure would hold the engine (and its directory) open.
-    for (const connection of opened) void connection.close().catch(() => {});
-    throw error;
+    const shared = session();
+    let express: ClientConnection;
+    try {
+      express = session();
+    } catch (error) {
+      // The first would hold the engine (and its directory) open.
+      void shared.close().catch(() => {});
+      throw error;
+    }
+    return createClient({ connection: byLane(withSessionSet(shared, SHARED_LANE_SET), express) });
   } finally {
     starter.close();
   }
@@ -146,10 +146,8 @@ export function embeddedEngineArguments(conditionCacheMiB: number): string[] {
   if (!Number.isInteger(conditionCacheMiB) || conditionCacheMiB < 0) {
     throw new RangeError(`the query condition cache's size must be a whole number of MiB, 0 or more (got ${conditionCacheMiB})`);
   }
-  return [`${CONDITION_CACHE_ARGUMENT}=${conditionCacheMiB * 1024 * 1024}`];
+  return [`--query_condition_cache_size=${conditionCacheMiB * 1024 * 1024}`];
 }
-
-const CONDITION_CACHE_ARGUMENT = '--query_condition_cache_size';
 
 /**
  * The size of the query condition cache the engine started with (bytes), which is that of the
@@ -159,6 +157,7 @@ export async function engineConditionCacheBytes(clickhouse: ClickHouseClient): P
   const result = await clickhouse.query({
     query: "SELECT value FROM system.server_settings WHERE name = 'query_condition_cache_size'",
     format: 'JSONEachRow',
+    ...namedStatement('engine.condition_cache_size'),
   });
   const rows = await result.json<{ value: string }>();
   if (rows.length !== 1) throw new Error(`system.server_settings has ${rows.length} rows for query_condition_cache_size`);

@@ -71,8 +71,9 @@ export const DEFAULT_QUERY_LIMITS: Readonly<QueryLimits> = Object.freeze({
 /**
  * The embedded engine's query condition cache (MiB, as the engine counts its entries, which hold
  * about three times that): a round of the upkeep needs a few hundred entries, and under a soak's
- * load the all-in-one's count grew 0.064–0.11 MiB a minute, so 2 MiB keeps about the last 20–30
- * minutes' entries (docs/scaling.md, "Memory of the all-in-one").
+ * load the all-in-one's count grew 0.064–0.11 MiB a minute, so 2 MiB keeps up to the last 20–30
+ * minutes' entries (fewer while entries asked for again fill its protected half; docs/scaling.md,
+ * "Memory of the all-in-one").
  */
 export const DEFAULT_CONDITION_CACHE_MIB = 2;
 

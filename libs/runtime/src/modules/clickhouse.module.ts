@@ -69,7 +69,14 @@ async function openClickHouse(context: ProcessContext, postgres: Postgres): Prom
  * the process, so another opened before this client (a library's, a test's) would have set none.
  */
 async function checkConditionCache(clickhouse: ClickHouseClient, configuredMiB: number, log: Logger): Promise<void> {
-  const bytes = await engineConditionCacheBytes(clickhouse);
+  let bytes: number;
+  try {
+    bytes = await engineConditionCacheBytes(clickhouse);
+  } catch (error) {
+    // Only a report: the engine runs either way.
+    log.warn(`embedded engine: could not read the query condition cache's size: ${(error as Error).message}`);
+    return;
+  }
   const mib = bytes / (1024 * 1024);
   if (mib === configuredMiB) log.info(`embedded engine: query condition cache of ${mib} MiB (CLICKHOUSE_CONDITION_CACHE_MIB)`);
   else
