@@ -1,5 +1,6 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { DEFAULT_CONDITION_CACHE_MIB, setEngineAllocatorOptions } from '@spanforge/config';
+import { reasonOf, stderrLog } from '@spanforge/postgres';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { currentLane } from './fair-scheduler';
@@ -119,7 +120,11 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
       express = session();
     } catch (error) {
       // The first would hold the engine (and its directory) open.
-      void shared.close().catch(() => {});
+      shared
+        .close()
+        .catch((closeError: unknown) =>
+          stderrLog('clickhouse').warn(`closing the engine's first connection after the second failed to open: ${reasonOf(closeError)}`),
+        );
       throw error;
     }
     return createClient({ connection: byLane(withSessionSet(shared, SHARED_LANE_SET), express) });
