@@ -169,10 +169,10 @@ describe('setEngineAllocatorOptions', () => {
     else process.env.JE_MALLOC_CONF = before;
   });
 
-  it('sets a 1-s decay of freed pages when the operator set nothing', () => {
+  it('sets a 250-ms decay of freed pages when the operator set nothing', () => {
     delete process.env.JE_MALLOC_CONF;
     setEngineAllocatorOptions();
-    expect(process.env.JE_MALLOC_CONF).toBe('dirty_decay_ms:1000');
+    expect(process.env.JE_MALLOC_CONF).toBe('dirty_decay_ms:250');
   });
 
   it("keeps the operator's options, an empty value included (chDB's own settings)", () => {
