@@ -283,10 +283,9 @@ export function loadConfigFromEnvironment(): AppConfig {
  * when it is loaded. The engine allocates through jemalloc, compiled into libchdb, which keeps the
  * pages a statement freed resident until they decay: 5 s in chDB's build (which then purges them
  * at once: no "muzzy" stage). Under continuous ingest the engine frees insert-sized blocks several
- * times a second, more as the project's parts grow; a 250-ms decay hands them back sooner without a
- * cost that shows in ingest, where handing them back at every free (0) costs a fifth of it
- * (docs/scaling.md, "Memory of the all-in-one"). An operator's JE_MALLOC_CONF, even an empty one,
- * is kept as it is.
+ * times a second; a 250-ms decay hands them back sooner. That likely costs the inserts some CPU:
+ * none showed in bench:ingest's throughput, where a decay of 0 cost a fifth of it (docs/scaling.md,
+ * "Memory of the all-in-one"). An operator's JE_MALLOC_CONF, even an empty one, is kept as it is.
  */
 export function setEngineAllocatorOptions(): void {
   process.env.JE_MALLOC_CONF ??= 'dirty_decay_ms:250';
