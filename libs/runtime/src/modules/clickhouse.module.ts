@@ -17,7 +17,7 @@ import {
   type ClockProbe,
 } from '@spanforge/clickhouse';
 import type { Pool, PoolClient } from 'pg';
-import { withAdvisoryLock } from '@spanforge/postgres';
+import { reasonOf, withAdvisoryLock } from '@spanforge/postgres';
 import type { Logger } from '../logger';
 import type { ProcessContext } from '../process';
 import { Postgres, PostgresModule } from './postgres.module';
@@ -74,7 +74,7 @@ async function checkConditionCache(clickhouse: ClickHouseClient, configuredMiB: 
     bytes = await engineConditionCacheBytes(clickhouse);
   } catch (error) {
     // Only a report: the engine runs either way.
-    log.warn(`embedded engine: could not read the query condition cache's size: ${(error as Error).message}`);
+    log.warn(`embedded engine: could not read the query condition cache's size: ${reasonOf(error)}`);
     return;
   }
   const mib = bytes / (1024 * 1024);
