@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import os from 'node:os';
 import path from 'node:path';
 import { SPAN_BATCH } from '@spanforge/worker-app';
+import { decayInWords, engineAllocatorDecayMs } from '@spanforge/clickhouse';
 import { decodeProtobufExport, rejectReasonOf } from '@spanforge/otlp';
 import { normalizeSpan } from '@spanforge/semconv';
 import { PriceTable, priceSpan } from '@spanforge/pricing';
@@ -38,6 +39,9 @@ async function main(): Promise<void> {
   const dataDir = temporaryDataDir('spanforge-bench-');
   const infra = await startBenchStack(dataDir, { QUEUE_MAX_BACKLOG: '1000000' });
   try {
+    // How soon the engine hands freed pages back moves the throughput (docs/scaling.md): the run records it.
+    const allocatorDecayMs = await engineAllocatorDecayMs(infra.clickhouse);
+    progress(`the engine's allocator hands freed pages back ${decayInWords(allocatorDecayMs)}`);
     const queueHop = await measureQueueHop(infra, corpus);
     progress(
       `queue hop: per-span JSON jobs ${queueHop.perSpanJsonCpuUsPerSpan.toFixed(1)} µs CPU/span, one job per export ${queueHop.perExportBytesCpuUsPerSpan.toFixed(1)} µs CPU/span`,
@@ -111,6 +115,7 @@ async function main(): Promise<void> {
         sentSpans: corpus.spanCount,
         storedSpans: e2e.stored,
         batch: SPAN_BATCH,
+        engineAllocatorDirtyDecayMs: allocatorDecayMs,
         cpuSeconds: { floor: floorCpu, endToEnd: e2eCpu },
         statementSeconds: statements,
         queueHop,

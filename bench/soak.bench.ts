@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import { setPriority } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { WORKER_PARTICIPANT } from '@spanforge/clickhouse';
+import { WORKER_PARTICIPANT, decayInStats, decayInWords } from '@spanforge/clickhouse';
 import { startBenchStack, temporaryDataDir } from './bench-stack';
 import { argument, percentile, progress, writeResults } from './report';
 
@@ -720,16 +720,17 @@ async function main(): Promise<void> {
         );
         return null;
       }
-      const decay = /^[ \t]*opt\.dirty_decay_ms: (-?\d+)/m.exec(stats)?.[1];
-      if (decay === undefined)
+      const decay = decayInStats(stats);
+      if (decay === null)
         warnOnce(
           'decay',
           `no "opt.dirty_decay_ms" line in system.jemalloc_stats: engineAllocatorDirtyDecayMs is null unless a later read has it`,
         );
       else if (engineAllocatorDirtyDecayMs === undefined) {
-        engineAllocatorDirtyDecayMs = Number(decay);
-        const when = engineAllocatorDirtyDecayMs < 0 ? 'never' : `after ${decay} ms`;
-        progress(`the engine's allocator hands freed pages back ${when} (opt.dirty_decay_ms: ${decay}; JE_MALLOC_CONF sets it)`);
+        engineAllocatorDirtyDecayMs = decay;
+        progress(
+          `the engine's allocator hands freed pages back ${decayInWords(decay)} (opt.dirty_decay_ms: ${decay}; JE_MALLOC_CONF sets it)`,
+        );
       }
       const figures = parseEngineAllocator(stats, (figure) =>
         warnOnce(`allocator ${figure}`, `no ${figure} in system.jemalloc_stats: that figure is null where it is missing`),

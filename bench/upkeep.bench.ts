@@ -3,7 +3,13 @@ import { execFileSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { createClickHouseClient, engineConditionCacheBytes, type ClickHouseClient } from '@spanforge/clickhouse';
+import {
+  createClickHouseClient,
+  decayInWords,
+  engineAllocatorDecayMs,
+  engineConditionCacheBytes,
+  type ClickHouseClient,
+} from '@spanforge/clickhouse';
 import { DEFAULT_CONDITION_CACHE_MIB } from '@spanforge/config';
 import { SpanRepository, sessionsToRefresh } from '@spanforge/ingest';
 import { quiet, seededDatasetArguments, startBenchStack, temporaryDataDir } from './bench-stack';
@@ -136,6 +142,8 @@ async function main(): Promise<void> {
     const engineMiB = (await engineConditionCacheBytes(client)) / (1024 * 1024);
     if (engineMiB !== conditionCacheMiB)
       throw new Error(`the engine runs with a ${engineMiB} MiB query condition cache, not ${conditionCacheMiB}`);
+    const allocatorDecayMs = await engineAllocatorDecayMs(client);
+    progress(`the engine's allocator hands freed pages back ${decayInWords(allocatorDecayMs)}`);
     const seeded: Scope = { tenantId: seed.tenantId, projectId: seed.projectId };
     const empty: Scope = { tenantId: randomUUID(), projectId: randomUUID() };
     const samples = { seeded: [] as Array<Record<StatementName, number>>, empty: [] as Array<Record<StatementName, number>> };
@@ -172,6 +180,7 @@ async function main(): Promise<void> {
         rounds,
         windowSeconds: windowMs / 1000,
         conditionCacheMiB,
+        engineAllocatorDirtyDecayMs: allocatorDecayMs,
         dataset: { spans: seed.spans, traces: seed.traces },
       },
     });

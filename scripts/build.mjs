@@ -42,15 +42,35 @@ async function mtime(file) {
   }
 }
 
+// Every file under dir, recursively (none when dir does not exist).
+async function* files(dir) {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (error) {
+    if (error.code === 'ENOENT') return;
+    throw error;
+  }
+  for (const entry of entries) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) yield* files(full);
+    else yield full;
+  }
+}
+
 const started = Date.now();
 if (process.argv.includes('--clean')) await rm(outDir, { recursive: true, force: true });
 let compiled = 0;
 let total = 0;
+// What this build writes: a compiled file whose source is gone (renamed, deleted) is removed, so
+// that nothing runs or is required from dist/ that the sources no longer have.
+const targets = new Set();
 for (const dir of sourceDirs) {
   for await (const file of sources(path.join(root, dir))) {
     total++;
     const rel = path.relative(root, file);
     const target = path.join(outDir, rel.replace(/\.ts$/, '.js'));
+    targets.add(target);
     if ((await mtime(target)) >= (await mtime(file))) continue;
     const { code, map } = await transformFile(file, {
       ...swcOptions,
@@ -63,6 +83,13 @@ for (const dir of sourceDirs) {
     compiled++;
   }
 }
-if (!process.argv.includes('--quiet') || compiled > 0) {
-  console.error(`build: ${compiled} of ${total} files compiled to dist/ in ${Date.now() - started} ms`);
+let removed = 0;
+for await (const file of files(outDir)) {
+  if (targets.has(file.replace(/\.map$/, ''))) continue;
+  await rm(file);
+  removed++;
+}
+if (!process.argv.includes('--quiet') || compiled > 0 || removed > 0) {
+  const stale = removed > 0 ? `, ${removed} files of removed sources taken out` : '';
+  console.error(`build: ${compiled} of ${total} files compiled to dist/ in ${Date.now() - started} ms${stale}`);
 }

@@ -1,4 +1,5 @@
 export * from './clickhouse.client';
+export * from './engine-allocator';
 export * from './cluster-ddl';
 export * from './migrator';
 export * from './trace-figures.sql';

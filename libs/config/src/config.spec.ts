@@ -1,5 +1,12 @@
 import path from 'node:path';
-import { ConfigError, DEFAULT_QUERY_LIMITS, assertExternalServices, loadConfig, setEngineAllocatorOptions } from './config';
+import {
+  ConfigError,
+  DEFAULT_QUERY_LIMITS,
+  assertExternalServices,
+  engineAllocatorOptions,
+  loadConfig,
+  setEngineAllocatorOptions,
+} from './config';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -181,5 +188,14 @@ describe('setEngineAllocatorOptions', () => {
       setEngineAllocatorOptions();
       expect(process.env.JE_MALLOC_CONF).toBe(operators);
     }
+  });
+
+  it('are the options engineAllocatorOptions reports, before and after they are set', () => {
+    delete process.env.JE_MALLOC_CONF;
+    expect(engineAllocatorOptions()).toBe('dirty_decay_ms:250');
+    setEngineAllocatorOptions();
+    expect(engineAllocatorOptions()).toBe('dirty_decay_ms:250');
+    process.env.JE_MALLOC_CONF = 'dirty_decay_ms:1000';
+    expect(engineAllocatorOptions()).toBe('dirty_decay_ms:1000');
   });
 });

@@ -272,7 +272,7 @@ export function assertExternalServices(config: AppConfig, role: Role): void {
   }
 }
 
-/** The one place that reads the configuration from process.env (setEngineAllocatorOptions reads and sets one native library's variable). */
+/** The one place that reads the configuration from process.env (setEngineAllocatorOptions and engineAllocatorOptions: one native library's variable). */
 export function loadConfigFromEnvironment(): AppConfig {
   return loadConfig(process.env);
 }
@@ -288,5 +288,13 @@ export function loadConfigFromEnvironment(): AppConfig {
  * "Memory of the all-in-one"). An operator's JE_MALLOC_CONF, even an empty one, is kept as it is.
  */
 export function setEngineAllocatorOptions(): void {
-  process.env.JE_MALLOC_CONF ??= 'dirty_decay_ms:250';
+  process.env.JE_MALLOC_CONF ??= DEFAULT_ENGINE_ALLOCATOR_OPTIONS;
+}
+
+/** The embedded engine allocator's options when the operator sets none (setEngineAllocatorOptions). */
+export const DEFAULT_ENGINE_ALLOCATOR_OPTIONS = 'dirty_decay_ms:250';
+
+/** The options the embedded engine's allocator is given: the operator's JE_MALLOC_CONF, or the default (setEngineAllocatorOptions). */
+export function engineAllocatorOptions(): string {
+  return process.env.JE_MALLOC_CONF ?? DEFAULT_ENGINE_ALLOCATOR_OPTIONS;
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Module } from '@nestjs/common';
-import { projectRoot } from '@spanforge/config';
+import { engineAllocatorOptions, projectRoot } from '@spanforge/config';
 import { Histogram } from 'prom-client';
 import {
   ClockBound,
@@ -9,7 +9,10 @@ import {
   clickHouseTarget,
   clockBoundClient,
   createClickHouseClient,
+  decayAskedFor,
+  decayInWords,
   describeTarget,
+  engineAllocatorDecayMs,
   engineConditionCacheBytes,
   migrateClickHouse,
   namedStatement,
@@ -44,7 +47,10 @@ async function openClickHouse(context: ProcessContext, postgres: Postgres): Prom
       : await migrate();
   if (migrations.applied.length) log.info(`ClickHouse migrations applied: ${migrations.applied.join(', ')}`);
   context.services.clickhouse = describeTarget(target);
-  if (target.kind === 'embedded') await checkConditionCache(clickhouse, config.clickhouseConditionCacheMiB, log.child('clickhouse'));
+  if (target.kind === 'embedded') {
+    await checkConditionCache(clickhouse, config.clickhouseConditionCacheMiB, log.child('clickhouse'));
+    await reportEngineAllocator(clickhouse, engineAllocatorOptions(), log.child('clickhouse'));
+  }
   // A gateway only queues (its ClickHouse use is the Langfuse scores endpoint): it takes exports
   // while ClickHouse is away, and the worker stores them when it is back, so a balancer must not pull it for that.
   if (context.mode !== 'gateway') {
@@ -83,6 +89,36 @@ async function checkConditionCache(clickhouse: ClickHouseClient, configuredMiB: 
     log.warn(
       `embedded engine: query condition cache of ${mib} MiB, not the ${configuredMiB} MiB of CLICKHOUSE_CONDITION_CACHE_MIB: ` +
         'something else in this process opened the engine first, without it',
+    );
+}
+
+/**
+ * Says how soon the embedded engine's allocator hands freed pages back, and warns when it did not
+ * take the decay its options (JE_MALLOC_CONF) ask for: the allocator reads them once, when libchdb
+ * is loaded, so a library loaded before the options were set (by something else in this process)
+ * runs with chDB's own.
+ */
+export async function reportEngineAllocator(clickhouse: ClickHouseClient, options: string, log: Logger): Promise<void> {
+  let took: number | null;
+  try {
+    took = await engineAllocatorDecayMs(clickhouse);
+  } catch (error) {
+    // Only a report: the engine runs either way.
+    log.warn(`embedded engine: could not read its allocator's statistics: ${reasonOf(error)}`);
+    return;
+  }
+  if (took === null) {
+    log.warn(`embedded engine: its allocator's statistics name no decay; JE_MALLOC_CONF="${options}" may not apply to it`);
+    return;
+  }
+  const asked = decayAskedFor(options);
+  const when = decayInWords(took);
+  if (asked === undefined || asked === took)
+    log.info(`embedded engine: its allocator hands freed pages back ${when} (JE_MALLOC_CONF="${options}")`);
+  else
+    log.warn(
+      `embedded engine: its allocator hands freed pages back ${when}, not ${decayInWords(asked)} as JE_MALLOC_CONF="${options}" asks: ` +
+        'something else in this process loaded the engine before the options were set',
     );
 }
 
