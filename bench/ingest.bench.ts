@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { SPAN_BATCH } from '@spanforge/worker-app';
 import { decayInWords, engineAllocatorDecayMs } from '@spanforge/clickhouse';
+import { reasonOf } from '@spanforge/postgres';
 import { decodeProtobufExport, rejectReasonOf } from '@spanforge/otlp';
 import { normalizeSpan } from '@spanforge/semconv';
 import { PriceTable, priceSpan } from '@spanforge/pricing';
@@ -40,7 +41,10 @@ async function main(): Promise<void> {
   const infra = await startBenchStack(dataDir, { QUEUE_MAX_BACKLOG: '1000000' });
   try {
     // How soon the engine hands freed pages back moves the throughput (docs/scaling.md): the run records it.
-    const allocatorDecayMs = await engineAllocatorDecayMs(infra.clickhouse);
+    const allocatorDecayMs = await engineAllocatorDecayMs(infra.clickhouse).catch((error: unknown) => {
+      progress(`the engine's allocator statistics could not be read (${reasonOf(error)}): engineAllocatorDirtyDecayMs is null`);
+      return null;
+    });
     progress(`the engine's allocator hands freed pages back ${decayInWords(allocatorDecayMs)}`);
     const queueHop = await measureQueueHop(infra, corpus);
     progress(

@@ -11,6 +11,7 @@ import {
   type ClickHouseClient,
 } from '@spanforge/clickhouse';
 import { DEFAULT_CONDITION_CACHE_MIB } from '@spanforge/config';
+import { reasonOf } from '@spanforge/postgres';
 import { SpanRepository, sessionsToRefresh } from '@spanforge/ingest';
 import { quiet, seededDatasetArguments, startBenchStack, temporaryDataDir } from './bench-stack';
 import { argument, progress, writeResults } from './report';
@@ -142,7 +143,10 @@ async function main(): Promise<void> {
     const engineMiB = (await engineConditionCacheBytes(client)) / (1024 * 1024);
     if (engineMiB !== conditionCacheMiB)
       throw new Error(`the engine runs with a ${engineMiB} MiB query condition cache, not ${conditionCacheMiB}`);
-    const allocatorDecayMs = await engineAllocatorDecayMs(client);
+    const allocatorDecayMs = await engineAllocatorDecayMs(client).catch((error: unknown) => {
+      progress(`the engine's allocator statistics could not be read (${reasonOf(error)}): engineAllocatorDirtyDecayMs is null`);
+      return null;
+    });
     progress(`the engine's allocator hands freed pages back ${decayInWords(allocatorDecayMs)}`);
     const seeded: Scope = { tenantId: seed.tenantId, projectId: seed.projectId };
     const empty: Scope = { tenantId: randomUUID(), projectId: randomUUID() };

@@ -62,7 +62,8 @@ const started = Date.now();
 if (process.argv.includes('--clean')) await rm(outDir, { recursive: true, force: true });
 let compiled = 0;
 let total = 0;
-// What this build writes: a compiled file whose source is gone (renamed, deleted) is removed, so
+// What this build writes: dist/ holds only this build's output, and any other file in it (a
+// compiled file whose source was renamed or deleted, or anything put there by hand) is removed, so
 // that nothing runs or is required from dist/ that the sources no longer have.
 const targets = new Set();
 for (const dir of sourceDirs) {
@@ -86,7 +87,8 @@ for (const dir of sourceDirs) {
 let removed = 0;
 for await (const file of files(outDir)) {
   if (targets.has(file.replace(/\.map$/, ''))) continue;
-  await rm(file);
+  // force: another build running at once may have removed it first.
+  await rm(file, { force: true });
   removed++;
 }
 if (!process.argv.includes('--quiet') || compiled > 0 || removed > 0) {

@@ -12,7 +12,8 @@ const run = promisify(execFile);
 /**
  * Opens the embedded engine as the all-in-one does (createClickHouseClient, built in dist/), in a
  * process of its own with `JE_MALLOC_CONF` as given (unset when undefined): the allocator reads its
- * options once, when libchdb is loaded, and this test process loaded it long before. Answers the
+ * options once, from the C environment, when libchdb is loaded, and a test file's process.env is
+ * Jest's copy, which never reaches it (this process's engines run with chDB's own). Answers the
  * decay the engine reports and what the all-in-one's start-up says of it (its log lines).
  * `plainFirst`: a connection of chDB's own loads the library before the client is opened.
  */
@@ -81,7 +82,7 @@ describe("the embedded engine's allocator", () => {
     expect(engine.decayMs).not.toBe(250);
     expect(engine.log).toContain(
       `WARN  [clickhouse] embedded engine: its allocator hands freed pages back after ${engine.decayMs} ms, ` +
-        'not after 250 ms as JE_MALLOC_CONF="dirty_decay_ms:250" asks: something else in this process loaded the engine before the options were set',
+        'not after 250 ms as JE_MALLOC_CONF="dirty_decay_ms:250" asks: libchdb was loaded before they were set',
     );
   });
 });

@@ -1,16 +1,35 @@
 import { decayAskedFor, decayInStats, decayInWords } from './engine-allocator';
 
 describe('decayAskedFor', () => {
-  it('reads the decay from jemalloc options, the last one where several name it', () => {
+  it('reads the decay from jemalloc options, the last valid one where several name it', () => {
     expect(decayAskedFor('dirty_decay_ms:250')).toBe(250);
-    expect(decayAskedFor('narenas:2, dirty_decay_ms:1000 ,muzzy_decay_ms:0')).toBe(1000);
+    expect(decayAskedFor('narenas:2,dirty_decay_ms:1000,muzzy_decay_ms:0')).toBe(1000);
     expect(decayAskedFor('dirty_decay_ms:0,dirty_decay_ms:-1')).toBe(-1);
+  });
+
+  it('reads the value as a C integer, as jemalloc does', () => {
+    expect(decayAskedFor('dirty_decay_ms: 250')).toBe(250);
+    expect(decayAskedFor('dirty_decay_ms:0x3e8')).toBe(1000);
+    expect(decayAskedFor('dirty_decay_ms:0250')).toBe(168);
+    expect(decayAskedFor('dirty_decay_ms:+5')).toBe(5);
+  });
+
+  it('ignores an invalid value, keeping the one before it', () => {
+    expect(decayAskedFor('dirty_decay_ms:100,dirty_decay_ms:-5')).toBe(100);
+    expect(decayAskedFor('dirty_decay_ms:100,dirty_decay_ms:250 ')).toBe(100);
+    expect(decayAskedFor('dirty_decay_ms:100,dirty_decay_ms:soon')).toBe(100);
+    expect(decayAskedFor('dirty_decay_ms:0x')).toBeUndefined();
+  });
+
+  it('stops at the first malformed option, as jemalloc does', () => {
+    expect(decayAskedFor('narenas:2, dirty_decay_ms:1000')).toBeUndefined();
+    expect(decayAskedFor('dirty_decay_ms:100,oops,dirty_decay_ms:250')).toBe(100);
+    expect(decayAskedFor('dirty_decay_ms:100,')).toBe(100);
   });
 
   it('is undefined when the options name no decay (the engine keeps its own)', () => {
     expect(decayAskedFor('')).toBeUndefined();
     expect(decayAskedFor('muzzy_decay_ms:100')).toBeUndefined();
-    expect(decayAskedFor('dirty_decay_ms:soon')).toBeUndefined();
   });
 });
 

@@ -10,17 +10,32 @@ import type { ClickHouseClient } from './clickhouse.client';
  */
 
 /**
- * The decay (ms) that jemalloc options ask for: the last `dirty_decay_ms:N` of `options`
- * ("name:value" pairs separated by commas, as JE_MALLOC_CONF holds them; a later one overrides an
- * earlier one, as jemalloc reads them), or undefined when they name none.
+ * The decay (ms) that jemalloc options ask for, read as jemalloc reads them: "name:value" pairs
+ * separated by commas, names of letters, digits and underscores; it stops at the first pair that is
+ * not one, and a later valid `dirty_decay_ms` overrides an earlier one. Its value is a C integer
+ * (strtol in base 0: leading blanks, a sign, 0x for hexadecimal, a leading 0 for octal) of -1 or
+ * more, nothing after it; an invalid one is ignored. Undefined when no valid one is named.
  */
 export function decayAskedFor(options: string): number | undefined {
   let asked: number | undefined;
-  for (const option of options.split(',')) {
-    const match = /^\s*dirty_decay_ms:(-?\d+)\s*$/.exec(option);
-    if (match) asked = Number(match[1]);
+  if (options === '') return asked;
+  for (const pair of options.split(',')) {
+    const option = /^([A-Za-z0-9_]+):(.*)$/s.exec(pair);
+    if (!option) break;
+    if (option[1] !== 'dirty_decay_ms') continue;
+    const value = cInteger(option[2]!);
+    if (value !== undefined && value >= -1) asked = value;
   }
   return asked;
+}
+
+/** `text` as strtol(text, &end, 0) reads it when it reads all of it, else undefined. */
+function cInteger(text: string): number | undefined {
+  const match = /^[ \t\n\v\f\r]*([+-]?)(?:0[xX]([0-9a-fA-F]+)|(0[0-7]*)|([1-9][0-9]*))$/.exec(text);
+  if (!match) return undefined;
+  const [, sign, hex, octal, decimal] = match;
+  const magnitude = hex !== undefined ? parseInt(hex, 16) : octal !== undefined ? parseInt(octal, 8) : parseInt(decimal!, 10);
+  return sign === '-' ? -magnitude : magnitude;
 }
 
 /** The decay (ms; -1: never) in the text of system.jemalloc_stats, or null without its line (an engine built without jemalloc). */

@@ -94,9 +94,10 @@ async function checkConditionCache(clickhouse: ClickHouseClient, configuredMiB: 
 
 /**
  * Says how soon the embedded engine's allocator hands freed pages back, and warns when it did not
- * take the decay its options (JE_MALLOC_CONF) ask for: the allocator reads them once, when libchdb
- * is loaded, so a library loaded before the options were set (by something else in this process)
- * runs with chDB's own.
+ * take the decay its options (JE_MALLOC_CONF) ask for. The allocator reads them once, from the C
+ * environment, when libchdb is loaded: it runs with chDB's own when the library was loaded before
+ * they were set, when the runtime keeps process.env apart from the C environment (a worker thread,
+ * a test runner's sandbox), or when it refused them (it says so on stderr, in `<jemalloc>:` lines).
  */
 export async function reportEngineAllocator(clickhouse: ClickHouseClient, options: string, log: Logger): Promise<void> {
   let took: number | null;
@@ -118,7 +119,7 @@ export async function reportEngineAllocator(clickhouse: ClickHouseClient, option
   else
     log.warn(
       `embedded engine: its allocator hands freed pages back ${when}, not ${decayInWords(asked)} as JE_MALLOC_CONF="${options}" asks: ` +
-        'something else in this process loaded the engine before the options were set',
+        'libchdb was loaded before they were set, or they never reached the C environment, or jemalloc refused them (its "<jemalloc>:" lines on stderr say so)',
     );
 }
 
