@@ -3,14 +3,15 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Registry } from 'prom-client';
 import { ApiModule, createApiApplication, listenApi } from '@spanforge/api-app';
-import { FairScheduler, type ClickHouseClient } from '@spanforge/clickhouse';
+import { FairScheduler, decayInWords, engineAllocatorDecayMs, type ClickHouseClient } from '@spanforge/clickhouse';
 import { loadConfig } from '@spanforge/config';
 import { Gateway, GatewayModule } from '@spanforge/gateway-app';
 import type { QueueBackend } from '@spanforge/queue';
 import { CLICKHOUSE, QUEUES, prepareProcess, roleRoot, type Logger, type ShutdownSequence } from '@spanforge/runtime';
 import { DataPolicyRepository, TenancyService } from '@spanforge/tenancy';
 import { WorkerModule, Workers } from '@spanforge/worker-app';
-import { argument } from './report';
+import { reasonOf } from '@spanforge/postgres';
+import { argument, progress } from './report';
 
 /** The all-in-one's services for a bench, and its roles, started when the bench is ready for each. */
 export interface BenchStack {
@@ -84,6 +85,20 @@ export function temporaryDataDir(prefix: string): string {
 /** `--spans N` and `--data-dir DIR` of the seeded benchmarks (default 1,000,000 spans in .data-bench). */
 export function seededDatasetArguments(): { spans: number; dataDir: string } {
   return { spans: Number(argument('--spans', '1000000')), dataDir: path.resolve(argument('--data-dir', '.data-bench')) };
+}
+
+/**
+ * The decay the embedded engine's allocator runs with (it moves the throughput: docs/scaling.md),
+ * printed for the run and returned for its results; null, with the reason printed, when the
+ * allocator's statistics cannot be read.
+ */
+export async function reportedAllocatorDecay(clickhouse: ClickHouseClient): Promise<number | null> {
+  const decayMs = await engineAllocatorDecayMs(clickhouse).catch((error: unknown) => {
+    progress(`the engine's allocator statistics could not be read (${reasonOf(error)}): engineAllocatorDirtyDecayMs is null`);
+    return null;
+  });
+  progress(`the engine's allocator hands freed pages back ${decayInWords(decayMs)}`);
+  return decayMs;
 }
 
 /** Waits (at most a minute) until ClickHouse has no merge running: a merge left by one phase would tax the next. */

@@ -6,8 +6,6 @@ import { promisify } from 'node:util';
 import os from 'node:os';
 import path from 'node:path';
 import { SPAN_BATCH } from '@spanforge/worker-app';
-import { decayInWords, engineAllocatorDecayMs } from '@spanforge/clickhouse';
-import { reasonOf } from '@spanforge/postgres';
 import { decodeProtobufExport, rejectReasonOf } from '@spanforge/otlp';
 import { normalizeSpan } from '@spanforge/semconv';
 import { PriceTable, priceSpan } from '@spanforge/pricing';
@@ -17,7 +15,7 @@ import { buildCorpus, type Corpus } from './corpus';
 import { cpuSince, cpuSnapshot } from './cpu';
 import { profiled } from './profile';
 import { measureQueueHop } from './queue-hop';
-import { quiet, startBenchStack, temporaryDataDir } from './bench-stack';
+import { quiet, reportedAllocatorDecay, startBenchStack, temporaryDataDir } from './bench-stack';
 import { argument, progress, writeResults } from './report';
 
 const run = promisify(execFile);
@@ -40,12 +38,7 @@ async function main(): Promise<void> {
   const dataDir = temporaryDataDir('spanforge-bench-');
   const infra = await startBenchStack(dataDir, { QUEUE_MAX_BACKLOG: '1000000' });
   try {
-    // How soon the engine hands freed pages back moves the throughput (docs/scaling.md): the run records it.
-    const allocatorDecayMs = await engineAllocatorDecayMs(infra.clickhouse).catch((error: unknown) => {
-      progress(`the engine's allocator statistics could not be read (${reasonOf(error)}): engineAllocatorDirtyDecayMs is null`);
-      return null;
-    });
-    progress(`the engine's allocator hands freed pages back ${decayInWords(allocatorDecayMs)}`);
+    const allocatorDecayMs = await reportedAllocatorDecay(infra.clickhouse);
     const queueHop = await measureQueueHop(infra, corpus);
     progress(
       `queue hop: per-span JSON jobs ${queueHop.perSpanJsonCpuUsPerSpan.toFixed(1)} µs CPU/span, one job per export ${queueHop.perExportBytesCpuUsPerSpan.toFixed(1)} µs CPU/span`,

@@ -3,17 +3,10 @@ import { execFileSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import {
-  createClickHouseClient,
-  decayInWords,
-  engineAllocatorDecayMs,
-  engineConditionCacheBytes,
-  type ClickHouseClient,
-} from '@spanforge/clickhouse';
+import { createClickHouseClient, engineConditionCacheBytes, type ClickHouseClient } from '@spanforge/clickhouse';
 import { DEFAULT_CONDITION_CACHE_MIB } from '@spanforge/config';
-import { reasonOf } from '@spanforge/postgres';
 import { SpanRepository, sessionsToRefresh } from '@spanforge/ingest';
-import { quiet, seededDatasetArguments, startBenchStack, temporaryDataDir } from './bench-stack';
+import { quiet, reportedAllocatorDecay, seededDatasetArguments, startBenchStack, temporaryDataDir } from './bench-stack';
 import { argument, progress, writeResults } from './report';
 import { seededOnce, type SeedResult } from './seed-volume';
 
@@ -143,11 +136,7 @@ async function main(): Promise<void> {
     const engineMiB = (await engineConditionCacheBytes(client)) / (1024 * 1024);
     if (engineMiB !== conditionCacheMiB)
       throw new Error(`the engine runs with a ${engineMiB} MiB query condition cache, not ${conditionCacheMiB}`);
-    const allocatorDecayMs = await engineAllocatorDecayMs(client).catch((error: unknown) => {
-      progress(`the engine's allocator statistics could not be read (${reasonOf(error)}): engineAllocatorDirtyDecayMs is null`);
-      return null;
-    });
-    progress(`the engine's allocator hands freed pages back ${decayInWords(allocatorDecayMs)}`);
+    const allocatorDecayMs = await reportedAllocatorDecay(client);
     const seeded: Scope = { tenantId: seed.tenantId, projectId: seed.projectId };
     const empty: Scope = { tenantId: randomUUID(), projectId: randomUUID() };
     const samples = { seeded: [] as Array<Record<StatementName, number>>, empty: [] as Array<Record<StatementName, number>> };

@@ -26,22 +26,6 @@ const swcOptions = {
   sourceMaps: true,
 };
 
-async function* sources(dir) {
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) yield* sources(full);
-    else if (entry.name.endsWith('.ts') && !/\.(spec|int-spec|d)\.ts$/.test(entry.name)) yield full;
-  }
-}
-
-async function mtime(file) {
-  try {
-    return (await stat(file)).mtimeMs;
-  } catch {
-    return -1;
-  }
-}
-
 // Every file under dir, recursively (none when dir does not exist).
 async function* files(dir) {
   let entries;
@@ -55,6 +39,19 @@ async function* files(dir) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) yield* files(full);
     else yield full;
+  }
+}
+
+// The TypeScript sources under dir that the build compiles (not tests or declarations).
+async function* sources(dir) {
+  for await (const file of files(dir)) if (file.endsWith('.ts') && !/\.(spec|int-spec|d)\.ts$/.test(file)) yield file;
+}
+
+async function mtime(file) {
+  try {
+    return (await stat(file)).mtimeMs;
+  } catch {
+    return -1;
   }
 }
 

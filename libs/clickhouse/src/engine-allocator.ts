@@ -18,7 +18,6 @@ import type { ClickHouseClient } from './clickhouse.client';
  */
 export function decayAskedFor(options: string): number | undefined {
   let asked: number | undefined;
-  if (options === '') return asked;
   for (const pair of options.split(',')) {
     const option = /^([A-Za-z0-9_]+):(.*)$/s.exec(pair);
     if (!option) break;

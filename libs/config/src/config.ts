@@ -288,7 +288,7 @@ export function loadConfigFromEnvironment(): AppConfig {
  * "Memory of the all-in-one"). An operator's JE_MALLOC_CONF, even an empty one, is kept as it is.
  */
 export function setEngineAllocatorOptions(): void {
-  process.env.JE_MALLOC_CONF ??= DEFAULT_ENGINE_ALLOCATOR_OPTIONS;
+  process.env.JE_MALLOC_CONF = engineAllocatorOptions();
 }
 
 /** The embedded engine allocator's options when the operator sets none (setEngineAllocatorOptions). */
