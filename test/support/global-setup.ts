@@ -2,7 +2,9 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-// Jest loads global setup outside its module mapper, so this one import is by path.
+// Jest loads global setup outside its module mapper, so these imports are by path.
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { setEngineAllocatorOptions } from '../../libs/config/src';
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { findFreePort, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../libs/postgres/src';
 
@@ -12,6 +14,12 @@ import { findFreePort, startEmbeddedPostgres, type EmbeddedPostgresHandle } from
  * port. Their URLs reach the test workers through the environment.
  */
 export default async function globalSetup(): Promise<void> {
+  // The engines the tests start run with the allocator options the all-in-one gives its engine.
+  // The all-in-one sets them in process.env just before libchdb loads, but a test file's
+  // process.env is Jest's copy, which never reaches the C environment the library reads: set here,
+  // in the process that starts the test workers (and runs the tests in band), they are in the
+  // environment of every process that loads libchdb.
+  setEngineAllocatorOptions();
   const root = mkdtempSync(path.join(os.tmpdir(), 'spanforge-test-'));
   // mkdtemp makes 0700; the postgres user (as root) must traverse it to keep the cluster inside.
   chmodSync(root, 0o755);
