@@ -18,8 +18,8 @@ import { argument, percentile, progress, writeResults } from './report';
  * (default 5) it reports accepted spans/s, the stored lag, the queue depth, the resident memory of
  * each process (PostgreSQL's as PSS; at the window's end, and the median and highest of samples
  * every 10 s), the all-in-one's memory by owner (its anonymous RSS, V8's heap, the engine's own
- * count of its memory and caches, the engine's allocator, threads), and the query p50/p99. At the
- * end it checks the targets: RSS growth at most 10 % (the last window's median against the
+ * count of its memory and caches, the engine's allocator, threads, the merges in progress), and
+ * the query p50/p99. At the end it checks the targets: RSS growth at most 10 % (the last window's median against the
  * first's), stored lag under 5 s, query p50 within 1.5x of the first window, the all-in-one's RSS
  * at most 2 GiB (every sample). Once the load has ended and the store has caught up, it times the
  * sessions and traces pages (read with FINAL) as the upkeep left their tables, then again after
@@ -146,8 +146,37 @@ interface Window {
   /** Active parts of the tables the dashboard reads, and merges in progress, at the window's end. */
   parts: Record<string, number>;
   merges: number;
+  /**
+   * The background merges in progress at each of the window's allocator reads (every RSS_SAMPLE_MS):
+   * the median and highest of their memory together (MiB), and the largest merge of all the reads
+   * (its table, whether it merges all columns at once or column by column, its parts, the rows it
+   * had read, MiB). Null where
+   * no read of system.merges succeeded. A merge shorter than the sampling interval is seen by chance.
+   */
+  mergesSampled: MergesSampled | null;
   scores: number;
   reports: number;
+}
+
+/** Merges in progress at one read of system.merges: how many, their memory together, the largest. */
+interface MergesRead {
+  count: number;
+  memoryMiB: number;
+  largest: { table: string; algorithm: string; parts: number; rowsRead: number; memoryMiB: number } | null;
+}
+
+type MergesSampled = { reads: number; memoryMiBMedian: number; memoryMiBMax: number; largest: MergesRead['largest'] };
+
+/** A window's reads of system.merges (MergesRead; null for a failed read) as Window['mergesSampled']. */
+function mergesOver(reads: Array<MergesRead | null>): MergesSampled | null {
+  const readable = reads.filter((read) => read !== null);
+  if (readable.length === 0) return null;
+  const largest = readable
+    .map((read) => read.largest)
+    .filter((merge) => merge !== null)
+    .reduce<MergesRead['largest']>((top, merge) => (top === null || merge.memoryMiB > top.memoryMiB ? merge : top), null);
+  const memory = readable.map((read) => read.memoryMiB);
+  return { reads: readable.length, memoryMiBMedian: percentile(memory, 0.5), memoryMiBMax: Math.max(...memory), largest };
 }
 
 /** The last bench:ingest end-to-end rate, halved; 2,000 spans/s without one. */
@@ -595,7 +624,7 @@ async function main(): Promise<void> {
     // the engine); the engine allocator's pages, which take a statement that waits its turn at the
     // engine, on ticks of their own, timed when the answer comes.
     const rssSamples: Array<{ at: number; rss: Rss; own: OwnMemory }> = [];
-    const allocatorSamples: Array<{ at: number; allocator: Window['engineAllocatorMiB'] }> = [];
+    const allocatorSamples: Array<{ at: number; allocator: Window['engineAllocatorMiB']; merges: MergesRead | null }> = [];
     // The sample being read, which a window's end waits for: one it started before its end is its.
     let sampling: Promise<void> = Promise.resolve();
     // The postmaster runs for the whole run: looked up once it is found, not at every sample.
@@ -627,7 +656,8 @@ async function main(): Promise<void> {
     const allocatorSampler = () =>
       everyTick(async () => {
         const allocator = await engineAllocator();
-        allocatorSamples.push({ at: Date.now(), allocator });
+        const merges = await mergesNow();
+        allocatorSamples.push({ at: Date.now(), allocator, merges });
       });
 
     const windows: Window[] = [];
@@ -776,6 +806,38 @@ async function main(): Promise<void> {
       const { heapTotal, heapUsed } = nodeMemory();
       return { v8HeapTotal: heapTotal, v8HeapUsed: heapUsed, ...(await ownAnonymousByMapping()) };
     };
+    // The merges in progress, read beside the allocator's figures: which merges hold the engine's memory.
+    const mergesNow = async (): Promise<MergesRead | null> => {
+      try {
+        const rows = await (
+          await stack.clickhouse.query({
+            query: 'SELECT table, merge_algorithm AS algorithm, num_parts AS parts, rows_read, memory_usage AS bytes FROM system.merges',
+            format: 'JSONEachRow',
+          })
+        ).json<{ table: string; algorithm: string; parts: string; rows_read: string; bytes: string }>();
+        const merges = rows.map((row) => ({
+          table: row.table,
+          algorithm: row.algorithm,
+          parts: Number(row.parts),
+          rowsRead: Number(row.rows_read),
+          memoryMiB: mib(Number(row.bytes)),
+        }));
+        return {
+          count: merges.length,
+          memoryMiB: mib(rows.reduce((sum, row) => sum + Number(row.bytes), 0)),
+          largest: merges.reduce<MergesRead['largest']>(
+            (top, merge) => (top === null || merge.memoryMiB > top.memoryMiB ? merge : top),
+            null,
+          ),
+        };
+      } catch (error) {
+        warnOnce(
+          'merges',
+          `system.merges unreadable (${(error as Error).message}): mergesSampled counts the reads that succeeded; later failures are not printed`,
+        );
+        return null;
+      }
+    };
     const runningMerges = async () => {
       const result = await stack.clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
       return Number((await result.json<{ n: string }>())[0]?.n ?? 0);
@@ -805,7 +867,8 @@ async function main(): Promise<void> {
             memorySamples.map((sample) => sample.rss),
             pick,
           );
-        const allocatorReads = allocatorSamples.filter((sample) => sample.at > from && sample.at <= due).map((sample) => sample.allocator);
+        const windowAllocatorSamples = allocatorSamples.filter((sample) => sample.at > from && sample.at <= due);
+        const allocatorReads = windowAllocatorSamples.map((sample) => sample.allocator);
         const readableAllocatorReads = allocatorReads.filter((read) => read !== null);
         const windowLatencies = latencies.filter((l) => l.at > from && l.at <= due);
         const inWindow = windowLatencies.map((l) => l.ms);
@@ -855,6 +918,7 @@ async function main(): Promise<void> {
           topStatements,
           parts: await activeParts(),
           merges: await runningMerges(),
+          mergesSampled: mergesOver(windowAllocatorSamples.map((sample) => sample.merges)),
           engineMiB: await engineMemory(),
           engineAllocatorMiB: allocatorReads.at(-1) ?? null,
           nodeMiB: nodeMemory(),
