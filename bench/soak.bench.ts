@@ -158,24 +158,21 @@ interface Window {
   reports: number;
 }
 
-/** Merges in progress at one read of system.merges: how many, their memory together, the largest. */
-interface MergesRead {
-  count: number;
-  memoryMiB: number;
-  largest: { table: string; algorithm: string; parts: number; rowsRead: number; memoryMiB: number } | null;
-}
+/** A merge in progress at a read of system.merges: its memory in bytes. */
+type Merge = { table: string; algorithm: string; parts: number; rowsRead: number; bytes: number };
 
-type MergesSampled = { reads: number; memoryMiBMedian: number; memoryMiBMax: number; largest: MergesRead['largest'] };
+/** The largest merge, as reported (MiB). */
+type LargestMerge = Omit<Merge, 'bytes'> & { memoryMiB: number };
 
-/** A window's reads of system.merges (MergesRead; null for a failed read) as Window['mergesSampled']. */
-function mergesOver(reads: Array<MergesRead | null>): MergesSampled | null {
+type MergesSampled = { reads: number; memoryMiBMedian: number; memoryMiBMax: number; largest: LargestMerge | null };
+
+/** A window's reads of system.merges (the merges in progress at each; null for a failed read) as Window['mergesSampled']. */
+function mergesOver(reads: Array<Merge[] | null>): MergesSampled | null {
   const readable = reads.filter((read) => read !== null);
   if (readable.length === 0) return null;
-  const largest = readable
-    .map((read) => read.largest)
-    .filter((merge) => merge !== null)
-    .reduce<MergesRead['largest']>((top, merge) => (top === null || merge.memoryMiB > top.memoryMiB ? merge : top), null);
-  const memory = readable.map((read) => read.memoryMiB);
+  const memory = readable.map((merges) => mib(merges.reduce((sum, merge) => sum + merge.bytes, 0)));
+  const top = readable.flat().reduce<Merge | null>((top, merge) => (top === null || merge.bytes > top.bytes ? merge : top), null);
+  const largest = top === null ? null : (({ bytes, ...merge }) => ({ ...merge, memoryMiB: mib(bytes) }))(top);
   return { reads: readable.length, memoryMiBMedian: percentile(memory, 0.5), memoryMiBMax: Math.max(...memory), largest };
 }
 
@@ -624,7 +621,7 @@ async function main(): Promise<void> {
     // the engine); the engine allocator's pages, which take a statement that waits its turn at the
     // engine, on ticks of their own, timed when the answer comes.
     const rssSamples: Array<{ at: number; rss: Rss; own: OwnMemory }> = [];
-    const allocatorSamples: Array<{ at: number; allocator: Window['engineAllocatorMiB']; merges: MergesRead | null }> = [];
+    const allocatorSamples: Array<{ at: number; allocator: Window['engineAllocatorMiB']; merges: Merge[] | null }> = [];
     // The sample being read, which a window's end waits for: one it started before its end is its.
     let sampling: Promise<void> = Promise.resolve();
     // The postmaster runs for the whole run: looked up once it is found, not at every sample.
@@ -656,8 +653,9 @@ async function main(): Promise<void> {
     const allocatorSampler = () =>
       everyTick(async () => {
         const allocator = await engineAllocator();
-        const merges = await mergesNow();
-        allocatorSamples.push({ at: Date.now(), allocator, merges });
+        // Timed when the allocator's answer came, as before the merges were read beside it.
+        const at = Date.now();
+        allocatorSamples.push({ at, allocator, merges: await mergesNow() });
       });
 
     const windows: Window[] = [];
@@ -807,29 +805,22 @@ async function main(): Promise<void> {
       return { v8HeapTotal: heapTotal, v8HeapUsed: heapUsed, ...(await ownAnonymousByMapping()) };
     };
     // The merges in progress, read beside the allocator's figures: which merges hold the engine's memory.
-    const mergesNow = async (): Promise<MergesRead | null> => {
+    const mergesNow = async (): Promise<Merge[] | null> => {
       try {
         const rows = await (
           await stack.clickhouse.query({
-            query: 'SELECT table, merge_algorithm AS algorithm, num_parts AS parts, rows_read, memory_usage AS bytes FROM system.merges',
+            query: `SELECT table, merge_algorithm AS algorithm, num_parts AS parts, rows_read, memory_usage AS bytes
+                    FROM system.merges WHERE database = currentDatabase()`,
             format: 'JSONEachRow',
           })
         ).json<{ table: string; algorithm: string; parts: string; rows_read: string; bytes: string }>();
-        const merges = rows.map((row) => ({
+        return rows.map((row) => ({
           table: row.table,
           algorithm: row.algorithm,
           parts: Number(row.parts),
           rowsRead: Number(row.rows_read),
-          memoryMiB: mib(Number(row.bytes)),
+          bytes: Number(row.bytes),
         }));
-        return {
-          count: merges.length,
-          memoryMiB: mib(rows.reduce((sum, row) => sum + Number(row.bytes), 0)),
-          largest: merges.reduce<MergesRead['largest']>(
-            (top, merge) => (top === null || merge.memoryMiB > top.memoryMiB ? merge : top),
-            null,
-          ),
-        };
       } catch (error) {
         warnOnce(
           'merges',

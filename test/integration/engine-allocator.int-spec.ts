@@ -13,7 +13,8 @@ const run = promisify(execFile);
  * Opens the embedded engine as the all-in-one does (createClickHouseClient, built in dist/), in a
  * process of its own with `JE_MALLOC_CONF` as given (unset when undefined): the allocator reads its
  * options once, from the C environment, when libchdb is loaded, and a test file's process.env is
- * Jest's copy, which never reaches it (this process's engines run with chDB's own). Answers the
+ * Jest's copy, which never reaches it (this process's engines run with what the test run's global
+ * setup put in the environment). Answers the
  * decay the engine reports and what the all-in-one's start-up says of it (its log lines).
  * `plainFirst`: a connection of chDB's own loads the library before the client is opened.
  */

@@ -14,12 +14,6 @@ import { findFreePort, startEmbeddedPostgres, type EmbeddedPostgresHandle } from
  * port. Their URLs reach the test workers through the environment.
  */
 export default async function globalSetup(): Promise<void> {
-  // The engines the tests start run with the allocator options the all-in-one gives its engine.
-  // The all-in-one sets them in process.env just before libchdb loads, but a test file's
-  // process.env is Jest's copy, which never reaches the C environment the library reads: set here,
-  // in the process that starts the test workers (and runs the tests in band), they are in the
-  // environment of every process that loads libchdb.
-  setEngineAllocatorOptions();
   const root = mkdtempSync(path.join(os.tmpdir(), 'spanforge-test-'));
   // mkdtemp makes 0700; the postgres user (as root) must traverse it to keep the cluster inside.
   chmodSync(root, 0o755);
@@ -29,6 +23,13 @@ export default async function globalSetup(): Promise<void> {
   const redis = await startRedis();
   if (redis) process.env.SPANFORGE_TEST_REDIS_URL = redis.url;
   (globalThis as Record<string, unknown>).__spanforgeServices = { postgres, redis };
+  // The engines the tests start run with the allocator options the all-in-one gives its engine.
+  // The all-in-one sets them in process.env just before libchdb loads, but a test file's
+  // process.env is Jest's copy, which never reaches the C environment the library reads: set here,
+  // in the process that starts the test workers (and runs the tests in band), they are in the
+  // environment of every process that loads libchdb. Set after the services start, so that they
+  // stay the engines' (a redis-server built with jemalloc may read them too).
+  setEngineAllocatorOptions();
 }
 
 async function startRedis(): Promise<{ url: string; process: ChildProcess } | undefined> {
