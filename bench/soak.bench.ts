@@ -19,9 +19,9 @@ import { argument, percentile, progress, writeResults } from './report';
  * each process (PostgreSQL's as PSS; at the window's end, and the median and highest of samples
  * every 10 s), the all-in-one's memory by owner (its anonymous RSS, V8's heap, the engine's own
  * count of its memory and caches, the engine's allocator, threads, the merges in progress), and
- * the query p50/p99. At the end it checks the targets: RSS growth at most 10 % (the last window's median against the
- * first's), stored lag under 5 s, query p50 within 1.5x of the first window, the all-in-one's RSS
- * at most 2 GiB (every sample). Once the load has ended and the store has caught up, it times the
+ * the query p50/p99. At the end it checks the targets: RSS growth at most 10 % (the last window's
+ * median against the first's), stored lag under 5 s, query p50 within 1.5x of the first window,
+ * the all-in-one's RSS at most 2 GiB (every sample). Once the load has ended and the store has caught up, it times the
  * sessions and traces pages (read with FINAL) as the upkeep left their tables, then again after
  * merging them.
  *
@@ -150,8 +150,8 @@ interface Window {
    * The background merges in progress at each of the window's allocator reads (every RSS_SAMPLE_MS):
    * the median and highest of their memory together (MiB), and the largest merge of all the reads
    * (its table, whether it merges all columns at once or column by column, its parts, the rows it
-   * had read, MiB). Null where
-   * no read of system.merges succeeded. A merge shorter than the sampling interval is seen by chance.
+   * had read, MiB). Null where no read of system.merges succeeded. A merge shorter than the
+   * sampling interval is seen by chance.
    */
   mergesSampled: MergesSampled | null;
   scores: number;
@@ -172,7 +172,11 @@ function mergesOver(reads: Array<Merge[] | null>): MergesSampled | null {
   if (readable.length === 0) return null;
   const memory = readable.map((merges) => mib(merges.reduce((sum, merge) => sum + merge.bytes, 0)));
   const top = readable.flat().reduce<Merge | null>((top, merge) => (top === null || merge.bytes > top.bytes ? merge : top), null);
-  const largest = top === null ? null : (({ bytes, ...merge }) => ({ ...merge, memoryMiB: mib(bytes) }))(top);
+  let largest: LargestMerge | null = null;
+  if (top !== null) {
+    const { bytes, ...merge } = top;
+    largest = { ...merge, memoryMiB: mib(bytes) };
+  }
   return { reads: readable.length, memoryMiBMedian: percentile(memory, 0.5), memoryMiBMax: Math.max(...memory), largest };
 }
 
