@@ -18,8 +18,9 @@ import { argument, percentile, progress, writeResults } from './report';
  * (default 5) it reports accepted spans/s, the stored lag, the queue depth, the resident memory of
  * each process (PostgreSQL's as PSS; at the window's end, and the median and highest of samples
  * every 10 s), the all-in-one's memory by owner (its anonymous RSS, V8's heap, the engine's own
- * count of its memory and caches, the engine's allocator, threads, the merges in progress), and
- * the query p50/p99. At the end it checks the targets: RSS growth at most 10 % (the last window's
+ * count of its memory and caches, the engine's allocator, threads, the merges in progress), its CPU
+ * by thread (the engine's merges apart from its statements and from Node's threads), and the query
+ * p50/p99. At the end it checks the targets: RSS growth at most 10 % (the last window's
  * median against the first's), stored lag under 5 s, query p50 within 1.5x of the first window,
  * the all-in-one's RSS at most 2 GiB (every sample). Once the load has ended and the store has caught up, it times the
  * sessions and traces pages (read with FINAL) as the upkeep left their tables, then again after
@@ -154,6 +155,12 @@ interface Window {
    * sampling interval is seen by chance.
    */
   mergesSampled: MergesSampled | null;
+  /**
+   * The all-in-one's CPU over the window (percent of one core): in all, and by thread name (ThreadTicks)
+   * for the names that took the most, plus `exited threads` for threads that ended within it.
+   * Tells the engine's merges (`MergeMutate`) from its statements and from Node's own threads.
+   */
+  cpuPercent: { total: number; byThread: Record<string, number> };
   scores: number;
   reports: number;
 }
@@ -268,6 +275,60 @@ async function processStatus(pid: number | 'self'): Promise<ProcessStatus | unde
   if (status === undefined || !/^VmRSS:/m.test(status)) return undefined;
   const field = (name: string) => procField(status, name, `/proc/${pid}/status`);
   return { rss: mib(field('VmRSS') * 1024), anon: mib(field('RssAnon') * 1024), threads: field('Threads') };
+}
+
+/**
+ * This process's CPU time in clock ticks: in all (its threads that ended included), and by live
+ * thread (id → name and ticks). A name loses the digits at its end: the engine numbers the threads
+ * of a pool (`QueryPipelineEx12`), and a pool's threads are counted together.
+ */
+type ThreadTicks = { at: number; total: number; threads: Map<string, { name: string; ticks: number }> };
+
+/** The kernel's clock ticks a second in /proc's CPU times (USER_HZ, 100 on Linux whatever the kernel's own tick). */
+const USER_HZ = 100;
+
+/** utime + stime of a /proc stat line: the 14th and 15th fields, counted after the command name (which may hold spaces). */
+function cpuTicksOf(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** This process's ThreadTicks, from /proc/self/stat and each of /proc/self/task's threads (one that ends mid-read is skipped). */
+async function ownThreadTicks(): Promise<ThreadTicks> {
+  const at = Date.now();
+  const threads = new Map<string, { name: string; ticks: number }>();
+  for (const id of readdirSync('/proc/self/task')) {
+    const [comm, stat] = [await procFile('self', `task/${id}/comm`), await procFile('self', `task/${id}/stat`)];
+    if (comm === undefined || stat === undefined) continue;
+    threads.set(id, { name: comm.trim().replace(/\d+$/, ''), ticks: cpuTicksOf(stat) });
+  }
+  // Read after the threads, so that their ticks are never newer than the total's.
+  const total = cpuTicksOf((await procFile('self', 'stat'))!);
+  return { at, total, threads };
+}
+
+/**
+ * The CPU between two ThreadTicks (Window['cpuPercent']): the `top` names, and the ticks
+ * of threads that ended in between (the total's rise less the live threads' rises). A thread that
+ * started in between counts from zero.
+ */
+function cpuPercentBetween(before: ThreadTicks, after: ThreadTicks, top = 8): Window['cpuPercent'] {
+  const seconds = (after.at - before.at) / 1000;
+  const percent = (ticks: number) => Number(((ticks / USER_HZ / seconds) * 100).toFixed(1));
+  const byName = new Map<string, number>();
+  for (const [id, { name, ticks }] of after.threads)
+    byName.set(name, (byName.get(name) ?? 0) + ticks - (before.threads.get(id)?.ticks ?? 0));
+  const live = [...byName.values()].reduce((a, b) => a + b, 0);
+  const byThread = Object.fromEntries(
+    [...byName]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([name, ticks]) => [name, percent(ticks)]),
+  );
+  return {
+    total: percent(after.total - before.total),
+    byThread: { ...byThread, 'exited threads': percent(after.total - before.total - live) },
+  };
 }
 
 /** This process's status (processStatus): it is running, so it has one. */
@@ -848,6 +909,7 @@ async function main(): Promise<void> {
       engineMs.worker = engineMs.project = 0;
       statementMs = new Map();
       await heapReleasesSince();
+      let threadTicks = await ownThreadTicks();
       for (let minute = reportMinutes; started + minute * 60_000 <= until + 1_000; minute += reportMinutes) {
         const due = started + minute * 60_000;
         await waitUntil(due);
@@ -896,6 +958,8 @@ async function main(): Promise<void> {
         // What the gateways accepted and the store does not hold yet, in seconds of the offered rate.
         const lag = Math.max(0, (await acceptedByGateway()) - (await storedSpans())) / rate;
         const endStatus = await ownStatus();
+        const [ticksBefore, ticksAfter] = [threadTicks, await ownThreadTicks()];
+        threadTicks = ticksAfter;
         const window: Window = {
           minute,
           acceptedSpansPerSec: Math.round(spans / (reportMinutes * 60)),
@@ -914,6 +978,7 @@ async function main(): Promise<void> {
           parts: await activeParts(),
           merges: await runningMerges(),
           mergesSampled: mergesOver(windowAllocatorSamples.map((sample) => sample.merges)),
+          cpuPercent: cpuPercentBetween(ticksBefore, ticksAfter),
           engineMiB: await engineMemory(),
           engineAllocatorMiB: allocatorReads.at(-1) ?? null,
           nodeMiB: nodeMemory(),
