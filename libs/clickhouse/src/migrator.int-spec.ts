@@ -43,16 +43,20 @@ describe('ClickHouse migrations (embedded chDB)', () => {
     expect(rows.every((r) => Number(r.n) === 1)).toBe(true);
   });
 
-  it('merge span parts column by column whatever their size (a merge of all columns at once holds a block of each)', async () => {
-    await migrateClickHouse(client, dir);
-    const [spans] = await (
-      await client.query({
-        query: "SELECT create_table_query FROM system.tables WHERE database = currentDatabase() AND name = 'spans'",
-        format: 'JSONEachRow',
-      })
-    ).json<{ create_table_query: string }>();
-    expect(spans!.create_table_query).toMatch(/\bvertical_merge_algorithm_min_rows_to_activate = 1\b/);
-  });
+  it.each(['spans', 'trace_figures', 'trace_minutes'])(
+    'merge %s parts column by column whatever their size (a merge of all columns at once holds a block of each)',
+    async (table) => {
+      await migrateClickHouse(client, dir);
+      const [found] = await (
+        await client.query({
+          query: 'SELECT create_table_query FROM system.tables WHERE database = currentDatabase() AND name = {table:String}',
+          query_params: { table },
+          format: 'JSONEachRow',
+        })
+      ).json<{ create_table_query: string }>();
+      expect(found!.create_table_query).toMatch(/\bvertical_merge_algorithm_min_rows_to_activate = 1\b/);
+    },
+  );
 
   /**
    * What a start interrupted half way through a migration does: it runs that migration again from
