@@ -19,8 +19,8 @@ import { argument, percentile, progress, writeResults } from './report';
  * each process (PostgreSQL's as PSS; at the window's end, and the median and highest of samples
  * every 10 s), the all-in-one's memory by owner (its anonymous RSS, V8's heap, the engine's own
  * count of its memory and caches, the engine's allocator, threads, the merges in progress), its CPU
- * by thread (the engine's merges apart from its statements and from Node's threads), and the query
- * p50/p99. At the end it checks the targets: RSS growth at most 10 % (the last window's
+ * by thread (the engine's merges apart from its statements and from Node's JavaScript), and the
+ * query p50/p99. At the end it checks the targets: RSS growth at most 10 % (the last window's
  * median against the first's), stored lag under 5 s, query p50 within 1.5x of the first window,
  * the all-in-one's RSS at most 2 GiB (every sample). Once the load has ended and the store has caught up, it times the
  * sessions and traces pages (read with FINAL) as the upkeep left their tables, then again after
@@ -156,9 +156,11 @@ interface Window {
    */
   mergesSampled: MergesSampled | null;
   /**
-   * The all-in-one's CPU over the window (percent of one core): in all, and by thread name (ThreadTicks)
-   * for the names that took the most, plus `exited threads` for threads that ended within it.
-   * Tells the engine's merges (`MergeMutate`) from its statements and from Node's own threads.
+   * The all-in-one's CPU since the last window's report (percent of one core): in all, and by
+   * thread name (ThreadTicks) for the names that took the most, plus `exited threads` for threads
+   * that ended within it. Tells the engine's merges (`MergeMutate`) from its statements
+   * (`ThreadPool`, `QueryPipelineEx`, and `libuv-worker`, Node's pool where chDB runs them) and
+   * from Node's JavaScript (`MainThread`). A thread's ticks are booked under its name at the end.
    */
   cpuPercent: { total: number; byThread: Record<string, number> };
   scores: number;
@@ -256,11 +258,26 @@ async function procFile(pid: number | string, name: string): Promise<string | un
   try {
     return await readFile(file, 'utf8');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ESRCH') return undefined;
-    if (code === 'EACCES') throw new Error(`reading ${file} needs CAP_SYS_PTRACE: the process runs as another user`, { cause: error });
-    throw error;
+    return goneProcess(file, error);
   }
+}
+
+/** procFile read at once, off the thread pool: for many small reads that should be of one instant. */
+function procFileNow(pid: number | string, name: string): string | undefined {
+  const file = `/proc/${pid}/${name}`;
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    return goneProcess(file, error);
+  }
+}
+
+/** A failed read of a /proc file: undefined when its process or thread is gone, else a clear error. */
+function goneProcess(file: string, error: unknown): undefined {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT' || code === 'ESRCH') return undefined;
+  if (code === 'EACCES') throw new Error(`reading ${file} needs CAP_SYS_PTRACE: the process runs as another user`, { cause: error });
+  throw error;
 }
 
 type ProcessStatus = { rss: number; anon: number; threads: number };
@@ -293,18 +310,22 @@ function cpuTicksOf(stat: string): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-/** This process's ThreadTicks, from /proc/self/stat and each of /proc/self/task's threads (one that ends mid-read is skipped). */
-async function ownThreadTicks(): Promise<ThreadTicks> {
-  const at = Date.now();
+/**
+ * This process's ThreadTicks, from each of /proc/self/task's threads (one that ends mid-read is
+ * skipped) and /proc/self/stat. Read synchronously, so that the reads are of about one instant: a
+ * few hundred small files, where asynchronous reads would queue behind the engine's statements on
+ * Node's thread pool.
+ */
+function ownThreadTicks(): ThreadTicks {
   const threads = new Map<string, { name: string; ticks: number }>();
   for (const id of readdirSync('/proc/self/task')) {
-    const [comm, stat] = [await procFile('self', `task/${id}/comm`), await procFile('self', `task/${id}/stat`)];
+    const [comm, stat] = [procFileNow('self', `task/${id}/comm`), procFileNow('self', `task/${id}/stat`)];
     if (comm === undefined || stat === undefined) continue;
     threads.set(id, { name: comm.trim().replace(/\d+$/, ''), ticks: cpuTicksOf(stat) });
   }
   // Read after the threads, so that their ticks are never newer than the total's.
-  const total = cpuTicksOf((await procFile('self', 'stat'))!);
-  return { at, total, threads };
+  const total = cpuTicksOf(procFileNow('self', 'stat')!);
+  return { at: Date.now(), total, threads };
 }
 
 /**
@@ -909,7 +930,7 @@ async function main(): Promise<void> {
       engineMs.worker = engineMs.project = 0;
       statementMs = new Map();
       await heapReleasesSince();
-      let threadTicks = await ownThreadTicks();
+      let threadTicks = ownThreadTicks();
       for (let minute = reportMinutes; started + minute * 60_000 <= until + 1_000; minute += reportMinutes) {
         const due = started + minute * 60_000;
         await waitUntil(due);
@@ -958,7 +979,7 @@ async function main(): Promise<void> {
         // What the gateways accepted and the store does not hold yet, in seconds of the offered rate.
         const lag = Math.max(0, (await acceptedByGateway()) - (await storedSpans())) / rate;
         const endStatus = await ownStatus();
-        const [ticksBefore, ticksAfter] = [threadTicks, await ownThreadTicks()];
+        const [ticksBefore, ticksAfter] = [threadTicks, ownThreadTicks()];
         threadTicks = ticksAfter;
         const window: Window = {
           minute,

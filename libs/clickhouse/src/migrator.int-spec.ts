@@ -44,7 +44,7 @@ describe('ClickHouse migrations (embedded chDB)', () => {
   });
 
   it.each(['spans', 'trace_figures', 'trace_minutes'])(
-    'merge %s parts column by column whatever their size (a merge of all columns at once holds a block of each)',
+    'merge %s parts column by column from the smallest wide part, not only from 131,072 rows (a merge of all columns at once holds a block of each)',
     async (table) => {
       await migrateClickHouse(client, dir);
       const [found] = await (
