@@ -131,6 +131,21 @@ describe('ClickHouse migrations (embedded chDB)', () => {
     expect(await migrateClickHouse(client, dir)).toEqual({ applied: [], alreadyApplied: (await readClickHouseMigrations(dir)).length });
   });
 
+  it("start a directory that applied 028's corrected comment (c843913), which was put back to its first text", async () => {
+    await migrateClickHouse(client, dir);
+    await client.command({ query: 'DELETE FROM schema_migrations WHERE version = 28' });
+    await client.insert({
+      table: 'schema_migrations',
+      // sha256 of `git show c843913:infra/clickhouse/028_spans_vertical_merges.sql`
+      values: [
+        { version: 28, name: '028_spans_vertical_merges', checksum: '28a1887a711cde440632e4f44a555cf6deee3517a49cd2caa743917a9b77bfcb' },
+      ],
+      format: 'JSONEachRow',
+    });
+    const files = await readClickHouseMigrations(dir);
+    expect(await migrateClickHouse(client, dir)).toEqual({ applied: [], alreadyApplied: files.length });
+  });
+
   it('refuse a migration changed after it was applied', async () => {
     await migrateClickHouse(client, dir);
     await client.command({ query: 'DELETE FROM schema_migrations WHERE version = 7' });
