@@ -8,6 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { WORKER_PARTICIPANT, decayInStats, decayInWords } from '@spanforge/clickhouse';
 import { startBenchStack, temporaryDataDir } from './bench-stack';
+import { cpuPercentBetween, ownThreadTicks, type CpuPercent } from './cpu';
 import { argument, percentile, progress, writeResults } from './report';
 
 /**
@@ -22,9 +23,9 @@ import { argument, percentile, progress, writeResults } from './report';
  * by thread (the engine's merges apart from its statements and from Node's JavaScript), and the
  * query p50/p99. At the end it checks the targets: RSS growth at most 10 % (the last window's
  * median against the first's), stored lag under 5 s, query p50 within 1.5x of the first window,
- * the all-in-one's RSS at most 2 GiB (every sample). Once the load has ended and the store has caught up, it times the
- * sessions and traces pages (read with FINAL) as the upkeep left their tables, then again after
- * merging them.
+ * the all-in-one's RSS at most 2 GiB (every sample). Once the load has ended and the store has
+ * caught up, it times the sessions and traces pages (read with FINAL) as the upkeep left their
+ * tables, then again after merging them.
  *
  * The dashboard asks for the last D minutes (default 5), as a live dashboard does: once D minutes of
  * load are stored, every answer reads a range of the same size, so a slower answer means a slower
@@ -162,7 +163,7 @@ interface Window {
    * (`ThreadPool`, `QueryPipelineEx`, and `libuv-worker`, Node's pool where chDB runs them) and
    * from Node's JavaScript (`MainThread`). A thread's ticks are booked under its name at the end.
    */
-  cpuPercent: { total: number; byThread: Record<string, number> };
+  cpuPercent: CpuPercent;
   scores: number;
   reports: number;
 }
@@ -258,26 +259,11 @@ async function procFile(pid: number | string, name: string): Promise<string | un
   try {
     return await readFile(file, 'utf8');
   } catch (error) {
-    return goneProcess(file, error);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ESRCH') return undefined;
+    if (code === 'EACCES') throw new Error(`reading ${file} needs CAP_SYS_PTRACE: the process runs as another user`, { cause: error });
+    throw error;
   }
-}
-
-/** procFile read at once, off the thread pool: for many small reads that should be of one instant. */
-function procFileNow(pid: number | string, name: string): string | undefined {
-  const file = `/proc/${pid}/${name}`;
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (error) {
-    return goneProcess(file, error);
-  }
-}
-
-/** A failed read of a /proc file: undefined when its process or thread is gone, else a clear error. */
-function goneProcess(file: string, error: unknown): undefined {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT' || code === 'ESRCH') return undefined;
-  if (code === 'EACCES') throw new Error(`reading ${file} needs CAP_SYS_PTRACE: the process runs as another user`, { cause: error });
-  throw error;
 }
 
 type ProcessStatus = { rss: number; anon: number; threads: number };
@@ -292,64 +278,6 @@ async function processStatus(pid: number | 'self'): Promise<ProcessStatus | unde
   if (status === undefined || !/^VmRSS:/m.test(status)) return undefined;
   const field = (name: string) => procField(status, name, `/proc/${pid}/status`);
   return { rss: mib(field('VmRSS') * 1024), anon: mib(field('RssAnon') * 1024), threads: field('Threads') };
-}
-
-/**
- * This process's CPU time in clock ticks: in all (its threads that ended included), and by live
- * thread (id → name and ticks). A name loses the digits at its end: the engine numbers the threads
- * of a pool (`QueryPipelineEx12`), and a pool's threads are counted together.
- */
-type ThreadTicks = { at: number; total: number; threads: Map<string, { name: string; ticks: number }> };
-
-/** The kernel's clock ticks a second in /proc's CPU times (USER_HZ, 100 on Linux whatever the kernel's own tick). */
-const USER_HZ = 100;
-
-/** utime + stime of a /proc stat line: the 14th and 15th fields, counted after the command name (which may hold spaces). */
-function cpuTicksOf(stat: string): number {
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-/**
- * This process's ThreadTicks, from each of /proc/self/task's threads (one that ends mid-read is
- * skipped) and /proc/self/stat. Read synchronously, so that the reads are of about one instant: a
- * few hundred small files, where asynchronous reads would queue behind the engine's statements on
- * Node's thread pool.
- */
-function ownThreadTicks(): ThreadTicks {
-  const threads = new Map<string, { name: string; ticks: number }>();
-  for (const id of readdirSync('/proc/self/task')) {
-    const [comm, stat] = [procFileNow('self', `task/${id}/comm`), procFileNow('self', `task/${id}/stat`)];
-    if (comm === undefined || stat === undefined) continue;
-    threads.set(id, { name: comm.trim().replace(/\d+$/, ''), ticks: cpuTicksOf(stat) });
-  }
-  // Read after the threads, so that their ticks are never newer than the total's.
-  const total = cpuTicksOf(procFileNow('self', 'stat')!);
-  return { at: Date.now(), total, threads };
-}
-
-/**
- * The CPU between two ThreadTicks (Window['cpuPercent']): the `top` names, and the ticks
- * of threads that ended in between (the total's rise less the live threads' rises). A thread that
- * started in between counts from zero.
- */
-function cpuPercentBetween(before: ThreadTicks, after: ThreadTicks, top = 8): Window['cpuPercent'] {
-  const seconds = (after.at - before.at) / 1000;
-  const percent = (ticks: number) => Number(((ticks / USER_HZ / seconds) * 100).toFixed(1));
-  const byName = new Map<string, number>();
-  for (const [id, { name, ticks }] of after.threads)
-    byName.set(name, (byName.get(name) ?? 0) + ticks - (before.threads.get(id)?.ticks ?? 0));
-  const live = [...byName.values()].reduce((a, b) => a + b, 0);
-  const byThread = Object.fromEntries(
-    [...byName]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, top)
-      .map(([name, ticks]) => [name, percent(ticks)]),
-  );
-  return {
-    total: percent(after.total - before.total),
-    byThread: { ...byThread, 'exited threads': percent(after.total - before.total - live) },
-  };
 }
 
 /** This process's status (processStatus): it is running, so it has one. */
