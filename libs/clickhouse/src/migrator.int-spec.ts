@@ -58,6 +58,40 @@ describe('ClickHouse migrations (embedded chDB)', () => {
     },
   );
 
+  it('keep traces parts compact (one file of all columns) up to 1 GiB, where the engine writes a wide part from 10 MiB', async () => {
+    await migrateClickHouse(client, dir);
+    // A copy takes traces' definition, settings included, and leaves traces itself to the other tests.
+    const copy = `traces_part_type_${process.pid}`;
+    await client.command({ query: `CREATE TABLE ${copy} AS traces` });
+    try {
+      // Two parts of about 14 MiB uncompressed each, and their merge of about 28 MiB.
+      for (const half of [0, 1]) {
+        await client.command({
+          query: `INSERT INTO ${copy} (tenant_id, project_id, day, trace_id, root_name)
+                  SELECT 't', 'p', today(), toString(number * 2 + ${half}), repeat('n', 80) FROM numbers(150000)`,
+        });
+      }
+      const parts = async () =>
+        (
+          await client.query({
+            query: `SELECT part_type, data_uncompressed_bytes AS bytes FROM system.parts
+                    WHERE database = currentDatabase() AND table = {copy:String} AND active`,
+            query_params: { copy },
+            format: 'JSONEachRow',
+          })
+        ).json<{ part_type: string; bytes: string }>();
+      const inserted = await parts();
+      expect(inserted).toHaveLength(2);
+      await client.command({ query: `OPTIMIZE TABLE ${copy} FINAL` });
+      const [merged, ...more] = await parts();
+      expect(more).toEqual([]);
+      expect(Number(merged!.bytes)).toBeGreaterThan(20 * 1024 * 1024);
+      expect([...inserted, merged].map((part) => part!.part_type)).toEqual(['Compact', 'Compact', 'Compact']);
+    } finally {
+      await client.command({ query: `DROP TABLE IF EXISTS ${copy}` });
+    }
+  });
+
   /**
    * What a start interrupted half way through a migration does: it runs that migration again from
    * its first statement. Only the newest migrations can be run over today's schema: an older one's
