@@ -58,13 +58,22 @@ describe('ClickHouse migrations (embedded chDB)', () => {
     },
   );
 
-  it('keep traces parts compact (one file of all columns) up to 1 GiB, where the engine writes a wide part from 10 MiB', async () => {
+  it('keep traces parts compact (one file of all columns) up to 16 GiB, where the engine writes a wide part from 10 MiB', async () => {
     await migrateClickHouse(client, dir);
     // A copy takes traces' definition, settings included, and leaves traces itself to the other tests.
     const copy = `traces_part_type_${process.pid}`;
     await client.command({ query: `CREATE TABLE ${copy} AS traces` });
     try {
-      // Two parts of about 14 MiB uncompressed each, and their merge of about 28 MiB.
+      const [definition] = await (
+        await client.query({
+          query: 'SELECT create_table_query FROM system.tables WHERE database = currentDatabase() AND name = {copy:String}',
+          query_params: { copy },
+          format: 'JSONEachRow',
+        })
+      ).json<{ create_table_query: string }>();
+      expect(definition!.create_table_query).toMatch(/\bmin_bytes_for_wide_part = 17179869184\b/);
+      // Two parts of about 14 MiB uncompressed each, and their merge of about 28 MiB; no merge before it.
+      await client.command({ query: `SYSTEM STOP MERGES ${copy}` });
       for (const half of [0, 1]) {
         await client.command({
           query: `INSERT INTO ${copy} (tenant_id, project_id, day, trace_id, root_name)
@@ -81,11 +90,13 @@ describe('ClickHouse migrations (embedded chDB)', () => {
           })
         ).json<{ part_type: string; bytes: string }>();
       const inserted = await parts();
-      expect(inserted).toHaveLength(2);
+      await client.command({ query: `SYSTEM START MERGES ${copy}` });
       await client.command({ query: `OPTIMIZE TABLE ${copy} FINAL` });
       const [merged, ...more] = await parts();
       expect(more).toEqual([]);
-      expect(Number(merged!.bytes)).toBeGreaterThan(20 * 1024 * 1024);
+      const tenMiB = 10 * 1024 * 1024;
+      expect(inserted.map((part) => Number(part.bytes) > tenMiB)).toEqual([true, true]);
+      expect(Number(merged!.bytes)).toBeGreaterThan(2 * tenMiB);
       expect([...inserted, merged].map((part) => part!.part_type)).toEqual(['Compact', 'Compact', 'Compact']);
     } finally {
       await client.command({ query: `DROP TABLE IF EXISTS ${copy}` });
