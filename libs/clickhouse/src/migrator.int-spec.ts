@@ -28,6 +28,18 @@ describe('ClickHouse migrations (embedded chDB)', () => {
   });
   afterAll(() => client.close());
 
+  /** A table's CREATE statement as the engine keeps it, settings included. */
+  const definitionOf = async (table: string) => {
+    const [found] = await (
+      await client.query({
+        query: 'SELECT create_table_query FROM system.tables WHERE database = currentDatabase() AND name = {table:String}',
+        query_params: { table },
+        format: 'JSONEachRow',
+      })
+    ).json<{ create_table_query: string }>();
+    return found?.create_table_query;
+  };
+
   it('are recorded once and re-running them changes nothing', async () => {
     const files = await readClickHouseMigrations(dir);
     await migrateClickHouse(client, dir);
@@ -47,14 +59,7 @@ describe('ClickHouse migrations (embedded chDB)', () => {
     'merge %s parts column by column from the smallest wide part, not only from 131,072 rows (a merge of all columns at once holds a block of each)',
     async (table) => {
       await migrateClickHouse(client, dir);
-      const [found] = await (
-        await client.query({
-          query: 'SELECT create_table_query FROM system.tables WHERE database = currentDatabase() AND name = {table:String}',
-          query_params: { table },
-          format: 'JSONEachRow',
-        })
-      ).json<{ create_table_query: string }>();
-      expect(found!.create_table_query).toMatch(/\bvertical_merge_algorithm_min_rows_to_activate = 1\b/);
+      expect(await definitionOf(table)).toMatch(/\bvertical_merge_algorithm_min_rows_to_activate = 1\b/);
     },
   );
 
@@ -64,14 +69,7 @@ describe('ClickHouse migrations (embedded chDB)', () => {
     const copy = `traces_part_type_${process.pid}`;
     await client.command({ query: `CREATE TABLE ${copy} AS traces` });
     try {
-      const [definition] = await (
-        await client.query({
-          query: 'SELECT create_table_query FROM system.tables WHERE database = currentDatabase() AND name = {copy:String}',
-          query_params: { copy },
-          format: 'JSONEachRow',
-        })
-      ).json<{ create_table_query: string }>();
-      expect(definition!.create_table_query).toMatch(/\bmin_bytes_for_wide_part = 17179869184\b/);
+      expect(await definitionOf(copy)).toMatch(/\bmin_bytes_for_wide_part = 17179869184\b/);
       // Two parts of about 14 MiB uncompressed each, and their merge of about 28 MiB; no merge before it.
       await client.command({ query: `SYSTEM STOP MERGES ${copy}` });
       for (const half of [0, 1]) {
