@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { createClickHouseClient, engineConditionCacheBytes, type ClickHouseClient } from '@spanforge/clickhouse';
+import { createClickHouseClient, engineSettings, type ClickHouseClient } from '@spanforge/clickhouse';
 import { DEFAULT_CONDITION_CACHE_MIB } from '@spanforge/config';
 import { SpanRepository, sessionsToRefresh } from '@spanforge/ingest';
 import { quiet, reportedAllocatorDecay, seededDatasetArguments, startBenchStack, temporaryDataDir } from './bench-stack';
@@ -133,7 +133,7 @@ async function main(): Promise<void> {
   const repository = new SpanRepository(client);
   try {
     // The engine takes its arguments when it starts: the seeding's stack, closed above, must have let it stop.
-    const engineMiB = (await engineConditionCacheBytes(client)) / (1024 * 1024);
+    const engineMiB = (await engineSettings(client)).conditionCacheMiB;
     if (engineMiB !== conditionCacheMiB)
       throw new Error(`the engine runs with a ${engineMiB} MiB query condition cache, not ${conditionCacheMiB}`);
     const allocatorDecayMs = await reportedAllocatorDecay(client);

@@ -22,7 +22,7 @@ async function probeEngine(options: { cacheMiB: number; parts: number; filters: 
   const client = path.join(ROOT, 'dist', 'libs', 'clickhouse', 'src', 'clickhouse.client.js');
   if (!existsSync(client)) throw new Error(`${client} is missing: run \`npm run build\` first (npm test does)`);
   const script = `
-    const { createClickHouseClient, engineConditionCacheBytes } = require(process.argv[1]);
+    const { createClickHouseClient, engineSettings } = require(process.argv[1]);
     const [dir, cacheMiB, parts, filters, plainFirst] = process.argv.slice(2);
     const plain = plainFirst === 'true' ? require('chdb/connection').createChdbConnection({ path: dir }) : undefined;
     const client = createClickHouseClient({ kind: 'embedded', path: dir, conditionCacheMiB: Number(cacheMiB) });
@@ -44,7 +44,7 @@ async function probeEngine(options: { cacheMiB: number; parts: number; filters: 
         await client.command({ query: 'INSERT INTO probe SELECT number + ' + part * 1000 + ', toString(number) FROM numbers(1000)' });
       let matched = 0;
       for (let i = 0; i < Number(filters); i++) matched += await filter(i);
-      const sizeBytes = await engineConditionCacheBytes(client);
+      const sizeBytes = (await engineSettings(client)).conditionCacheMiB * 1024 * 1024;
       const cache = await figures();
       const lastAgain = await hitsOf(Number(filters) - 1);
       const firstAgain = await hitsOf(0);

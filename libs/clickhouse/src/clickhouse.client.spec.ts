@@ -55,18 +55,27 @@ describe('serverClientOptions', () => {
 });
 
 describe('the embedded engine', () => {
-  it('starts with the configured query condition cache size, in bytes', () => {
-    expect(embeddedEngineArguments(2)).toEqual(['--query_condition_cache_size=2097152']);
-    expect(embeddedEngineArguments(0)).toEqual(['--query_condition_cache_size=0']);
-    expect(() => embeddedEngineArguments(-1)).toThrow(RangeError);
-    expect(() => embeddedEngineArguments(0.5)).toThrow('whole number of MiB');
+  it("starts with the configured query condition cache size, in bytes, and the merges' nice value", () => {
+    expect(embeddedEngineArguments({ conditionCacheMiB: 2, mergeNice: 19 })).toEqual([
+      '--query_condition_cache_size=2097152',
+      '--os_threads_nice_value_merge_mutate=19',
+    ]);
+    expect(embeddedEngineArguments({ conditionCacheMiB: 0, mergeNice: 0 })).toEqual([
+      '--query_condition_cache_size=0',
+      '--os_threads_nice_value_merge_mutate=0',
+    ]);
+    expect(() => embeddedEngineArguments({ conditionCacheMiB: -1, mergeNice: 19 })).toThrow(RangeError);
+    expect(() => embeddedEngineArguments({ conditionCacheMiB: 0.5, mergeNice: 19 })).toThrow('whole number of MiB');
+    expect(() => embeddedEngineArguments({ conditionCacheMiB: 2, mergeNice: 20 })).toThrow('from 0 to 19');
+    expect(() => embeddedEngineArguments({ conditionCacheMiB: 2, mergeNice: -1 })).toThrow(RangeError);
   });
 
-  it("takes the cache's size from the configuration, under the data directory", () => {
-    expect(clickHouseTarget({ dataDir: '/srv/data', clickhouseConditionCacheMiB: 8 })).toEqual({
+  it("takes the cache's size and the merges' nice value from the configuration, under the data directory", () => {
+    expect(clickHouseTarget({ dataDir: '/srv/data', clickhouseConditionCacheMiB: 8, clickhouseMergeNice: 10 })).toEqual({
       kind: 'embedded',
       path: '/srv/data/clickhouse',
       conditionCacheMiB: 8,
+      mergeNice: 10,
     });
   });
 });

@@ -1,5 +1,5 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { DEFAULT_CONDITION_CACHE_MIB, setEngineAllocatorOptions } from '@spanforge/config';
+import { DEFAULT_CONDITION_CACHE_MIB, DEFAULT_MERGE_NICE, setEngineAllocatorOptions } from '@spanforge/config';
 import { reasonOf, stderrLog } from '@spanforge/postgres';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -19,10 +19,10 @@ export type ClickHouseTarget =
     } & ClusterOrNot)
   /**
    * chDB in-process; it binds one data directory per process and always uses database `default`.
-   * `conditionCacheMiB`: the engine's query condition cache's size (embeddedEngineArguments;
-   * DEFAULT_CONDITION_CACHE_MIB unless given).
+   * `conditionCacheMiB` and `mergeNice`: the engine's server settings (embeddedEngineArguments;
+   * DEFAULT_CONDITION_CACHE_MIB and DEFAULT_MERGE_NICE unless given).
    */
-  | { kind: 'embedded'; path: string; conditionCacheMiB?: number };
+  | ({ kind: 'embedded'; path: string } & Partial<EngineSettings>);
 
 /** One server, or a cluster with how far two of its servers' clocks may differ (clock-bound.ts). */
 export type ClusterOrNot = { cluster?: undefined; maxClockOffsetMs?: undefined } | { cluster: string; maxClockOffsetMs: number };
@@ -31,9 +31,15 @@ export function clickHouseTarget(config: {
   dataDir: string;
   clickhouse?: { url: string; username: string; password: string; database: string } & ClusterOrNot;
   clickhouseConditionCacheMiB: number;
+  clickhouseMergeNice: number;
 }): ClickHouseTarget {
   if (config.clickhouse) return { kind: 'server', ...config.clickhouse };
-  return { kind: 'embedded', path: path.join(config.dataDir, 'clickhouse'), conditionCacheMiB: config.clickhouseConditionCacheMiB };
+  return {
+    kind: 'embedded',
+    path: path.join(config.dataDir, 'clickhouse'),
+    conditionCacheMiB: config.clickhouseConditionCacheMiB,
+    mergeNice: config.clickhouseMergeNice,
+  };
 }
 
 /**
@@ -111,7 +117,10 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
   // the client's connections hold the engine. (A client opened while another still holds the same
   // directory in this process gets the engine as that one started it.)
   const starter = new Session(target.path, {
-    connectionArgs: embeddedEngineArguments(target.conditionCacheMiB ?? DEFAULT_CONDITION_CACHE_MIB),
+    connectionArgs: embeddedEngineArguments({
+      conditionCacheMiB: target.conditionCacheMiB ?? DEFAULT_CONDITION_CACHE_MIB,
+      mergeNice: target.mergeNice ?? DEFAULT_MERGE_NICE,
+    }),
   });
   try {
     const shared = session();
@@ -133,6 +142,12 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
   }
 }
 
+/** The embedded engine's server settings this project sets (embeddedEngineArguments). */
+export interface EngineSettings {
+  conditionCacheMiB: number;
+  mergeNice: number;
+}
+
 /**
  * The embedded engine's server settings, given when it starts (a ClickHouse server has them in its
  * configuration).
@@ -146,27 +161,48 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
  * times what they count (docs/scaling.md, "Memory of the all-in-one"). Eviction is segmented LRU:
  * an entry asked for again (a round's later lookups) moves to the protected half, and the
  * others go oldest first. A round needs its own few hundred entries; a few MiB keep many minutes'.
+ *
+ * `os_threads_nice_value_merge_mutate`: the nice value a merge (or mutation) thread takes while it
+ * runs one, back to 0 after. The engine's default, 0, puts the merges above the shared lane's
+ * statements, which run at the lowest priority (SHARED_LANE_SET, below): a large merge then takes
+ * the cores from the worker's inserts and upkeep first, though the merges exist only to keep up
+ * with what those write. At 19 the two share the cores evenly, and the express lane and the
+ * process's JavaScript (gateway, API) keep their priority over both (docs/scaling.md, "The merges'
+ * priority").
  */
-export function embeddedEngineArguments(conditionCacheMiB: number): string[] {
+export function embeddedEngineArguments(settings: EngineSettings): string[] {
+  const { conditionCacheMiB, mergeNice } = settings;
   if (!Number.isInteger(conditionCacheMiB) || conditionCacheMiB < 0) {
     throw new RangeError(`the query condition cache's size must be a whole number of MiB, 0 or more (got ${conditionCacheMiB})`);
   }
-  return [`--query_condition_cache_size=${conditionCacheMiB * 1024 * 1024}`];
+  if (!Number.isInteger(mergeNice) || mergeNice < 0 || mergeNice > 19) {
+    throw new RangeError(`the merges' nice value must be a whole number from 0 to 19 (got ${mergeNice})`);
+  }
+  return [`--query_condition_cache_size=${conditionCacheMiB * 1024 * 1024}`, `--os_threads_nice_value_merge_mutate=${mergeNice}`];
 }
 
 /**
- * The size of the query condition cache the engine started with (bytes), which is that of the
- * first client opened on its directory in this process (createClickHouseClient).
+ * The server settings the engine started with (EngineSettings), which are those of the first
+ * client opened on its directory in this process (createClickHouseClient).
  */
-export async function engineConditionCacheBytes(clickhouse: ClickHouseClient): Promise<number> {
+export async function engineSettings(clickhouse: ClickHouseClient): Promise<EngineSettings> {
   const result = await clickhouse.query({
-    query: "SELECT value FROM system.server_settings WHERE name = 'query_condition_cache_size'",
+    query:
+      'SELECT name, value FROM system.server_settings ' +
+      "WHERE name IN ('query_condition_cache_size', 'os_threads_nice_value_merge_mutate')",
     format: 'JSONEachRow',
-    ...namedStatement('engine.condition_cache_size'),
+    ...namedStatement('engine.server_settings'),
   });
-  const rows = await result.json<{ value: string }>();
-  if (rows.length !== 1) throw new Error(`system.server_settings has ${rows.length} rows for query_condition_cache_size`);
-  return Number(rows[0]!.value);
+  const values = new Map((await result.json<{ name: string; value: string }>()).map((row) => [row.name, Number(row.value)]));
+  const valueOf = (name: string) => {
+    const value = values.get(name);
+    if (value === undefined) throw new Error(`system.server_settings has no ${name}`);
+    return value;
+  };
+  return {
+    conditionCacheMiB: valueOf('query_condition_cache_size') / (1024 * 1024),
+    mergeNice: valueOf('os_threads_nice_value_merge_mutate'),
+  };
 }
 
 /**

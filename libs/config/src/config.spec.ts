@@ -114,6 +114,13 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it("reads the nice value of the embedded engine's merges: 19 unless told, from 0 to 19", () => {
+    expect(loadConfig({}, '/srv/app').clickhouseMergeNice).toBe(19);
+    expect(loadConfig({ CLICKHOUSE_MERGE_NICE: '0' }, '/srv/app').clickhouseMergeNice).toBe(0);
+    expect(problemsOf({ CLICKHOUSE_MERGE_NICE: '20' })).toEqual(['CLICKHOUSE_MERGE_NICE="20" must be an integer from 0 to 19']);
+    expect(problemsOf({ CLICKHOUSE_MERGE_NICE: '-5' })).toEqual(['CLICKHOUSE_MERGE_NICE="-5" must be an integer from 0 to 19']);
+  });
+
   it('lists every bad variable in one error', () => {
     const problems = problemsOf({
       OTLP_HTTP_PORT: 'http',

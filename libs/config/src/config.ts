@@ -37,6 +37,8 @@ export interface AppConfig {
   clickhouseExpressSharePercent: number;
   /** Embedded engine: the size of its query condition cache (MiB, as the engine counts its entries; 0: keeps none). */
   clickhouseConditionCacheMiB: number;
+  /** Embedded engine: the nice value its merges run at (0–19; 19, the shared lane's, unless told). */
+  clickhouseMergeNice: number;
   /** The span-metrics sealer (span_metrics_minute): how old a minute must be, and how often it looks. */
   metricsSeal: { afterSeconds: number; intervalMs: number };
   /** How often each process hands the heap pages V8 freed back to the system (s; 0: only when it idles, as V8 does alone). */
@@ -76,6 +78,13 @@ export const DEFAULT_QUERY_LIMITS: Readonly<QueryLimits> = Object.freeze({
  * "Memory of the all-in-one").
  */
 export const DEFAULT_CONDITION_CACHE_MIB = 2;
+
+/**
+ * The nice value of the embedded engine's merges while they run: the lowest priority, that of the
+ * shared lane's statements whose parts they merge, so that a large merge shares the cores with the
+ * worker rather than taking them first (docs/scaling.md, "The merges' priority").
+ */
+export const DEFAULT_MERGE_NICE = 19;
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -231,6 +240,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): AppConfig {
     clickhouseQuerySlots: r.integer('CLICKHOUSE_QUERY_SLOTS', 8, 1, 1_000),
     clickhouseExpressSharePercent: r.integer('CLICKHOUSE_EXPRESS_SHARE_PERCENT', 100, 1, 100),
     clickhouseConditionCacheMiB: r.integer('CLICKHOUSE_CONDITION_CACHE_MIB', DEFAULT_CONDITION_CACHE_MIB, 0, 1024),
+    clickhouseMergeNice: r.integer('CLICKHOUSE_MERGE_NICE', DEFAULT_MERGE_NICE, 0, 19),
     metricsSeal: {
       afterSeconds: r.integer('METRICS_SEAL_AFTER_SECONDS', 120, 0, 86_400),
       intervalMs: r.integer('METRICS_SEAL_INTERVAL_MS', 10_000, 100, 3_600_000),

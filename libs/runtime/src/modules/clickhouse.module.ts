@@ -13,11 +13,12 @@ import {
   decayInWords,
   describeTarget,
   engineAllocatorDecayMs,
-  engineConditionCacheBytes,
+  engineSettings,
   migrateClickHouse,
   namedStatement,
   type ClickHouseClient,
   type ClockProbe,
+  type EngineSettings,
 } from '@spanforge/clickhouse';
 import type { Pool, PoolClient } from 'pg';
 import { reasonOf, withAdvisoryLock } from '@spanforge/postgres';
@@ -48,7 +49,8 @@ async function openClickHouse(context: ProcessContext, postgres: Postgres): Prom
   if (migrations.applied.length) log.info(`ClickHouse migrations applied: ${migrations.applied.join(', ')}`);
   context.services.clickhouse = describeTarget(target);
   if (target.kind === 'embedded') {
-    await checkConditionCache(clickhouse, config.clickhouseConditionCacheMiB, log.child('clickhouse'));
+    const configured = { conditionCacheMiB: config.clickhouseConditionCacheMiB, mergeNice: config.clickhouseMergeNice };
+    await checkEngineSettings(clickhouse, configured, log.child('clickhouse'));
     await reportEngineAllocator(clickhouse, engineAllocatorOptions(), log.child('clickhouse'));
   }
   // A gateway only queues (its ClickHouse use is the Langfuse scores endpoint): it takes exports
@@ -70,26 +72,37 @@ async function openClickHouse(context: ProcessContext, postgres: Postgres): Prom
 }
 
 /**
- * Says the size of the embedded engine's query condition cache, and warns when the engine did not
- * take the one configured: it takes its arguments from the first connection to its directory in
- * the process, so another opened before this client (a library's, a test's) would have set none.
+ * Says the embedded engine's server settings (its query condition cache's size, its merges' nice
+ * value), and warns of each the engine did not take as configured: it takes its arguments from the
+ * first connection to its directory in the process, so another opened before this client (a
+ * library's, a test's) would have set none.
  */
-async function checkConditionCache(clickhouse: ClickHouseClient, configuredMiB: number, log: Logger): Promise<void> {
-  let bytes: number;
+async function checkEngineSettings(clickhouse: ClickHouseClient, configured: EngineSettings, log: Logger): Promise<void> {
+  let started: EngineSettings;
   try {
-    bytes = await engineConditionCacheBytes(clickhouse);
+    started = await engineSettings(clickhouse);
   } catch (error) {
     // Only a report: the engine runs either way.
-    log.warn(`embedded engine: could not read the query condition cache's size: ${reasonOf(error)}`);
+    log.warn(`embedded engine: could not read its server settings: ${reasonOf(error)}`);
     return;
   }
-  const mib = bytes / (1024 * 1024);
-  if (mib === configuredMiB) log.info(`embedded engine: query condition cache of ${mib} MiB (CLICKHOUSE_CONDITION_CACHE_MIB)`);
-  else
-    log.warn(
-      `embedded engine: query condition cache of ${mib} MiB, not the ${configuredMiB} MiB of CLICKHOUSE_CONDITION_CACHE_MIB: ` +
-        'something else in this process opened the engine first, without it',
-    );
+  const said = [
+    {
+      value: started.conditionCacheMiB,
+      wanted: configured.conditionCacheMiB,
+      what: 'query condition cache of %s MiB',
+      variable: 'CLICKHOUSE_CONDITION_CACHE_MIB',
+    },
+    { value: started.mergeNice, wanted: configured.mergeNice, what: 'merges at nice %s', variable: 'CLICKHOUSE_MERGE_NICE' },
+  ];
+  for (const { value, wanted, what, variable } of said) {
+    if (value === wanted) log.info(`embedded engine: ${what.replace('%s', String(value))} (${variable})`);
+    else
+      log.warn(
+        `embedded engine: ${what.replace('%s', String(value))}, not the ${wanted} of ${variable}: ` +
+          'something else in this process opened the engine first, without it',
+      );
+  }
 }
 
 /**
