@@ -166,9 +166,9 @@ export interface EngineSettings {
  * runs one, back to 0 after. The engine's default, 0, puts the merges above the shared lane's
  * statements, which run at the lowest priority (SHARED_LANE_SET, below): a large merge then takes
  * the cores from the worker's inserts and upkeep first, though the merges exist only to keep up
- * with what those write. At 19 the two share the cores evenly, and the express lane and the
- * process's JavaScript (gateway, API) keep their priority over both (docs/scaling.md, "The merges'
- * priority").
+ * with what those write. At 19 the two compete for the cores on equal terms, and the express lane
+ * and the process's JavaScript (gateway, API) keep their priority over both. Applied, as the lane's
+ * priority is, only with CAP_SYS_NICE (docs/scaling.md, "The merges' priority").
  */
 export function embeddedEngineArguments(settings: EngineSettings): string[] {
   const { conditionCacheMiB, mergeNice } = settings;

@@ -77,7 +77,7 @@ async function openClickHouse(context: ProcessContext, postgres: Postgres): Prom
  * first connection to its directory in the process, so another opened before this client (a
  * library's, a test's) would have set none.
  */
-async function checkEngineSettings(clickhouse: ClickHouseClient, configured: EngineSettings, log: Logger): Promise<void> {
+export async function checkEngineSettings(clickhouse: ClickHouseClient, configured: EngineSettings, log: Logger): Promise<void> {
   let started: EngineSettings;
   try {
     started = await engineSettings(clickhouse);
@@ -86,20 +86,16 @@ async function checkEngineSettings(clickhouse: ClickHouseClient, configured: Eng
     log.warn(`embedded engine: could not read its server settings: ${reasonOf(error)}`);
     return;
   }
-  const said = [
-    {
-      value: started.conditionCacheMiB,
-      wanted: configured.conditionCacheMiB,
-      what: 'query condition cache of %s MiB',
-      variable: 'CLICKHOUSE_CONDITION_CACHE_MIB',
-    },
-    { value: started.mergeNice, wanted: configured.mergeNice, what: 'merges at nice %s', variable: 'CLICKHOUSE_MERGE_NICE' },
-  ];
-  for (const { value, wanted, what, variable } of said) {
-    if (value === wanted) log.info(`embedded engine: ${what.replace('%s', String(value))} (${variable})`);
+  const settings = [
+    { name: 'query condition cache of', unit: ' MiB', variable: 'CLICKHOUSE_CONDITION_CACHE_MIB', key: 'conditionCacheMiB' },
+    { name: 'merges at nice', unit: '', variable: 'CLICKHOUSE_MERGE_NICE', key: 'mergeNice' },
+  ] as const;
+  for (const { name, unit, variable, key } of settings) {
+    const value = started[key];
+    if (value === configured[key]) log.info(`embedded engine: ${name} ${value}${unit} (${variable})`);
     else
       log.warn(
-        `embedded engine: ${what.replace('%s', String(value))}, not the ${wanted} of ${variable}: ` +
+        `embedded engine: ${name} ${value}${unit}, not the ${configured[key]}${unit} of ${variable}: ` +
           'something else in this process opened the engine first, without it',
       );
   }
