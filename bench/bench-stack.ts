@@ -3,7 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Registry } from 'prom-client';
 import { ApiModule, createApiApplication, listenApi } from '@spanforge/api-app';
-import { FairScheduler, decayInWords, engineAllocatorDecayMs, type ClickHouseClient } from '@spanforge/clickhouse';
+import {
+  FairScheduler,
+  decayInWords,
+  engineAllocatorDecayMs,
+  engineSettings,
+  type ClickHouseClient,
+  type EngineSettings,
+} from '@spanforge/clickhouse';
 import { loadConfig } from '@spanforge/config';
 import { Gateway, GatewayModule } from '@spanforge/gateway-app';
 import type { QueueBackend } from '@spanforge/queue';
@@ -99,6 +106,21 @@ export async function reportedAllocatorDecay(clickhouse: ClickHouseClient): Prom
   });
   progress(`the engine's allocator hands freed pages back ${decayInWords(decayMs)}`);
   return decayMs;
+}
+
+/**
+ * The server settings the embedded engine started with (its query condition cache's size, its
+ * merges' nice value), printed for the run and returned for its results; null, with the reason
+ * printed, when they cannot be read.
+ */
+export async function reportedEngineSettings(clickhouse: ClickHouseClient): Promise<EngineSettings | null> {
+  const settings = await engineSettings(clickhouse).catch((error: unknown) => {
+    progress(`the engine's server settings could not be read (${reasonOf(error)}): engineSettings is null`);
+    return null;
+  });
+  if (settings)
+    progress(`the engine runs with a ${settings.conditionCacheMiB} MiB query condition cache and its merges at nice ${settings.mergeNice}`);
+  return settings;
 }
 
 /** Waits (at most a minute) until ClickHouse has no merge running: a merge left by one phase would tax the next. */

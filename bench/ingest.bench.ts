@@ -15,7 +15,7 @@ import { buildCorpus, type Corpus } from './corpus';
 import { cpuSince, cpuSnapshot } from './cpu';
 import { profiled } from './profile';
 import { measureQueueHop } from './queue-hop';
-import { quiet, reportedAllocatorDecay, startBenchStack, temporaryDataDir } from './bench-stack';
+import { quiet, reportedAllocatorDecay, reportedEngineSettings, startBenchStack, temporaryDataDir } from './bench-stack';
 import { argument, progress, writeResults } from './report';
 
 const run = promisify(execFile);
@@ -39,6 +39,7 @@ async function main(): Promise<void> {
   const infra = await startBenchStack(dataDir, { QUEUE_MAX_BACKLOG: '1000000' });
   try {
     const allocatorDecayMs = await reportedAllocatorDecay(infra.clickhouse);
+    const settings = await reportedEngineSettings(infra.clickhouse);
     const queueHop = await measureQueueHop(infra, corpus);
     progress(
       `queue hop: per-span JSON jobs ${queueHop.perSpanJsonCpuUsPerSpan.toFixed(1)} µs CPU/span, one job per export ${queueHop.perExportBytesCpuUsPerSpan.toFixed(1)} µs CPU/span`,
@@ -113,6 +114,7 @@ async function main(): Promise<void> {
         storedSpans: e2e.stored,
         batch: SPAN_BATCH,
         engineAllocatorDirtyDecayMs: allocatorDecayMs,
+        engineSettings: settings,
         cpuSeconds: { floor: floorCpu, endToEnd: e2eCpu },
         statementSeconds: statements,
         queueHop,

@@ -7,7 +7,7 @@ import { setPriority } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { WORKER_PARTICIPANT, decayInStats, decayInWords } from '@spanforge/clickhouse';
-import { startBenchStack, temporaryDataDir } from './bench-stack';
+import { reportedEngineSettings, startBenchStack, temporaryDataDir } from './bench-stack';
 import { cpuPercentBetween, ownThreadTicks, type CpuPercent } from './cpu';
 import { argument, percentile, progress, writeResults } from './report';
 
@@ -553,6 +553,7 @@ async function main(): Promise<void> {
         `dashboard over ${dashboardMinutes > 0 ? `the last ${dashboardMinutes} min` : 'everything stored'}, load client at nice ${clientNice}` +
         (warmupMinutes > 0 ? `, after ${warmupMinutes} min of the same load left out of the report` : ''),
     );
+    const settings = await reportedEngineSettings(stack.clickhouse);
 
     const client = spawn(
       process.execPath,
@@ -1026,6 +1027,7 @@ async function main(): Promise<void> {
         spansPerSecond: rate,
         dashboardMinutes,
         engineAllocatorDirtyDecayMs: engineAllocatorDirtyDecayMs ?? null,
+        engineSettings: settings,
         windows,
         targets,
         memoryGrowthMiB,
