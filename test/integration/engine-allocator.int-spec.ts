@@ -1,13 +1,9 @@
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { ROOT } from '../support/processes';
+import { builtLib, inProcessOfItsOwn, temporaryRootForFile } from '../support/engine-process';
 
 jest.setTimeout(120_000);
 
-const run = promisify(execFile);
+const root = temporaryRootForFile('spanforge-engine-allocator-');
 
 /**
  * Opens the embedded engine as the all-in-one does (createClickHouseClient, built in dist/), in a
@@ -19,9 +15,6 @@ const run = promisify(execFile);
  * `plainFirst`: a connection of chDB's own loads the library before the client is opened.
  */
 async function openEngine(options: { conf?: string; plainFirst?: boolean }): Promise<{ decayMs: number | null; log: string }> {
-  const dist = (...parts: string[]) => path.join(ROOT, 'dist', 'libs', ...parts);
-  const client = dist('clickhouse', 'src', 'index.js');
-  if (!existsSync(client)) throw new Error(`${client} is missing: run \`npm run build\` first (npm test does)`);
   const script = `
     const [clientPath, modulePath, loggerPath, configPath, dir, plainFirst] = process.argv.slice(1);
     const plain = plainFirst === 'true' ? require('chdb/connection').createChdbConnection({ path: dir }) : undefined;
@@ -37,27 +30,21 @@ async function openEngine(options: { conf?: string; plainFirst?: boolean }): Pro
       await plain?.close();
     })().catch((error) => { process.stderr.write(String(error && error.stack)); process.exit(1); });
   `;
-  const dir = path.join(root, `engine-${options.conf ?? 'unset'}-${options.plainFirst ? 'plain-first' : 'client-first'}`);
+  const dir = path.join(root(), `engine-${options.conf ?? 'unset'}-${options.plainFirst ? 'plain-first' : 'client-first'}`);
   const env = { ...process.env };
   delete env.JE_MALLOC_CONF;
   if (options.conf !== undefined) env.JE_MALLOC_CONF = options.conf;
   const args = [
-    client,
-    dist('runtime', 'src', 'modules', 'clickhouse.module.js'),
-    dist('runtime', 'src', 'logger.js'),
-    dist('config', 'src', 'index.js'),
+    builtLib('clickhouse', 'src', 'index.js'),
+    builtLib('runtime', 'src', 'modules', 'clickhouse.module.js'),
+    builtLib('runtime', 'src', 'logger.js'),
+    builtLib('config', 'src', 'index.js'),
     dir,
-    String(options.plainFirst === true),
+    options.plainFirst === true,
   ];
-  const { stdout, stderr } = await run(process.execPath, ['-e', script, ...args], { cwd: ROOT, env });
+  const { stdout, stderr } = await inProcessOfItsOwn(script, args, env);
   return { decayMs: (JSON.parse(stdout) as { decayMs: number | null }).decayMs, log: stderr };
 }
-
-let root: string;
-beforeAll(() => {
-  root = mkdtempSync(path.join(os.tmpdir(), 'spanforge-engine-allocator-'));
-});
-afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** The embedded engine's allocator takes its options from JE_MALLOC_CONF (libs/config/src/config.ts, setEngineAllocatorOptions). */
 describe("the embedded engine's allocator", () => {

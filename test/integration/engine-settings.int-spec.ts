@@ -1,32 +1,24 @@
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { ROOT } from '../support/processes';
+import { builtLib, inProcessOfItsOwn, temporaryRootForFile } from '../support/engine-process';
 
 jest.setTimeout(120_000);
 
-const run = promisify(execFile);
-
-const dist = (...parts: string[]) => path.join(ROOT, 'dist', 'libs', ...parts);
-const CLIENT = dist('clickhouse', 'src', 'clickhouse.client.js');
+const root = temporaryRootForFile('spanforge-engine-settings-');
 
 /**
- * Runs `script` in a node process of its own, which opens the embedded engine as the all-in-one does
- * (createClickHouseClient, built in dist/, is its `process.argv[1]`, `args` follow): the engine takes
- * its arguments when it starts, and this test process's engine was started by the suites run before
- * this one. Returns what the script wrote to stdout, as JSON, and its log (stderr).
+ * Runs `script` in a process of its own (inProcessOfItsOwn) that opens the embedded engine as the
+ * all-in-one does: createClickHouseClient, built in dist/, is its `process.argv[1]`, `args` follow.
+ * Returns what the script wrote to stdout, as JSON, and its log (stderr).
  */
-async function inProcessOfItsOwn<T>(script: string, args: unknown[]): Promise<{ answer: T; log: string }> {
-  if (!existsSync(CLIENT)) throw new Error(`${CLIENT} is missing: run \`npm run build\` first (npm test does)`);
-  const { stdout, stderr } = await run(process.execPath, ['-e', script, CLIENT, ...args.map(String)], { cwd: ROOT });
+async function withEngine<T>(script: string, args: unknown[]): Promise<{ answer: T; log: string }> {
+  const { stdout, stderr } = await inProcessOfItsOwn(script, [builtLib('clickhouse', 'src', 'clickhouse.client.js'), ...args]);
   return { answer: JSON.parse(stdout) as T, log: stderr };
 }
 
 /**
  * Opens the embedded engine with a query condition cache of `cacheMiB`, in a process of its own
- * (inProcessOfItsOwn). Makes `filters` new filters (each matching nothing, with a value of its own, as a round's trace ids
+ * (withEngine). Makes `filters` new filters (each matching nothing, with a value of its own, as a round's trace ids
  * are) over `parts` parts, and reports the engine's setting and its cache. Then runs the last filter
  * again, and the first, and reports the cache's hits (one per part whose entry it found) of each.
  * Its log is what the all-in-one's start-up says of the engine's settings (checkEngineSettings),
@@ -71,10 +63,10 @@ async function probeEngine(options: { cacheMiB: number; parts: number; filters: 
       await plain?.close();
     })().catch((error) => { process.stderr.write(String(error && error.stack)); process.exit(1); });
   `;
-  const dir = path.join(root, `engine-${options.cacheMiB}-${options.plainFirst ? 'plain-first' : 'client-first'}`);
-  const modules = [dist('runtime', 'src', 'modules', 'clickhouse.module.js'), dist('runtime', 'src', 'logger.js')];
+  const dir = path.join(root(), `engine-${options.cacheMiB}-${options.plainFirst ? 'plain-first' : 'client-first'}`);
+  const modules = [builtLib('runtime', 'src', 'modules', 'clickhouse.module.js'), builtLib('runtime', 'src', 'logger.js')];
   const args = [...modules, dir, options.cacheMiB, options.parts, options.filters, options.plainFirst === true];
-  return inProcessOfItsOwn<{
+  return withEngine<{
     matched: number;
     sizeBytes: number;
     mergeNice: number;
@@ -87,7 +79,7 @@ async function probeEngine(options: { cacheMiB: number; parts: number; filters: 
 
 /**
  * Opens the embedded engine with its merges at `mergeNice`, in a process of its own
- * (inProcessOfItsOwn), and lets its merge threads merge 3 tables of 4 parts (400,000 rows each)
+ * (withEngine), and lets its merge threads merge 3 tables of 4 parts (400,000 rows each)
  * into a part each, sampling each merge thread's nice value and CPU time (/proc/self/task) every
  * 2 ms. Reports the engine's setting; the merge threads' CPU time (ticks) at nice 19 and at 0,
  * counting only the intervals whose two samples agree on the nice value; and, of the threads at 0
@@ -163,14 +155,14 @@ async function probeMerges(mergeNice: number) {
       await client.close();
     })().catch((error) => { process.stderr.write(String(error && error.stack)); process.exit(1); });
   `;
-  return inProcessOfItsOwn<{
+  return withEngine<{
     setting: number;
     atZeroBefore: number;
     atNice19: number;
     atNice0: number;
     raisedFromZero: number;
     stillRaised: number;
-  }>(script, [path.join(root, `merges-at-nice-${mergeNice}`), mergeNice]);
+  }>(script, [path.join(root(), `merges-at-nice-${mergeNice}`), mergeNice]);
 }
 
 /**
@@ -181,12 +173,6 @@ function maySetNice(): boolean {
   const effective = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
   return effective !== null && (BigInt(`0x${effective[1]}`) & (1n << 23n)) !== 0n;
 }
-
-let root: string;
-beforeAll(() => {
-  root = mkdtempSync(path.join(os.tmpdir(), 'spanforge-engine-settings-'));
-});
-afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** The embedded engine's query condition cache is capped at CLICKHOUSE_CONDITION_CACHE_MIB (libs/clickhouse/src/clickhouse.client.ts). */
 describe("the embedded engine's query condition cache", () => {
