@@ -78,6 +78,32 @@ async function probeEngine(options: { cacheMiB: number; parts: number; filters: 
 }
 
 /**
+ * Script text defining `threads(keep)`: this process's threads (/proc/self/task) whose names `keep`
+ * takes, by thread id, each with its name, nice value and CPU time in clock ticks.
+ */
+const THREADS_SCRIPT = `
+  const { readdirSync, readFileSync } = require('node:fs');
+  const threads = (keep) => {
+    const found = new Map();
+    for (const tid of readdirSync('/proc/self/task')) {
+      let stat;
+      try {
+        stat = readFileSync('/proc/self/task/' + tid + '/stat', 'utf8');
+      } catch (error) {
+        if (error.code === 'ENOENT' || error.code === 'ESRCH') continue; // the thread ended since the listing
+        throw error;
+      }
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (!keep(name)) continue;
+      // proc(5): after the name, utime and stime are fields 12 and 13, nice field 17 (counting the state as 1).
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      found.set(tid, { name, nice: Number(fields[16]), ticks: Number(fields[11]) + Number(fields[12]) });
+    }
+    return found;
+  };
+`;
+
+/**
  * Opens the embedded engine with its merges at `mergeNice`, in a process of its own
  * (withEngine), and lets its merge threads merge 3 tables of 4 parts (400,000 rows each)
  * into a part each, sampling each merge thread's nice value and CPU time (/proc/self/task) every
@@ -90,25 +116,9 @@ async function probeEngine(options: { cacheMiB: number; parts: number; filters: 
 async function probeMerges(mergeNice: number) {
   const script = `
     const { createClickHouseClient, engineSettings } = require(process.argv[1]);
-    const { readdirSync, readFileSync } = require('node:fs');
+    ${THREADS_SCRIPT}
     const [dir, mergeNice] = process.argv.slice(2);
-    const mergeThreads = () => {
-      const threads = new Map();
-      for (const tid of readdirSync('/proc/self/task')) {
-        let stat;
-        try {
-          stat = readFileSync('/proc/self/task/' + tid + '/stat', 'utf8');
-        } catch (error) {
-          if (error.code === 'ENOENT' || error.code === 'ESRCH') continue; // the thread ended since the listing
-          throw error;
-        }
-        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-        // proc(5): after the name, utime and stime are fields 12 and 13, nice field 17 (counting the state as 1).
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        if (name === 'MergeMutate') threads.set(tid, { nice: Number(fields[16]), ticks: Number(fields[11]) + Number(fields[12]) });
-      }
-      return threads;
-    };
+    const mergeThreads = () => threads((name) => name === 'MergeMutate');
     const client = createClickHouseClient({ kind: 'embedded', path: dir, mergeNice: Number(mergeNice) });
     const rows = async (query) => (await client.query({ query, format: 'JSONEachRow' })).json();
     const tables = ['probe_a', 'probe_b', 'probe_c'];
@@ -163,6 +173,66 @@ async function probeMerges(mergeNice: number) {
     raisedFromZero: number;
     stillRaised: number;
   }>(script, [path.join(root(), `merges-at-nice-${mergeNice}`), mergeNice]);
+}
+
+/**
+ * Opens the embedded engine in a process of its own (withEngine) and inserts 8 exports' rows of
+ * about 10 MB each into a table on the shared lane (nice 19), twice: with the rows in the
+ * statement's text (a SETTINGS clause keeps them there: rowsCanBeInFile) and as the worker's
+ * inserts go (from a file: InsertRowsFiles). Samples every thread but Node's JavaScript
+ * (`MainThread`, which also samples), V8's and the merges' (`MergeMutate`, at their own setting)
+ * every 2 ms, and reports per variant their CPU time (ticks) at nice 19 and at 0, counting only the
+ * intervals whose two samples agree, with the names of the threads at 0.
+ */
+async function probeInserts() {
+  const script = `
+    const { createClickHouseClient } = require(process.argv[1]);
+    ${THREADS_SCRIPT}
+    const [statementsPath, dir] = process.argv.slice(2);
+    const { insertLines } = require(statementsPath);
+    // Every thread but Node's JavaScript (which samples too), V8's, and the merges' (at their own setting).
+    const engineThreads = () => threads((name) => !(name === 'MainThread' || name.startsWith('V8') || name.startsWith('MergeMutate')));
+    const client = createClickHouseClient({ kind: 'embedded', path: dir });
+    const exportsOf = (variant) => Array.from({ length: 8 }, (_, e) =>
+      Array.from({ length: 100000 }, (_, i) => JSON.stringify({ n: e * 100000 + i, s: variant + ' row ' + i + ' ' + 'x'.repeat(60 + (i % 40)) }) + '\\n').join(''));
+    const measure = async (variant, query) => {
+      const texts = exportsOf(variant);
+      let last = engineThreads();
+      const ticks = { atNice19: 0, atNice0: 0, atNice0ByName: {} };
+      const sample = () => {
+        const now = engineThreads();
+        for (const [tid, thread] of now) {
+          const before = last.get(tid);
+          if (before === undefined || before.nice !== thread.nice) continue;
+          const spent = thread.ticks - before.ticks;
+          if (thread.nice === 19) ticks.atNice19 += spent;
+          else if (thread.nice === 0 && spent > 0) {
+            ticks.atNice0 += spent;
+            ticks.atNice0ByName[thread.name] = (ticks.atNice0ByName[thread.name] || 0) + spent;
+          }
+        }
+        last = now;
+      };
+      const sampler = setInterval(sample, 2);
+      for (const text of texts) await insertLines(client, query, [text], 'test.insert_probe');
+      clearInterval(sampler);
+      sample();
+      return ticks;
+    };
+    (async () => {
+      await client.command({ query: 'CREATE TABLE probe_rows (n UInt64, s String) ENGINE = MergeTree ORDER BY n' });
+      const inText = await measure('text', 'INSERT INTO probe_rows SETTINGS max_insert_threads = 1 FORMAT JSONEachRow');
+      const inFile = await measure('file', 'INSERT INTO probe_rows FORMAT JSONEachRow');
+      const stored = (await (await client.query({ query: 'SELECT count() AS n FROM probe_rows', format: 'JSONEachRow' })).json())[0].n;
+      process.stdout.write(JSON.stringify({ inText, inFile, stored: Number(stored) }));
+      await client.close();
+    })().catch((error) => { process.stderr.write(String(error && error.stack)); process.exit(1); });
+  `;
+  type Ticks = { atNice19: number; atNice0: number; atNice0ByName: Record<string, number> };
+  return withEngine<{ inText: Ticks; inFile: Ticks; stored: number }>(script, [
+    builtLib('clickhouse', 'src', 'statements.js'),
+    path.join(root(), 'inserts'),
+  ]);
 }
 
 /**
@@ -248,5 +318,28 @@ withNice("the embedded engine's merges", () => {
     expect(probe.atNice19 + probe.atNice0).toBeGreaterThan(0);
     // Those at 19 before (started at a statement's priority) may merge at 19; none at 0 is raised.
     expect(probe.raisedFromZero).toBe(0);
+  });
+});
+
+/**
+ * The shared lane's statements run at nice 19 (libs/clickhouse/src/clickhouse.client.ts,
+ * SHARED_LANE_SET). An insert's rows in its text are read on the calling thread before the
+ * statement's priority applies; from a file (InsertRowsFiles) the engine's own threads read them,
+ * and what is left at 0 is the file's write on Node's pool.
+ */
+withNice("the embedded engine's inserts on the shared lane", () => {
+  it('leave less of their work at nice 0 with their rows in a file, where the text has the calling thread read them at 0', async () => {
+    const { answer: probe } = await probeInserts();
+    expect(probe.stored).toBe(2 * 8 * 100_000);
+    const share0 = (ticks: { atNice19: number; atNice0: number }) => ticks.atNice0 / (ticks.atNice19 + ticks.atNice0);
+    // In the text, the calling thread (`libuv-worker`) reads the rows at 0 before the statement's
+    // priority applies: half of these inserts' work here (0.51–0.58 in eight runs).
+    expect(share0(probe.inText)).toBeGreaterThanOrEqual(0.3);
+    // From a file, what the calling thread does at 0 is the file's write: 1–17 ticks in the same
+    // eight runs, against 26–29 in the text. (On failure, what it shows is both.)
+    const atZero = { inFile: probe.inFile.atNice0ByName['libuv-worker'] ?? 0, inText: probe.inText.atNice0ByName['libuv-worker'] ?? 0 };
+    expect(atZero.inFile < 0.75 * atZero.inText ? 'under three quarters of the text' : JSON.stringify(atZero)).toBe(
+      'under three quarters of the text',
+    );
   });
 });

@@ -136,6 +136,9 @@ class ChdbEndpoint {
 
   constructor(dataDir: string) {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    // Started with the engine's own defaults, as a ClickHouse server without configuration: the
+    // embedded mode's settings (a capped condition cache, merges at nice 19 beside its nice-19
+    // shared lane; embeddedEngineArguments) are the all-in-one's, and this endpoint has no lanes.
     this.session = new Session(dataDir);
   }
 

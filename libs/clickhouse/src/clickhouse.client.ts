@@ -5,6 +5,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { currentLane } from './fair-scheduler';
 import { withInlinedParameters } from './inline-parameters';
+import { InsertRowsFiles, readingRowsFrom, rowsCanBeInFile, withoutFileName } from './insert-rows-file';
 import { namedStatement } from './statements';
 
 export type { ClickHouseClient } from '@clickhouse/client';
@@ -111,7 +112,8 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
   const { createChdbConnection, Session } = loadChdb();
   // chdb types its Connection against @clickhouse/client-common, the client against its own copy of the same interface.
   type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
-  const session = () => embeddedCalls(createChdbConnection({ path: target.path }) as unknown as ClientConnection);
+  const rowsFiles = new InsertRowsFiles(path.join(target.path, 'insert-rows'));
+  const session = () => embeddedCalls(createChdbConnection({ path: target.path }) as unknown as ClientConnection, rowsFiles);
   // The engine starts with the first connection to its directory, and takes its arguments from that
   // one only: chdb/connection passes none, so a Session that does is opened first and closed once
   // the client's connections hold the engine. (A client opened while another still holds the same
@@ -262,8 +264,10 @@ function byLane<C extends ConnectionMethods>(main: C, express: C): C {
  * - a call's bound parameters are written into its query as typed literals where each is checked
  *   (inline-parameters.ts): chDB runs statements with bound parameters one at a time in the
  *   process, whatever their session, and these then run beside each other in the two lanes.
+ * - an insert's rows, from ROWS_IN_FILE_FROM_CHARS characters on, go to the engine in a file it
+ *   reads (InsertRowsFiles), so that all of the insert's work runs at its session's priority.
  */
-function embeddedCalls<C extends ConnectionMethods>(connection: C): C {
+function embeddedCalls<C extends ConnectionMethods>(connection: C, rowsFiles: InsertRowsFiles): C {
   const strip = <P extends { clickhouse_settings?: Record<string, unknown> }>(params: P): P => {
     const settings = params.clickhouse_settings;
     if (!settings) return params;
@@ -277,9 +281,31 @@ function embeddedCalls<C extends ConnectionMethods>(connection: C): C {
   };
   const prepare = <P extends object>(params: P): P =>
     withInlinedParameters(strip(params as P & { query: string; clickhouse_settings?: Record<string, unknown> }));
+  /** An insert whose rows come with the call (exec's or insert's `values`): from a file when they are many. */
+  const withRows = async (method: 'exec' | 'insert', params: { query: string; values?: unknown }) => {
+    const { values, ...statement } = params;
+    if (values === undefined || !rowsCanBeInFile(params.query)) return connection[method](params);
+    const rows = await rowsFiles.rowsOf(values);
+    if ('text' in rows) return connection[method]({ ...params, values: rows.text });
+    try {
+      const query = readingRowsFrom(params.query, rows.file);
+      // Without rows to send, an insert is a statement like any other.
+      return await (method === 'exec' ? connection.exec({ ...statement, query }) : connection.command({ ...statement, query }));
+    } catch (error) {
+      throw withoutFileName(error, rows.file);
+    } finally {
+      await rowsFiles.remove(rows.file);
+    }
+  };
   const scoped: ConnectionMethods = {
-    // An insert's rows are data, not parameters: only its settings are checked.
-    ...statements((method, params) => connection[method](method === 'insert' ? strip(params) : prepare(params))),
+    ...statements((method, params) =>
+      // An insert's rows are data, not parameters: only its settings are checked.
+      method === 'insert'
+        ? withRows(method, strip(params as { query: string; clickhouse_settings?: Record<string, unknown> }))
+        : method === 'exec'
+          ? withRows(method, prepare(params as { query: string }))
+          : connection[method](prepare(params)),
+    ),
     ping: (params) => connection.ping(params),
     close: () => connection.close(),
   };
