@@ -112,7 +112,7 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
   const { createChdbConnection, Session } = loadChdb();
   // chdb types its Connection against @clickhouse/client-common, the client against its own copy of the same interface.
   type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
-  const rowsFiles = new InsertRowsFiles(path.join(target.path, 'insert-rows'));
+  let rowsFiles: InsertRowsFiles;
   const session = () => embeddedCalls(createChdbConnection({ path: target.path }) as unknown as ClientConnection, rowsFiles);
   // The engine starts with the first connection to its directory, and takes its arguments from that
   // one only: chdb/connection passes none, so a Session that does is opened first and closed once
@@ -125,6 +125,8 @@ export function createClickHouseClient(target: ClickHouseTarget): ClickHouseClie
     }),
   });
   try {
+    // Once the engine holds the directory (InsertRowsFiles empties what an earlier process left).
+    rowsFiles = new InsertRowsFiles(path.join(target.path, 'insert-rows'));
     const shared = session();
     let express: ClientConnection;
     try {
@@ -265,7 +267,7 @@ function byLane<C extends ConnectionMethods>(main: C, express: C): C {
  *   (inline-parameters.ts): chDB runs statements with bound parameters one at a time in the
  *   process, whatever their session, and these then run beside each other in the two lanes.
  * - an insert's rows, from ROWS_IN_FILE_FROM_CHARS characters on, go to the engine in a file it
- *   reads (InsertRowsFiles), so that all of the insert's work runs at its session's priority.
+ *   reads (InsertRowsFiles), so that their parsing runs at the session's priority.
  */
 function embeddedCalls<C extends ConnectionMethods>(connection: C, rowsFiles: InsertRowsFiles): C {
   const strip = <P extends { clickhouse_settings?: Record<string, unknown> }>(params: P): P => {
@@ -289,8 +291,12 @@ function embeddedCalls<C extends ConnectionMethods>(connection: C, rowsFiles: In
     if ('text' in rows) return connection[method]({ ...params, values: rows.text });
     try {
       const query = readingRowsFrom(params.query, rows.file);
-      // Without rows to send, an insert is a statement like any other.
-      return await (method === 'exec' ? connection.exec({ ...statement, query }) : connection.command({ ...statement, query }));
+      if (method === 'exec') return await connection.exec({ ...statement, query });
+      // Without rows to send, an insert is a statement like any other; its summary counts what it read as written, as chDB's insert does.
+      const result = (await connection.command({ ...statement, query })) as { summary?: Record<string, string> };
+      return result.summary
+        ? { ...result, summary: { ...result.summary, written_rows: result.summary.read_rows, written_bytes: result.summary.read_bytes } }
+        : result;
     } catch (error) {
       throw withoutFileName(error, rows.file);
     } finally {

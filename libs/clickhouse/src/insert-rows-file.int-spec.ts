@@ -65,7 +65,7 @@ describe("an embedded insert's rows in a file", () => {
     expect(readdirSync(rowsDir)).toEqual([]);
   });
 
-  it("stores the rows of the client's insert of many objects", async () => {
+  it("stores the rows of the client's insert of many objects, read from a file", async () => {
     const values = Array.from({ length: 3_000 }, (_, n) => ({ n, s: `object ${n} ${'y'.repeat(30)}`, t: '2026-12-07 02:00:00.000' }));
     expect(values.map((value) => JSON.stringify(value)).join('\n').length).toBeGreaterThan(ROWS_IN_FILE_FROM_CHARS);
     await client.insert({ table: 'rows_inserted', values, format: 'JSONEachRow' });
@@ -74,6 +74,25 @@ describe("an embedded insert's rows in a file", () => {
     ).json()) as Array<{ rows: number; total: number; last: string }>;
     expect(stored).toEqual([{ rows: 3_000, total: (2_999 * 3_000) / 2, last: `d-object 999 ${'y'.repeat(30)}` }]);
     expect(readdirSync(rowsDir)).toEqual([]);
+    // The same insert with a bad last row: refused from the file (its message says so), nothing of it stored.
+    const refused = await client
+      .insert({
+        table: 'rows_inserted',
+        values: [...values, { n: 'not a number', s: 'x', t: '2026-12-07 02:00:00.000' }],
+        format: 'JSONEachRow',
+      })
+      .then(
+        () => new Error('the bad row was taken'),
+        (error: Error) => error,
+      );
+    expect(refused.message).toContain("(in file/uri the insert's rows)");
+    expect(readdirSync(rowsDir)).toEqual([]);
+    const after = (await (
+      await client.query({ query: 'SELECT count() AS rows FROM rows_inserted', format: 'JSONEachRow' })
+    ).json()) as Array<{
+      rows: number;
+    }>;
+    expect(after).toEqual([{ rows: 3_000 }]);
   });
 
   it('refuses a bad row with the reason and code it has in the text, naming no file, and leaves no file', async () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -84,10 +84,15 @@ describe('InsertRowsFiles', () => {
 
   it("removes an earlier process's files when it opens the directory, and not another client's of this process", async () => {
     const dir = path.join(root, 'rows');
-    const first = new InsertRowsFiles(dir);
+    mkdirSync(dir);
     writeFileSync(path.join(dir, 'left-by-a-killed-process.rows'), 'x');
-    // The directory is emptied once a process: a second client of the same engine keeps the first's files.
+    const first = new InsertRowsFiles(dir);
+    expect(readdirSync(dir)).toEqual([]);
+    writeFileSync(path.join(dir, 'left-by-a-killed-process.rows'), 'x');
+    // The directory is emptied once a process, whatever its spelling: a second client of the same engine keeps the first's files.
+    symlinkSync(dir, path.join(root, 'link'));
     new InsertRowsFiles(dir);
+    new InsertRowsFiles(path.join(root, 'link'));
     expect(readdirSync(dir)).toEqual(['left-by-a-killed-process.rows']);
     const rows = await first.rowsOf('y'.repeat(ROWS_IN_FILE_FROM_CHARS));
     expect('file' in rows).toBe(true);
@@ -120,5 +125,10 @@ describe('withoutFileName', () => {
       "Cannot parse input: (at row 1): (in file/uri the insert's rows): data for INSERT was parsed from file",
     );
     expect(withoutFileName('text', '/x')).toBe('text');
+    // Its stack and causes too: loggers print the stack.
+    const wrapped = new Error('Code: 27. in /d/2.rows', { cause: new Error('native: /d/2.rows') });
+    withoutFileName(wrapped, '/d/2.rows');
+    expect(wrapped.stack).not.toContain('/d/2.rows');
+    expect((wrapped.cause as Error).message).toBe("native: the insert's rows");
   });
 });

@@ -1,6 +1,6 @@
 import { reasonOf, stderrLog } from '@spanforge/postgres';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { mkdir, open, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -69,20 +69,23 @@ export class InsertRowsFiles {
   /** Undefined when the directory's name cannot be written in a statement (NOT_A_PLAIN_NAME): rows then go in the text. */
   private readonly dir: string | undefined;
 
+  /** Opened once the engine holds its directory: a second process on it would have failed before emptying anything. */
   constructor(dir: string) {
-    const absolute = path.resolve(dir);
-    if (NOT_A_PLAIN_NAME.test(absolute)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // By its real path, so that two spellings of one directory are emptied once.
+    const real = realpathSync(dir);
+    if (NOT_A_PLAIN_NAME.test(real)) {
       stderrLog('clickhouse').warn(
-        `inserts' rows go in the statements' text: the engine would read ${absolute} as a pattern (it has one of * ? { } [ ] ' \\)`,
+        `inserts' rows go in the statements' text: the engine would read ${real} as a pattern (it has one of * ? { } [ ] ' \\)`,
       );
       return;
     }
-    this.dir = absolute;
-    if (!emptied.has(absolute)) {
-      rmSync(absolute, { recursive: true, force: true });
-      emptied.add(absolute);
+    this.dir = real;
+    if (!emptied.has(real)) {
+      rmSync(real, { recursive: true, force: true });
+      emptied.add(real);
+      mkdirSync(real, { recursive: true, mode: 0o700 });
     }
-    mkdirSync(absolute, { recursive: true, mode: 0o700 });
   }
 
   /**
@@ -100,12 +103,17 @@ export class InsertRowsFiles {
     const head: Array<string | Uint8Array> = [];
     // Bytes count as characters here: a threshold, not a measure.
     let chars = 0;
-    while (this.dir === undefined || chars < ROWS_IN_FILE_FROM_CHARS) {
-      const next = await chunks.next();
-      if (next.done) return { text: textOf(head) };
-      const chunk = chunkOf(next.value);
-      head.push(chunk);
-      chars += chunk.length;
+    try {
+      while (this.dir === undefined || chars < ROWS_IN_FILE_FROM_CHARS) {
+        const next = await chunks.next();
+        if (next.done) return { text: textOf(head) };
+        const chunk = chunkOf(next.value);
+        head.push(chunk);
+        chars += chunk.length;
+      }
+    } catch (error) {
+      await closeQuietly(chunks, error);
+      throw error;
     }
     return { file: await this.write(head, chunks) };
   }
@@ -146,7 +154,10 @@ export class InsertRowsFiles {
       await handle.close();
       return file;
     } catch (error) {
-      await handle?.close().catch((closeError: unknown) => {
+      if (rest) await closeQuietly(rest, error);
+      // Not opened: there is no file to remove.
+      if (handle === undefined) throw error;
+      await handle.close().catch((closeError: unknown) => {
         stderrLog('clickhouse').warn(`closing the insert's rows file ${file} after a failed write: ${reasonOf(closeError)}`);
       });
       await this.remove(file);
@@ -168,10 +179,27 @@ function chunksOf(values: unknown): AsyncIterator<unknown> {
 }
 
 /**
- * `error` with `file` named as "the insert's rows": an engine's refusal of a row reads as it would
- * had the rows followed the statement, and keeps the server's directories out of dead letters.
+ * Ends the rows' iterator after a failure (what `for await` does when its body throws), so that a
+ * stream behind it is destroyed rather than left paused. A failure to end it is logged beside the
+ * failure being thrown.
+ */
+async function closeQuietly(chunks: AsyncIterator<unknown>, failure: unknown): Promise<void> {
+  try {
+    await chunks.return?.();
+  } catch (error) {
+    stderrLog('clickhouse').warn(`ending an insert's rows after ${reasonOf(failure)}: ${reasonOf(error)}`);
+  }
+}
+
+/**
+ * `error` (its message, stack and causes) with `file` named as "the insert's rows": a refusal names
+ * the rows, not the server's directories, wherever it is logged or kept (a dead letter's reason).
  */
 export function withoutFileName(error: unknown, file: string): unknown {
-  if (error instanceof Error && error.message.includes(file)) error.message = error.message.split(file).join("the insert's rows");
+  const named = (text: string) => text.split(file).join("the insert's rows");
+  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth++) {
+    at.message = named(at.message);
+    if (at.stack !== undefined) at.stack = named(at.stack);
+  }
   return error;
 }
