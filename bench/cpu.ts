@@ -14,6 +14,11 @@ function statTicks(stat: string, children = false): number {
   return children ? own + Number(fields[13]) + Number(fields[14]) : own;
 }
 
+/** The nice value of a /proc stat line (its 19th field, counted after the command name). */
+function statNice(stat: string): number {
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+
 /** A /proc file, or undefined when its process or thread ended while we looked. */
 function procFileIfAlive(file: string): string | undefined {
   try {
@@ -46,26 +51,28 @@ export function cpuSince(before: { node: number; postgres: number }): { node: nu
 
 /**
  * This process's CPU time in clock ticks: in all (its threads that ended included), and by live
- * thread (id → name and ticks). A name loses the digits at its end: the engine numbers the threads
- * of a pool (`QueryPipelineEx12`), and a pool's threads are counted together.
+ * thread (id → name, ticks and nice value). A name loses the digits at its end: the engine numbers
+ * the threads of a pool (`QueryPipelineEx12`), and a pool's threads are counted together.
  */
-export type ThreadTicks = { at: number; total: number; threads: Map<string, { name: string; ticks: number }> };
+export type ThreadTicks = { at: number; total: number; threads: Map<string, { name: string; ticks: number; nice: number }> };
 
 /** CPU over an interval, in percent of one core: in all, and by thread name (ThreadTicks), with `exited threads`. */
 export type CpuPercent = { total: number; byThread: Record<string, number> };
 
 /**
- * This process's ThreadTicks, from each of /proc/self/task's threads (one that ends mid-read is
+ * This process's ThreadTicks, from each of /proc/self/task's threads' stat (one that ends mid-read is
  * skipped) and /proc/self/stat. Read synchronously, so that the reads are of about one instant: a
  * few hundred small files, where asynchronous reads would queue behind the engine's statements on
  * Node's thread pool.
  */
 export function ownThreadTicks(): ThreadTicks {
-  const threads = new Map<string, { name: string; ticks: number }>();
+  const threads = new Map<string, { name: string; ticks: number; nice: number }>();
   for (const id of readdirSync('/proc/self/task')) {
-    const [comm, stat] = [procFileIfAlive(`/proc/self/task/${id}/comm`), procFileIfAlive(`/proc/self/task/${id}/stat`)];
-    if (comm === undefined || stat === undefined) continue;
-    threads.set(id, { name: comm.trim().replace(/\d+$/, ''), ticks: statTicks(stat) });
+    // The name is the stat line's command (the thread's comm), between its first '(' and last ')'.
+    const stat = procFileIfAlive(`/proc/self/task/${id}/stat`);
+    if (stat === undefined) continue;
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    threads.set(id, { name: name.replace(/\d+$/, ''), ticks: statTicks(stat), nice: statNice(stat) });
   }
   // Read after the threads, so that their ticks are never newer than the total's.
   const total = statTicks(readFileSync('/proc/self/stat', 'utf8'));

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { builtLib, inProcessOfItsOwn, temporaryRootForFile } from '../support/engine-process';
+import { builtLib, builtModule, inProcessOfItsOwn, temporaryRootForFile } from '../support/engine-process';
 
 jest.setTimeout(120_000);
 
@@ -78,30 +78,15 @@ async function probeEngine(options: { cacheMiB: number; parts: number; filters: 
 }
 
 /**
- * Script text defining `threads(keep)`: this process's threads (/proc/self/task) whose names `keep`
- * takes, by thread id, each with its name, nice value and CPU time in clock ticks.
+ * Script text defining `threads(keep)`: this process's live threads (ownThreadTicks, bench/cpu.ts)
+ * whose names `keep` takes, by thread id, each with its name, CPU time in clock ticks and nice value.
  */
-const THREADS_SCRIPT = `
-  const { readdirSync, readFileSync } = require('node:fs');
-  const threads = (keep) => {
-    const found = new Map();
-    for (const tid of readdirSync('/proc/self/task')) {
-      let stat;
-      try {
-        stat = readFileSync('/proc/self/task/' + tid + '/stat', 'utf8');
-      } catch (error) {
-        if (error.code === 'ENOENT' || error.code === 'ESRCH') continue; // the thread ended since the listing
-        throw error;
-      }
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      if (!keep(name)) continue;
-      // proc(5): after the name, utime and stime are fields 12 and 13, nice field 17 (counting the state as 1).
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      found.set(tid, { name, nice: Number(fields[16]), ticks: Number(fields[11]) + Number(fields[12]) });
-    }
-    return found;
-  };
-`;
+function threadsScript(): string {
+  return `
+    const { ownThreadTicks } = require(${JSON.stringify(builtModule('bench', 'cpu.js'))});
+    const threads = (keep) => new Map([...ownThreadTicks().threads].filter(([, thread]) => keep(thread.name)));
+  `;
+}
 
 /**
  * Opens the embedded engine with its merges at `mergeNice`, in a process of its own
@@ -116,7 +101,7 @@ const THREADS_SCRIPT = `
 async function probeMerges(mergeNice: number) {
   const script = `
     const { createClickHouseClient, engineSettings } = require(process.argv[1]);
-    ${THREADS_SCRIPT}
+    ${threadsScript()}
     const [dir, mergeNice] = process.argv.slice(2);
     const mergeThreads = () => threads((name) => name === 'MergeMutate');
     const client = createClickHouseClient({ kind: 'embedded', path: dir, mergeNice: Number(mergeNice) });
@@ -187,7 +172,7 @@ async function probeMerges(mergeNice: number) {
 async function probeInserts() {
   const script = `
     const { createClickHouseClient } = require(process.argv[1]);
-    ${THREADS_SCRIPT}
+    ${threadsScript()}
     const [statementsPath, rowsFilePath, dir] = process.argv.slice(2);
     const { insertLines } = require(statementsPath);
     const { InsertRowsFiles, readingRowsFrom } = require(rowsFilePath);

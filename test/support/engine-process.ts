@@ -8,13 +8,18 @@ import { ROOT } from './processes';
 const run = promisify(execFile);
 
 /**
- * A module of libs/ as built in dist/, for a script run in a process of its own (inProcessOfItsOwn).
- * Throws, saying how to build it, when it is missing.
+ * A module as built in dist/ (`parts` from dist/ on), for a script run in a process of its own
+ * (inProcessOfItsOwn). Throws, saying how to build it, when it is missing.
  */
-export function builtLib(...parts: string[]): string {
-  const file = path.join(ROOT, 'dist', 'libs', ...parts);
+export function builtModule(...parts: string[]): string {
+  const file = path.join(ROOT, 'dist', ...parts);
   if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` first (npm test does)`);
   return file;
+}
+
+/** A module of libs/ as built in dist/ (builtModule). */
+export function builtLib(...parts: string[]): string {
+  return builtModule('libs', ...parts);
 }
 
 /**

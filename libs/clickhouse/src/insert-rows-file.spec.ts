@@ -98,6 +98,14 @@ describe('InsertRowsFiles', () => {
     expect('file' in rows).toBe(true);
   });
 
+  it('makes its directory again when something removed it', async () => {
+    const files = new InsertRowsFiles(path.join(root, 'rows'));
+    rmSync(path.join(root, 'rows'), { recursive: true });
+    const rows = await files.rowsOf('r'.repeat(ROWS_IN_FILE_FROM_CHARS));
+    if (!('file' in rows)) throw new Error('expected a file');
+    expect(readFileSync(rows.file, 'utf8')).toBe('r'.repeat(ROWS_IN_FILE_FROM_CHARS));
+  });
+
   it('keeps every row in the text where the directory would be read as a pattern', async () => {
     const files = new InsertRowsFiles(path.join(root, 'rows{1,2}'));
     const text = 'z'.repeat(ROWS_IN_FILE_FROM_CHARS * 2);

@@ -130,12 +130,15 @@ export class InsertRowsFiles {
   /** Writes `head` and then what `rest` yields to a new file; answers its path. */
   private async write(head: unknown[], rest: AsyncIterator<unknown> | undefined): Promise<string> {
     const dir = this.dir!;
-    // Made again should anything have removed it since the start.
-    await mkdir(dir, { recursive: true, mode: 0o700 });
     const file = path.join(dir, `${randomUUID()}.rows`);
     let handle: FileHandle | undefined;
     try {
-      handle = await open(file, 'wx', 0o600);
+      handle = await open(file, 'wx', 0o600).catch(async (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+        // The directory was removed since the start: made again.
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        return open(file, 'wx', 0o600);
+      });
       let pending: Uint8Array[] = [];
       let bytes = 0;
       const add = async (chunk: unknown) => {
