@@ -9,6 +9,7 @@ import {
   REFRESH_TRACE_METRICS_HOUR_SQL,
   REFRESH_TRACE_METRICS_MINUTE_SQL,
   SEAL_SAFETY_SECONDS,
+  type ClickHouseClient,
 } from '@spanforge/clickhouse';
 import { SpanMetricsSealer } from '@spanforge/ingest';
 import type { BenchStack } from './bench-stack';
@@ -127,21 +128,10 @@ export async function seedVolume(infra: BenchStack, spans: number): Promise<Seed
   // Bulk loads skip the worker, so the per-trace and per-session figures are computed here, a day at a time.
   const scope = { tenantId: tenant.id, projectId: project.id };
   for (let d = 0; d <= SEED_DAYS; d++) {
-    const day = new Date(SEED_BASE_MS + d * 86_400_000).toISOString().slice(0, 10);
-    await infra.clickhouse.command({ query: REFRESH_DAY_TRACE_FIGURES_SQL, query_params: { ...scope, day } });
+    await figuresOfDay(infra.clickhouse, scope, new Date(SEED_BASE_MS + d * 86_400_000).toISOString().slice(0, 10));
     process.stderr.write(`\rfigures: day ${d + 1} of ${SEED_DAYS + 1} `);
   }
   await infra.clickhouse.command({ query: REFRESH_ALL_SESSION_FIGURES_SQL, query_params: scope });
-  const days = Array.from({ length: SEED_DAYS + 1 }, (_, d) => new Date(SEED_BASE_MS + d * 86_400_000).toISOString().slice(0, 10));
-  // Daily costs and trace metrics from minutes, as the worker's upkeep computes them: every minute of each day first.
-  for (let d = 0; d <= SEED_DAYS; d++) {
-    const minutes = Array.from({ length: 1440 }, (_, m) => SEED_BASE_MS + d * 86_400_000 + m * 60_000);
-    const hours = minutes.filter((_, m) => m % 60 === 0);
-    await infra.clickhouse.command({ query: REFRESH_COST_MINUTE_SQL, query_params: { ...scope, minutes } });
-    await infra.clickhouse.command({ query: REFRESH_TRACE_METRICS_MINUTE_SQL, query_params: { ...scope, minutes } });
-    await infra.clickhouse.command({ query: REFRESH_TRACE_METRICS_HOUR_SQL, query_params: { ...scope, hours } });
-  }
-  await infra.clickhouse.command({ query: REFRESH_COST_DAILY_SQL, query_params: { ...scope, days } });
   process.stderr.write('\n');
   return {
     tenantId: tenant.id,
@@ -152,6 +142,25 @@ export async function seedVolume(infra: BenchStack, spans: number): Promise<Seed
     from: new Date(SEED_BASE_MS).toISOString(),
     to: new Date(SEED_BASE_MS + SEED_DAYS * 86_400_000).toISOString(),
   };
+}
+
+/**
+ * Computes what the worker's upkeep would have of the traces of one project that start on `day`
+ * (YYYY-MM-DD, UTC) after a bulk load: their figures, then the day's minutes of costs and trace
+ * metrics, its hours, and its daily costs. The sessions' figures are the caller's to compute (a
+ * session may span days).
+ */
+export async function figuresOfDay(client: ClickHouseClient, scope: { tenantId: string; projectId: string }, day: string): Promise<void> {
+  await client.command({ query: REFRESH_DAY_TRACE_FIGURES_SQL, query_params: { ...scope, day } });
+  const dayMs = Date.parse(`${day}T00:00:00Z`);
+  const minutes = Array.from({ length: 1440 }, (_, m) => dayMs + m * 60_000);
+  await client.command({ query: REFRESH_COST_MINUTE_SQL, query_params: { ...scope, minutes } });
+  await client.command({ query: REFRESH_TRACE_METRICS_MINUTE_SQL, query_params: { ...scope, minutes } });
+  await client.command({
+    query: REFRESH_TRACE_METRICS_HOUR_SQL,
+    query_params: { ...scope, hours: minutes.filter((_, m) => m % 60 === 0) },
+  });
+  await client.command({ query: REFRESH_COST_DAILY_SQL, query_params: { ...scope, days: [day] } });
 }
 
 /** The dataset of `spans` spans in `dataDir`: seeded on first use, then read from `seed-<spans>.json`. */

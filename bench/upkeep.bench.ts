@@ -3,15 +3,23 @@ import { execFileSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { createClickHouseClient, engineSettings, type ClickHouseClient } from '@spanforge/clickhouse';
+import { REFRESH_ALL_SESSION_FIGURES_SQL, createClickHouseClient, engineSettings, type ClickHouseClient } from '@spanforge/clickhouse';
 import { DEFAULT_CONDITION_CACHE_MIB } from '@spanforge/config';
 import { SpanRepository, sessionsToRefresh } from '@spanforge/ingest';
 import { quiet, reportedAllocatorDecay, seededDatasetArguments, startBenchStack, temporaryDataDir } from './bench-stack';
 import { argument, progress, writeResults } from './report';
-import { seededOnce, type SeedResult } from './seed-volume';
+import { figuresOfDay, seededOnce, type SeedResult } from './seed-volume';
 
 const STEPS = ['storedTraces', 'traceFigures', 'sessionFigures', 'costDaily', 'traceMetrics'] as const;
 type StatementName = (typeof STEPS)[number];
+
+/**
+ * The projects a round goes to: the seeded one; an empty one; and one holding only the seeded
+ * project's traces of the day the rounds write into, so that what grows with the project's past
+ * (seeded ÷ one day) is told apart from what grows with the day's traffic (one day ÷ empty).
+ */
+const PROJECTS = ['seeded', 'empty', 'oneDay'] as const;
+type Project = (typeof PROJECTS)[number];
 
 interface Scope {
   tenantId: string;
@@ -70,6 +78,48 @@ async function storeRoundOfTraces(
 }
 
 /**
+ * Copies into `target` the traces of the seeded project that start on `day` (YYYY-MM-DD, UTC), whole,
+ * under their own ids, with their feedback, and computes their figures and rollups as the seeding
+ * does: a project holding only the day the rounds write into, with the same traffic that day as the
+ * seeded project. Returns how many traces it holds.
+ */
+async function copyOneDay(client: ClickHouseClient, seed: SeedResult, target: Scope, day: string): Promise<number> {
+  const params = {
+    tenantId: seed.tenantId,
+    projectId: seed.projectId,
+    targetTenant: target.tenantId,
+    targetProject: target.projectId,
+    day,
+  };
+  // The source's rows are named by their table (s., f.): unqualified, the REPLACE aliases would shadow the columns.
+  const dayTraces = `SELECT trace_id FROM trace_index WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+      GROUP BY trace_id HAVING toDate(min(start_time)) = {day:Date}`;
+  await client.command({
+    query: `INSERT INTO spans SELECT * REPLACE ({targetTenant:String} AS tenant_id, {targetProject:String} AS project_id)
+      FROM spans AS s WHERE s.tenant_id = {tenantId:String} AND s.project_id = {projectId:String}
+        AND toDate(s.start_time) BETWEEN {day:Date} AND {day:Date} + 1 AND s.trace_id IN (${dayTraces})`,
+    query_params: params,
+  });
+  await client.command({
+    query: `INSERT INTO feedback SELECT * REPLACE ({targetTenant:String} AS tenant_id, {targetProject:String} AS project_id)
+      FROM feedback AS f FINAL WHERE f.tenant_id = {tenantId:String} AND f.project_id = {projectId:String} AND f.trace_id IN (${dayTraces})`,
+    query_params: params,
+  });
+  const scope = { tenantId: target.tenantId, projectId: target.projectId };
+  await figuresOfDay(client, scope, day);
+  await client.command({ query: REFRESH_ALL_SESSION_FIGURES_SQL, query_params: scope });
+  const counted = await client.query({
+    query: 'SELECT uniqExact(trace_id) AS traces FROM trace_index WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}',
+    query_params: scope,
+    format: 'JSONEachRow',
+  });
+  const [row] = await counted.json<{ traces: number | string }>();
+  const copied = Number(row?.traces ?? 0);
+  if (copied === 0) throw new Error(`the seeded project has no trace starting on ${day} to copy`);
+  return copied;
+}
+
+/**
  * A copied trace's or session's new id: random-looking and 32 hex digits, as real ones are, so that
  * it sorts among the seeded ones (a prefix would sort every new id after every seeded one and let
  * each lookup by id skip the seeded parts whole, which real ids never do). newId in SQL.
@@ -106,11 +156,13 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
  * how the worker's per-round upkeep (the look at the stored traces, trace figures, session figures,
  * daily costs, trace metrics) grows with the project's size. On a copy of the seeded dataset (the
  * seed itself is left as it is),
- * R rounds of K new traces each go to the seeded project and to an empty project, alternately, on a
- * quiet engine; the traces of a round start within W seconds (default 30), as a round of live
- * ingest's do, or with W = 0 over 20 hours, as late data. The report gives each statement's median
- * per project and their ratio (1 = upkeep does not depend on the project's size). The engine's
- * query condition cache has the all-in-one's default size unless C MiB is given.
+ * R rounds of K new traces each go to the seeded project, to an empty project and to one holding
+ * only the seeded project's traces of the rounds' day (PROJECTS), in turn, on a quiet engine; the
+ * traces of a round start within W seconds (default 30), as a round of live ingest's do, or with
+ * W = 0 over 20 hours, as late data. The report gives each statement's median per project and the
+ * ratios seeded ÷ empty (1 = upkeep does not depend on the project's size) and seeded ÷ one day (1 =
+ * it does not depend on the project's past). The engine's query condition cache has the
+ * all-in-one's default size unless C MiB is given.
  */
 async function main(): Promise<void> {
   const { spans, dataDir } = seededDatasetArguments();
@@ -137,14 +189,23 @@ async function main(): Promise<void> {
     if (engineMiB !== conditionCacheMiB)
       throw new Error(`the engine runs with a ${engineMiB} MiB query condition cache, not ${conditionCacheMiB}`);
     const allocatorDecayMs = await reportedAllocatorDecay(client);
-    const seeded: Scope = { tenantId: seed.tenantId, projectId: seed.projectId };
-    const empty: Scope = { tenantId: randomUUID(), projectId: randomUUID() };
-    const samples = { seeded: [] as Array<Record<StatementName, number>>, empty: [] as Array<Record<StatementName, number>> };
+    const projects: Record<Project, Scope> = {
+      seeded: { tenantId: seed.tenantId, projectId: seed.projectId },
+      empty: { tenantId: randomUUID(), projectId: randomUUID() },
+      oneDay: { tenantId: randomUUID(), projectId: randomUUID() },
+    };
+    // The rounds' day (both with and without a window): the seeded project's last full day.
+    const roundsDay = new Date(Date.parse(seed.to) - 86_400_000).toISOString().slice(0, 10);
+    const oneDayTraces = await copyOneDay(client, seed, projects.oneDay, roundsDay);
+    progress(`a third project holds only the seeded project's traces of ${roundsDay}: ${oneDayTraces.toLocaleString('en')} traces`);
+    await quiet(client);
+    const samples: Record<Project, Array<Record<StatementName, number>>> = { seeded: [], empty: [], oneDay: [] };
     for (let round = 0; round < rounds; round++) {
-      const order = round % 2 === 0 ? (['seeded', 'empty'] as const) : (['empty', 'seeded'] as const);
+      // Each project first, second and third in turn.
+      const order = PROJECTS.map((_, i) => PROJECTS[(i + round) % PROJECTS.length]!);
       for (const which of order) {
-        const scope = which === 'seeded' ? seeded : empty;
-        // Round r's traces start in minute r of the last seeded day's noon, in both projects alike.
+        const scope = projects[which];
+        // Round r's traces start in minute r of the last seeded day's noon, in every project alike.
         const window = windowMs > 0 ? { startMs: Date.parse(seed.to) - 12 * 3_600_000 + round * 60_000, windowMs } : undefined;
         const traceIds = await storeRoundOfTraces(client, seed, scope, `u${round}${which[0]}`, traces, window);
         await quiet(client);
@@ -152,23 +213,26 @@ async function main(): Promise<void> {
       }
       progress(`round ${round + 1} of ${rounds}: ${traces} traces to each project`);
     }
-    const report: Record<string, { seededMs: number; emptyMs: number; ratio: number }> = {};
+    const report: Record<string, { seededMs: number; emptyMs: number; oneDayMs: number; ratio: number; ratioToOneDay: number }> = {};
     for (const name of [...STEPS, 'round'] as const) {
       const pick = (s: Record<StatementName, number>) => (name === 'round' ? Object.values(s).reduce((a, b) => a + b, 0) : s[name]);
-      const seededMs = median(samples.seeded.map(pick));
-      const emptyMs = median(samples.empty.map(pick));
+      const [seededMs, emptyMs, oneDayMs] = PROJECTS.map((which) => median(samples[which].map(pick))) as [number, number, number];
       report[name] = {
         seededMs: Number(seededMs.toFixed(1)),
         emptyMs: Number(emptyMs.toFixed(1)),
+        oneDayMs: Number(oneDayMs.toFixed(1)),
         ratio: Number((seededMs / emptyMs).toFixed(2)),
+        ratioToOneDay: Number((seededMs / oneDayMs).toFixed(2)),
       };
       progress(
-        `${name}: ${seededMs.toFixed(1)} ms in the seeded project, ${emptyMs.toFixed(1)} ms in an empty one (${(seededMs / emptyMs).toFixed(2)}×)`,
+        `${name}: ${seededMs.toFixed(1)} ms in the seeded project, ${emptyMs.toFixed(1)} ms in an empty one (${(seededMs / emptyMs).toFixed(2)}×), ` +
+          `${oneDayMs.toFixed(1)} ms in the one holding only the day (seeded ${(seededMs / oneDayMs).toFixed(2)}× that)`,
       );
     }
     writeResults({
       upkeep: {
         ...report,
+        oneDayTraces,
         tracesPerRound: traces,
         rounds,
         windowSeconds: windowMs / 1000,
