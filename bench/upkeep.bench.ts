@@ -81,9 +81,15 @@ async function storeRoundOfTraces(
  * Copies into `target` the traces of the seeded project that start on `day` (YYYY-MM-DD, UTC), whole,
  * under their own ids, with their feedback, and computes their figures and rollups as the seeding
  * does: a project holding only the day the rounds write into, with the same traffic that day as the
- * seeded project. Returns how many traces it holds.
+ * seeded project. Returns how many traces and feedback scores it holds (every score the seeded
+ * project has on those traces, or it throws).
  */
-async function copyOneDay(client: ClickHouseClient, seed: SeedResult, target: Scope, day: string): Promise<number> {
+async function copyOneDay(
+  client: ClickHouseClient,
+  seed: SeedResult,
+  target: Scope,
+  day: string,
+): Promise<{ traces: number; feedback: number }> {
   const params = {
     tenantId: seed.tenantId,
     projectId: seed.projectId,
@@ -108,15 +114,29 @@ async function copyOneDay(client: ClickHouseClient, seed: SeedResult, target: Sc
   const scope = { tenantId: target.tenantId, projectId: target.projectId };
   await figuresOfDay(client, scope, day);
   await client.command({ query: REFRESH_ALL_SESSION_FIGURES_SQL, query_params: scope });
-  const counted = await client.query({
-    query: 'SELECT uniqExact(trace_id) AS traces FROM trace_index WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}',
-    query_params: scope,
-    format: 'JSONEachRow',
-  });
-  const [row] = await counted.json<{ traces: number | string }>();
-  const copied = Number(row?.traces ?? 0);
+  const copied = await countOf(
+    client,
+    'SELECT uniqExact(trace_id) FROM trace_index WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}',
+    scope,
+  );
   if (copied === 0) throw new Error(`the seeded project has no trace starting on ${day} to copy`);
-  return copied;
+  const feedbackSql = 'SELECT count() FROM feedback FINAL WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}';
+  const sourceFeedback = await countOf(client, `${feedbackSql} AND trace_id IN (${dayTraces})`, {
+    tenantId: seed.tenantId,
+    projectId: seed.projectId,
+    day,
+  });
+  const copiedFeedback = await countOf(client, feedbackSql, scope);
+  if (copiedFeedback !== sourceFeedback)
+    throw new Error(`the day's copy holds ${copiedFeedback} feedback scores, the seeded project ${sourceFeedback} on those traces`);
+  return { traces: copied, feedback: copiedFeedback };
+}
+
+/** The one number a `SELECT count()`-like statement answers. */
+async function countOf(client: ClickHouseClient, query: string, params: Record<string, unknown>): Promise<number> {
+  const result = await client.query({ query, query_params: params, format: 'JSONCompactEachRow' });
+  const [row] = await result.json<[number | string]>();
+  return Number(row?.[0] ?? 0);
 }
 
 /**
@@ -196,8 +216,11 @@ async function main(): Promise<void> {
     };
     // The rounds' day (both with and without a window): the seeded project's last full day.
     const roundsDay = new Date(Date.parse(seed.to) - 86_400_000).toISOString().slice(0, 10);
-    const oneDayTraces = await copyOneDay(client, seed, projects.oneDay, roundsDay);
-    progress(`a third project holds only the seeded project's traces of ${roundsDay}: ${oneDayTraces.toLocaleString('en')} traces`);
+    const oneDay = await copyOneDay(client, seed, projects.oneDay, roundsDay);
+    progress(
+      `a third project holds only the seeded project's traces of ${roundsDay}: ${oneDay.traces.toLocaleString('en')} traces, ` +
+        `${oneDay.feedback.toLocaleString('en')} feedback scores`,
+    );
     await quiet(client);
     const samples: Record<Project, Array<Record<StatementName, number>>> = { seeded: [], empty: [], oneDay: [] };
     for (let round = 0; round < rounds; round++) {
@@ -232,7 +255,8 @@ async function main(): Promise<void> {
     writeResults({
       upkeep: {
         ...report,
-        oneDayTraces,
+        oneDayTraces: oneDay.traces,
+        oneDayFeedback: oneDay.feedback,
         tracesPerRound: traces,
         rounds,
         windowSeconds: windowMs / 1000,
