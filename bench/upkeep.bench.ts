@@ -26,6 +26,9 @@ interface Scope {
   projectId: string;
 }
 
+/** The start (ms, UTC) of the seeded project's last full day: the day every round writes into. */
+const lastSeededDayMs = (seed: SeedResult): number => Date.parse(seed.to) - 86_400_000;
+
 /**
  * Stores `count` traces in `target`: copies of traces from the seeded project's first 20 hours,
  * under new trace and session ids (NEW_ID_SQL; new sessions, as most of a round's are), moved to the last seeded
@@ -51,7 +54,7 @@ async function storeRoundOfTraces(
     format: 'JSONEachRow',
   });
   const traces = await picked.json<{ trace_id: string; first_ms: string }>();
-  const lastDayShiftMs = Date.parse(seed.to) - Date.parse(seed.from) - 86_400_000;
+  const lastDayShiftMs = lastSeededDayMs(seed) - Date.parse(seed.from);
   // Each trace's own shift (ms): to its place in the window, or to the last day.
   const shifts = traces.map((t, i) =>
     window ? window.startMs + Math.floor((i * window.windowMs) / Math.max(traces.length, 1)) - Number(t.first_ms) : lastDayShiftMs,
@@ -214,8 +217,7 @@ async function main(): Promise<void> {
       empty: { tenantId: randomUUID(), projectId: randomUUID() },
       oneDay: { tenantId: randomUUID(), projectId: randomUUID() },
     };
-    // The rounds' day (both with and without a window): the seeded project's last full day.
-    const roundsDay = new Date(Date.parse(seed.to) - 86_400_000).toISOString().slice(0, 10);
+    const roundsDay = new Date(lastSeededDayMs(seed)).toISOString().slice(0, 10);
     const oneDay = await copyOneDay(client, seed, projects.oneDay, roundsDay);
     progress(
       `a third project holds only the seeded project's traces of ${roundsDay}: ${oneDay.traces.toLocaleString('en')} traces, ` +
@@ -229,7 +231,7 @@ async function main(): Promise<void> {
       for (const which of order) {
         const scope = projects[which];
         // Round r's traces start in minute r of the last seeded day's noon, in every project alike.
-        const window = windowMs > 0 ? { startMs: Date.parse(seed.to) - 12 * 3_600_000 + round * 60_000, windowMs } : undefined;
+        const window = windowMs > 0 ? { startMs: lastSeededDayMs(seed) + 12 * 3_600_000 + round * 60_000, windowMs } : undefined;
         const traceIds = await storeRoundOfTraces(client, seed, scope, `u${round}${which[0]}`, traces, window);
         await quiet(client);
         samples[which].push(await upkeepRound(repository, scope, traceIds));
