@@ -163,9 +163,10 @@ async function upkeepRound(repository: SpanRepository, scope: Scope, traceIds: s
     return [result, performance.now() - started];
   };
   // The round's first look at its traces: what to write again, and their sessions (the copies' sessions are the stored ones).
-  const [stored, storedTraces] = await timed(() => repository.storedTraces(scope, traceIds, []));
-  const sessions = sessionsToRefresh([], stored);
-  const [{ minutes }, traceFigures] = await timed(() => repository.refreshTraceFigures(scope, traceIds));
+  const [looked, storedTraces] = await timed(() => repository.storedTraces(scope, traceIds, []));
+  const sessions = sessionsToRefresh([], looked.traces);
+  // Bounded by the look, as the worker's round is when its look covered every trace it refreshes.
+  const [{ minutes }, traceFigures] = await timed(() => repository.refreshTraceFigures(scope, traceIds, undefined, [], looked.look));
   const [, sessionFigures] = await timed(() => repository.refreshSessionFigures(scope, sessions));
   const [, costDaily] = await timed(() => repository.refreshDailyCosts(scope, minutes));
   const [, traceMetrics] = await timed(() => repository.refreshTraceMetrics(scope, minutes));

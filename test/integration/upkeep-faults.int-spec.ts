@@ -24,6 +24,23 @@ const MODEL = 'gpt-4o-mini';
 const at = (iso: string) => BigInt(Date.parse(iso)) * NS_PER_MS;
 const price = PriceTable.bundled().lookup(MODEL, 'openai', Date.parse('2026-11-04T10:20:00Z'))!;
 
+/** A 20-s chat call of MODEL starting at `startIso`, with these tokens. */
+const call = (traceId: string, parentSpanId: string | undefined, startIso: string, input: number, output: number) =>
+  jsonSpan({
+    traceId,
+    ...(parentSpanId ? { parentSpanId } : {}),
+    name: 'chat',
+    start: at(startIso),
+    end: at(startIso) + 20_000n * NS_PER_MS,
+    attributes: {
+      'gen_ai.operation.name': { stringValue: 'chat' },
+      'gen_ai.provider.name': { stringValue: 'openai' },
+      'gen_ai.request.model': { stringValue: MODEL },
+      'gen_ai.usage.input_tokens': { intValue: String(input) },
+      'gen_ai.usage.output_tokens': { intValue: String(output) },
+    },
+  });
+
 let h: IngestHarness;
 /** A statement of a project's upkeep to fail once, as a crash right before it would stop the round. */
 let faults: StatementFault[] = [];
@@ -56,21 +73,6 @@ describe('an upkeep round that stops part-way', () => {
     // Trace M: its call (10:20:30) first, filed under 10:20; its root (from 10:19:40) later moves it to 10:19.
     // Trace S starts in 10:20 and stays there.
     const [moving, movingRoot, staying] = [hex(16), hex(8), hex(16)];
-    const call = (traceId: string, parentSpanId: string | undefined, startIso: string, input: number, output: number) =>
-      jsonSpan({
-        traceId,
-        ...(parentSpanId ? { parentSpanId } : {}),
-        name: 'chat',
-        start: at(startIso),
-        end: at(startIso) + 20_000n * NS_PER_MS,
-        attributes: {
-          'gen_ai.operation.name': { stringValue: 'chat' },
-          'gen_ai.provider.name': { stringValue: 'openai' },
-          'gen_ai.request.model': { stringValue: MODEL },
-          'gen_ai.usage.input_tokens': { intValue: String(input) },
-          'gen_ai.usage.output_tokens': { intValue: String(output) },
-        },
-      });
     const calls = [
       { span: call(moving, movingRoot, '2026-11-04T10:20:30Z', 1_000, 200), input: 1_000, output: 200 },
       { span: call(staying, undefined, '2026-11-04T10:20:10Z', 3_000, 400), input: 3_000, output: 400 },
@@ -186,6 +188,73 @@ describe('an upkeep round that stops part-way', () => {
     // Over 10:20–10:21 only S: M starts at 10:19:40 now.
     expect(answer.data!.traces.nodes.map((n) => n.traceId)).toStrictEqual([staying]);
     expect(answer.data!.traces.totalCount).toBe(1);
+  });
+});
+
+/*
+ * Two rounds of one trace in the order a slow worker gives them: round A looks at the trace, round
+ * B (another worker, after an insert A did not see) looks later and refreshes, then A refreshes
+ * within its older look's bounds. A's figures miss the span outside them; stamped with A's look,
+ * they lose to B's, and so does A's filing under the minute B moved the trace out of
+ * (docs/architecture.md, "One look a round").
+ */
+describe('a round bounded by an older look', () => {
+  it("leaves a later look's figures and filings in place when it writes after them", async () => {
+    const own = await h.newProject();
+    const ref = { tenantId: own.tenantId, projectId: own.projectId };
+    const send = async (spans: Array<Record<string, unknown>>) =>
+      expect((await postTraces(h.http, jsonExport(spans, 'look-service'), { type: JSON_TYPE, key: own.apiKey })).status).toBe(200);
+    const rows = async <T>(sql: string) => h.query<T>(sql, { p: own.projectId });
+    const [traceId, rootId] = [hex(16), hex(8)];
+    const root = jsonSpan({
+      traceId,
+      spanId: rootId,
+      name: 'agent.run',
+      start: at('2026-11-04T10:19:40Z'),
+      end: at('2026-11-04T10:21:00Z'),
+    });
+    const filed = () =>
+      rows<{ minute: string; spans: string }>(
+        `SELECT toString(minute) AS minute, sum(spans) AS spans FROM cost_minute FINAL
+         WHERE project_id = {p:String} GROUP BY minute HAVING spans > 0 ORDER BY minute`,
+      );
+    const settled = async (expected: Array<[string, number]>) => {
+      const deadline = Date.now() + 30_000;
+      const now = async () => (await filed()).map((m): [string, number] => [m.minute, Number(m.spans)]);
+      while (JSON.stringify(await now()) !== JSON.stringify(expected)) {
+        if (Date.now() > deadline) throw new Error(`the rollups did not settle: ${JSON.stringify(await now())}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    await send([call(traceId, rootId, '2026-11-04T10:20:30Z', 1_000, 200)]);
+    await settled([['2026-11-04 10:20:00', 1]]);
+
+    // Round A's look: the call only, from 10:20:30.
+    const repository = new SpanRepository(h.services.clickhouse);
+    const { look } = await repository.storedTraces(ref, [traceId], []);
+    expect(look).toEqual(expect.objectContaining({ from: '2026-11-04 10:20:30.000000000' }));
+    // Round B (the worker's own) stores the root and moves the trace to 10:19.
+    await send([root]);
+    await settled([['2026-11-04 10:19:00', 2]]);
+
+    // Round A now refreshes within its look, as a round does, then the minutes it touched.
+    const { minutes } = await repository.refreshTraceFigures(ref, [traceId], undefined, [], look);
+    await repository.refreshDailyCosts(ref, minutes);
+    await repository.refreshTraceMetrics(ref, minutes);
+
+    // B's figures stand: from the root's start, with the call's cost.
+    const [figures] = await rows<{ start: string; cost: number }>(
+      `SELECT toString(start_time) AS start, cost_usd AS cost FROM trace_figures FINAL WHERE project_id = {p:String}`,
+    );
+    expect(figures!.start).toBe('2026-11-04 10:19:40.000000000');
+    expect(figures!.cost).toBeCloseTo(costOf({ inputUncached: 1_000, cacheRead: 0, cacheWrite: 0, output: 200, reasoning: 0 }, price), 9);
+    // Filed under 10:19 only: A's filing under 10:20 lost to the empty row B wrote there.
+    expect(
+      await rows<{ minute: string }>(
+        `SELECT toString(minute) AS minute FROM trace_minutes FINAL WHERE project_id = {p:String} AND present = 1 ORDER BY minute`,
+      ),
+    ).toStrictEqual([{ minute: '2026-11-04 10:19:00' }]);
+    expect((await filed()).map((m) => [m.minute, Number(m.spans)])).toStrictEqual([['2026-11-04 10:19:00', 2]]);
   });
 });
 

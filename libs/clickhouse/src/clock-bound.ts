@@ -4,8 +4,9 @@ import { Gauge, type Registry } from 'prom-client';
  * Several workers on a ClickHouse cluster: what keeps "the newest computation wins" right when the
  * servers' clocks differ (docs/scaling.md, "Clocks").
  *
- * Every figure and rollup row is stamped with now64() of the server that runs its statement, and
- * readers keep the newest stamp. A computation that missed an insert (it read before the insert
+ * Every figure and rollup row is stamped with now64() of the server that runs its statement (a
+ * round's trace figures: of its look at trace_index, which bounds what they read), and readers
+ * keep the newest stamp. A computation that missed an insert (it read before the insert
  * returned) must carry an older stamp than the computation its writer runs after the insert
  * returned. On one server that holds by construction. On several, with clock offsets o1 and o2, a
  * stale computation started at T1 < T (the insert's return) and the fresh one started at T + gap

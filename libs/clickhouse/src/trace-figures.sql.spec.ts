@@ -17,16 +17,19 @@ describe('trace-figures.sql', () => {
   it('exports these SQL constants (a new one gets its snapshot here)', () => {
     expect(constants.map(([name]) => name)).toEqual([
       'FILED_MINUTES_SQL',
+      'LOOKED_TRACES_FILING_SQL',
       'REFRESH_ALL_SESSION_FIGURES_SQL',
       'REFRESH_COST_DAILY_SQL',
       'REFRESH_COST_MINUTE_SQL',
       'REFRESH_DAY_TRACE_FIGURES_SQL',
+      'REFRESH_LOOKED_TRACE_FIGURES_SQL',
       'REFRESH_SESSION_FIGURES_SQL',
       'REFRESH_SESSIONS_FIGURES_SQL',
       'REFRESH_TRACE_FIGURES_SQL',
       'TRACES_DAYS_SQL',
       'TRACES_FILING_SQL',
       'TRACES_TIME_SQL',
+      'VACATE_LOOKED_TRACE_MINUTES_SQL',
       'VACATE_TRACE_MINUTES_SQL',
     ]);
   });

@@ -97,15 +97,16 @@ function newestSpanCopiesSql(spanFilter: string): string {
  * Recomputes trace_figures rows (005_trace_and_session_figures.sql): the figures from the rollup,
  * and the per-(model, provider, type, service) cost rows from the traces' spans (each span once).
  * `spanFilter` restricts the spans read to the same traces as `rowFilter` (by day and id).
+ * `computedAt` is the rows' version (the newest wins): the time of the reads their bounds come from.
  */
-function refreshTraceFiguresSql(rowFilter: string, spanFilter: string, outerFilter = ''): string {
+function refreshTraceFiguresSql(rowFilter: string, spanFilter: string, outerFilter = '', computedAt = 'now64(6)'): string {
   return `
   INSERT INTO trace_figures (tenant_id, project_id, trace_id, start_time, end_time, duration_ms, root_name, session_id, user_id, run_id,
     service_name, iterations, cost_usd, input_tokens, output_tokens, error_count, llm_calls, models, tools_used, cost_rows, computed_at,
     retention_days)
   SELECT {tenantId:String}, {projectId:String}, f.trace_id, f.start_time, f.end_time, f.duration_ms, f.root_name, f.session_id, f.user_id,
     f.run_id, f.service_name, f.iterations, f.cost_usd, f.input_tokens, f.output_tokens, f.error_count, f.llm_calls, f.models, f.tools_used,
-    c.cost_rows, now64(6), f.retention_days
+    c.cost_rows, ${computedAt}, f.retention_days
   FROM (${traceFiguresSql(rowFilter)}) AS f
   LEFT JOIN (
     SELECT trace_id, groupArray((model, provider, span_type, service, cost, input, output, n)) AS cost_rows
@@ -156,10 +157,32 @@ export const TRACES_TIME_SQL = `${TRACES_FIRST_START_SQL}
 export const TRACES_DAYS_SQL = `toDate(${TRACES_FIRST_START_SQL})
   AND toDate(${TRACES_LAST_END_SQL})`;
 
-/** Recomputes the trace_figures rows of some traces of one project. */
+/**
+ * The time a round's look at trace_index found its traces' spans to cover ({from}, {to}), for
+ * `start_time BETWEEN …`, and its days: what TRACES_TIME_SQL and TRACES_DAYS_SQL would read
+ * again, passed as parameters. A statement bounded by it must be versioned by the look's time
+ * ({lookedAt}), not its own: spans stored after the look may lie outside it, and only a
+ * computation from a later look (which sees them) may replace one from this look
+ * (docs/architecture.md, "One look a round").
+ */
+const LOOKED_TIME_SQL = `{from:DateTime64(9, 'UTC')} AND {to:DateTime64(9, 'UTC')}`;
+const LOOKED_DAYS_SQL = `toDate({from:DateTime64(9, 'UTC')}) AND toDate({to:DateTime64(9, 'UTC')})`;
+
+/** The look's time as a version (LOOKED_TIME_SQL). */
+const LOOKED_AT_SQL = `{lookedAt:DateTime64(6, 'UTC')}`;
+
+/** Recomputes the trace_figures rows of some traces of one project, bounded by what trace_index holds of them now. */
 export const REFRESH_TRACE_FIGURES_SQL = refreshTraceFiguresSql(
   ` AND day BETWEEN ${TRACES_DAYS_SQL} AND start_time BETWEEN ${TRACES_TIME_SQL} AND trace_id IN {traceIds:Array(String)}`,
   ` AND start_time BETWEEN ${TRACES_TIME_SQL} AND trace_id IN {traceIds:Array(String)}`,
+);
+
+/** REFRESH_TRACE_FIGURES_SQL for traces a round looked at: bounded by its look, versioned by the look's time. */
+export const REFRESH_LOOKED_TRACE_FIGURES_SQL = refreshTraceFiguresSql(
+  ` AND day BETWEEN ${LOOKED_DAYS_SQL} AND start_time BETWEEN ${LOOKED_TIME_SQL} AND trace_id IN {traceIds:Array(String)}`,
+  ` AND start_time BETWEEN ${LOOKED_TIME_SQL} AND trace_id IN {traceIds:Array(String)}`,
+  '',
+  LOOKED_AT_SQL,
 );
 
 /**
@@ -285,12 +308,24 @@ export const REFRESH_COST_DAILY_SQL = refreshCostsSql(
  * that the parts of older traces are skipped as in the span reads (SPAN_COPY_KEY): trace_figures is
  * sorted by trace id, and a lookup of random ids by id alone reads a granule of every part per id.
  */
-export const TRACES_FILING_SQL = `
+function tracesFilingSql(time: string): string {
+  return `
   SELECT trace_id, intDiv(toUnixTimestamp64Milli(start), 60000) * 60000 AS minute_ms
   FROM (SELECT trace_id, argMax(start_time, computed_at) AS start FROM trace_figures
-        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND start_time BETWEEN ${TRACES_TIME_SQL}
+        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND start_time BETWEEN ${time}
           AND trace_id IN {traceIds:Array(String)}
         GROUP BY trace_id)`;
+}
+
+export const TRACES_FILING_SQL = tracesFilingSql(TRACES_TIME_SQL);
+
+/**
+ * TRACES_FILING_SQL within a round's look (LOOKED_TIME_SQL). A computation from a later look that
+ * starts before it is not seen: the round then takes its own for the newest, and the empty row it
+ * writes under the minute the trace left is versioned by its look, so that it cannot replace that
+ * later computation's filing there (VACATE_LOOKED_TRACE_MINUTES_SQL).
+ */
+export const LOOKED_TRACES_FILING_SQL = tracesFilingSql(LOOKED_TIME_SQL);
 
 /**
  * Every minute some traces ({traceIds}) are filed under in trace_minutes, with whether the newest
@@ -314,13 +349,20 @@ export const FILED_MINUTES_SQL = `
  * minute it left ({vacatedMinutes}, ms, the same order): its start moved to an earlier minute. It
  * takes the retention of the row it empties, so the two share a partition and it replaces it.
  */
-export const VACATE_TRACE_MINUTES_SQL = `
+function vacateTraceMinutesSql(computedAt: string): string {
+  return `
   INSERT INTO trace_minutes (tenant_id, project_id, minute, trace_id, start_time, duration_ms, root_name, service_name, iterations, cost_usd,
     input_tokens, output_tokens, error_count, cost_rows, present, computed_at, retention_days)
-  SELECT {tenantId:String}, {projectId:String}, v.minute, v.trace_id, v.minute, 0, '', '', 0, 0, 0, 0, 0, [], 0, now64(6), ifNull(r.retention_days, 0)
+  SELECT {tenantId:String}, {projectId:String}, v.minute, v.trace_id, v.minute, 0, '', '', 0, 0, 0, 0, 0, [], 0, ${computedAt}, ifNull(r.retention_days, 0)
   FROM (SELECT tupleElement(p, 1) AS trace_id, fromUnixTimestamp64Milli(tupleElement(p, 2), 'UTC') AS minute
         FROM (SELECT arrayJoin(arrayZip({vacatedTraces:Array(String)}, {vacatedMinutes:Array(Int64)})) AS p)) AS v
   LEFT JOIN (SELECT trace_id, minute, max(retention_days) AS retention_days FROM trace_minutes
              WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {vacatedTraces:Array(String)}
                AND toUnixTimestamp64Milli(minute) IN {vacatedMinutes:Array(Int64)}
              GROUP BY trace_id, minute) AS r ON r.trace_id = v.trace_id AND r.minute = v.minute${ANY_PARTITIONS}`;
+}
+
+export const VACATE_TRACE_MINUTES_SQL = vacateTraceMinutesSql('now64(6)');
+
+/** VACATE_TRACE_MINUTES_SQL after a refresh bounded by a round's look: versioned by the look's time (LOOKED_TIME_SQL). */
+export const VACATE_LOOKED_TRACE_MINUTES_SQL = vacateTraceMinutesSql(LOOKED_AT_SQL);

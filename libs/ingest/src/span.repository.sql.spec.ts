@@ -23,7 +23,14 @@ let filings: Array<{ trace_id: string; minute_ms: number }> = [];
 /** What the fake answers ingest.filed_minutes with. */
 let filed: Array<{ trace_id: string; minute_ms: number; present: number }> = [];
 /** What the fake answers ingest.stored_traces with. */
-let indexed: Array<{ trace_id: string; session_id: string; has_sessionless: number; first_start: string; last_end: string }> = [];
+let indexed: Array<{
+  trace_id: string;
+  session_id: string;
+  has_sessionless: number;
+  first_start: string;
+  last_end: string;
+  looked_at: string;
+}> = [];
 
 describe('SpanRepository SQL', () => {
   const { client, record, insertedRows } = recordingClient((queryId) =>
@@ -88,6 +95,7 @@ describe('SpanRepository SQL', () => {
         has_sessionless: 0,
         first_start: '2026-12-01 10:00:05.000000000',
         last_end: '2026-12-01 10:00:09.000000000',
+        looked_at: '2026-12-01 10:00:12.345678',
       },
       {
         trace_id: T2,
@@ -95,24 +103,38 @@ describe('SpanRepository SQL', () => {
         has_sessionless: 1,
         first_start: '2026-11-30 23:59:58.500000000',
         last_end: '2026-12-01 00:00:01.000000000',
+        looked_at: '2026-12-01 10:00:12.345678',
       },
     ];
-    let stored = new Map<string, unknown>();
+    let stored: Awaited<ReturnType<SpanRepository['storedTraces']>> = { traces: new Map() };
     const statements = await record(async () => {
       stored = await repository.storedTraces(PROJECT, [T1, T2, '6c0f5f6e7d3a4b2c9e8f7a6b5c4d3e2f'], [T2]);
     });
     expectStatements(statements, 2);
     expect(statements[1]!.params).toEqual(expect.arrayContaining(['from', 'to', 'traceIds', 'plainRoots']));
-    expect(stored).toEqual(
+    expect(stored.traces).toEqual(
       new Map([
         [T1, { sessionId: 's-1', hasSessionless: false, rootToRun: false }],
         [T2, { sessionId: '', hasSessionless: true, rootToRun: true }],
       ]),
     );
+    // The look: the engine's clock when it read, from the first start to the last end of every trace found.
+    expect(stored.look).toEqual({
+      at: '2026-12-01 10:00:12.345678',
+      from: '2026-11-30 23:59:58.500000000',
+      to: '2026-12-01 10:00:09.000000000',
+    });
   });
 
   it('storedTraces: nothing stored, nothing more read', async () => {
-    expectStatements(await record(() => repository.storedTraces(PROJECT, [T1], [])), 1);
+    let stored: Awaited<ReturnType<SpanRepository['storedTraces']>> | undefined;
+    expectStatements(
+      await record(async () => {
+        stored = await repository.storedTraces(PROJECT, [T1], []);
+      }),
+      1,
+    );
+    expect(stored).toEqual({ traces: new Map() });
   });
 
   it('refreshTraceFigures: filings read before and after', async () => {
@@ -172,6 +194,41 @@ describe('SpanRepository SQL', () => {
     const { minutes } = await new SpanRepository(client).refreshTraceFigures(PROJECT, [T1, T2], before, [T1]);
     expect(sent.at(-1)).toEqual(expect.objectContaining({ vacatedTraces: [T1], vacatedMinutes: [hour + 120_000] }));
     expect(minutes.sort()).toEqual([hour, hour + 60_000, hour + 120_000, hour + 180_000]);
+  });
+
+  it('refreshTraceFigures after a look: bounded by it instead of trace_index, versioned by its time, the empty row too', async () => {
+    const hour = Date.UTC(2026, 10, 19, 10);
+    filings = [{ trace_id: T1, minute_ms: hour }];
+    const before = new Map([[T1, { traceId: T1, minuteMs: hour + 60_000 }]]);
+    const look = { at: '2026-11-19 10:05:00.000001', from: '2026-11-19 10:00:30.000000000', to: '2026-11-19 10:01:10.000000000' };
+    // Where the trace was filed before, when not given, is read within the look too.
+    const [beforeRead] = await record(() => repository.refreshTraceFigures(PROJECT, [T1], undefined, [], look));
+    expect(beforeRead!.queryId).toBe('ingest.trace_filings');
+    expect(beforeRead!.params).toEqual(expect.arrayContaining(['from', 'to']));
+    expect(beforeRead!.sql).not.toContain('trace_index');
+    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1], before, [], look));
+    expectStatements(statements, 3);
+    expect(statements.map((s) => s.queryId)).toEqual([
+      'ingest.refresh_trace_figures',
+      'ingest.trace_filings',
+      'ingest.vacate_trace_minutes',
+    ]);
+    for (const statement of statements) expect(statement.sql).not.toContain('trace_index');
+    for (const statement of statements.slice(0, 2)) expect(statement.params).toEqual(expect.arrayContaining(['from', 'to']));
+    // What is written carries the look's time as its version, never the statement's.
+    for (const statement of [statements[0]!, statements[2]!]) {
+      expect(statement.sql).toContain('{lookedAt:DateTime64(6, ');
+      expect(statement.sql).not.toContain('now64');
+    }
+    const sent: Array<Record<string, unknown>> = [];
+    const client = {
+      command: async ({ query_params }: { query_params: Record<string, unknown> }) => void sent.push(query_params),
+      query: async () => ({ json: async () => filings }),
+    } as unknown as ClickHouseClient;
+    const { minutes } = await new SpanRepository(client).refreshTraceFigures(PROJECT, [T1], before, [], look);
+    expect(sent[0]).toEqual(expect.objectContaining({ from: look.from, to: look.to, lookedAt: look.at }));
+    expect(sent.at(-1)).toEqual(expect.objectContaining({ vacatedTraces: [T1], vacatedMinutes: [hour + 60_000], lookedAt: look.at }));
+    expect(minutes.sort()).toEqual([hour, hour + 60_000]);
   });
 
   it('refreshTraceFigures answers the minutes filed under and left', async () => {

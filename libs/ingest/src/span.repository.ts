@@ -3,6 +3,9 @@ import {
   REFRESH_COST_MINUTE_SQL,
   REFRESH_SESSIONS_FIGURES_SQL,
   REFRESH_TRACE_FIGURES_SQL,
+  REFRESH_LOOKED_TRACE_FIGURES_SQL,
+  LOOKED_TRACES_FILING_SQL,
+  VACATE_LOOKED_TRACE_MINUTES_SQL,
   REFRESH_TRACE_METRICS_HOUR_SQL,
   REFRESH_TRACE_METRICS_MINUTE_SQL,
   TRACES_TIME_SQL,
@@ -61,6 +64,30 @@ export interface StoredTrace {
   erased?: Tombstone;
 }
 
+/**
+ * A round's look at trace_index (SpanRepository.storedTraces): the engine's clock when it read, and
+ * the time the stored spans of every trace it found cover, from the first start to the last end
+ * (DateTime64 text, as the engine writes it). The round's later statements take their bounds from it
+ * instead of reading trace_index again, and version what they compute with its time
+ * (docs/architecture.md, "One look a round").
+ */
+export interface TraceLook {
+  at: string;
+  from: string;
+  to: string;
+}
+
+/** What a round's look found: the stored traces by id, and the look (undefined when it found none). */
+export interface StoredTraces {
+  traces: Map<string, StoredTrace>;
+  look?: TraceLook;
+}
+
+/** The parameters of a statement bounded by a look (LOOKED_TIME_SQL). */
+function lookParams(look: TraceLook): Record<string, string> {
+  return { from: look.from, to: look.to, lookedAt: look.at };
+}
+
 /** An erased trace's tombstone as the upkeep uses it: the erasure job, and the sessions to rebuild without the trace. */
 export interface Tombstone {
   jobId: string;
@@ -83,7 +110,7 @@ const STORED_TRACES_INDEX_SQL = `WITH (SELECT (groupArray(trace_id), groupArray(
       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
       GROUP BY trace_id)) AS erased
   SELECT trace_id, max(session_id) AS session_id, max(has_sessionless) AS has_sessionless,
-    min(start_time) AS first_start, max(end_time) AS last_end, arrayElement(erased.2, indexOf(erased.1, trace_id)) AS erased_by,
+    min(start_time) AS first_start, max(end_time) AS last_end, now64(6) AS looked_at, arrayElement(erased.2, indexOf(erased.1, trace_id)) AS erased_by,
     if(erased_by = '', [], groupUniqArrayIf(i.session_id, i.session_id != '')) AS erased_sessions
   FROM trace_index AS i
   WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
@@ -182,10 +209,11 @@ export class SpanRepository {
    * now the stored one, and the rollup cannot tell. One statement with the time as subqueries read
    * trace_index three times; a lookup of a round's random ids there reads a granule per id, so in a
    * large project that was most of the statement's cost (docs/scaling.md). A span stored between the
-   * two statements is its own round's to look at: every round looks after its insert.
+   * two statements is its own round's to look at: every round looks after its insert. The look
+   * (time and bounds) is answered too, for the round's later statements.
    */
-  async storedTraces(project: ProjectRef, traceIds: string[], plainRoots: string[]): Promise<Map<string, StoredTrace>> {
-    if (traceIds.length === 0) return new Map();
+  async storedTraces(project: ProjectRef, traceIds: string[], plainRoots: string[]): Promise<StoredTraces> {
+    if (traceIds.length === 0) return { traces: new Map() };
     const indexed = await this.client.query({
       query: withProjectFilters(STORED_TRACES_INDEX_SQL, project),
       query_params: { ...project, traceIds },
@@ -198,10 +226,11 @@ export class SpanRepository {
       has_sessionless: number;
       first_start: string;
       last_end: string;
+      looked_at: string;
       erased_by: string;
       erased_sessions: string[];
     }>();
-    if (found.length === 0) return new Map();
+    if (found.length === 0) return { traces: new Map() };
     // Fixed-width 'YYYY-MM-DD hh:mm:ss.nnnnnnnnn': text order is time order.
     const from = found.reduce((earliest, r) => (r.first_start < earliest ? r.first_start : earliest), found[0]!.first_start);
     const to = found.reduce((latest, r) => (r.last_end > latest ? r.last_end : latest), found[0]!.last_end);
@@ -220,7 +249,7 @@ export class SpanRepository {
       ...namedStatement('ingest.roots_to_run'),
     });
     const toRun = new Set((await roots.json<{ trace_id: string }>()).map((r) => r.trace_id));
-    return new Map(
+    const traces = new Map(
       found.map((r) => [
         r.trace_id,
         {
@@ -231,6 +260,7 @@ export class SpanRepository {
         },
       ]),
     );
+    return { traces, look: { at: found[0]!.looked_at, from, to } };
   }
 
   /**
@@ -244,21 +274,26 @@ export class SpanRepository {
    * the earlier run already show the new minute. So every minute they are filed under is looked up
    * in trace_minutes: any after its start minute that still holds one of them is emptied, and all
    * of them are recomputed (an emptied minute whose costs the earlier run never got to).
+   *
+   * `look`: the round's look, when it covered every one of these traces (TraceLook): the reads are
+   * bounded by it and what is written is versioned by its time; without one, by what trace_index
+   * holds of them when each statement runs, versioned by that time.
    */
   async refreshTraceFigures(
     project: ProjectRef,
     traceIds: string[],
     before?: Map<string, TraceFiling>,
     recheck: string[] = [],
+    look?: TraceLook,
   ): Promise<{ minutes: number[] }> {
     if (traceIds.length === 0) return { minutes: [] };
-    before ??= await this.filings(project, traceIds);
+    before ??= await this.filings(project, traceIds, look);
     await this.client.command({
-      query: withProjectFilters(REFRESH_TRACE_FIGURES_SQL, project),
-      query_params: { ...project, traceIds },
+      query: withProjectFilters(look ? REFRESH_LOOKED_TRACE_FIGURES_SQL : REFRESH_TRACE_FIGURES_SQL, project),
+      query_params: { ...project, traceIds, ...(look && lookParams(look)) },
       ...namedStatement('ingest.refresh_trace_figures'),
     });
-    const after = await this.filings(project, traceIds);
+    const after = await this.filings(project, traceIds, look);
     // An empty row under each minute a trace left, so its recomputation leaves the trace out.
     const left = new Map<string, TraceFiling>();
     const moved = (traceId: string, minuteMs: number) => after.has(traceId) && after.get(traceId)!.minuteMs !== minuteMs;
@@ -272,9 +307,10 @@ export class SpanRepository {
     const vacated = [...left.values()];
     if (vacated.length > 0)
       await this.client.command({
-        query: withProjectFilters(VACATE_TRACE_MINUTES_SQL, project),
+        query: withProjectFilters(look ? VACATE_LOOKED_TRACE_MINUTES_SQL : VACATE_TRACE_MINUTES_SQL, project),
         query_params: {
           ...project,
+          ...(look && lookParams(look)),
           vacatedTraces: vacated.map((f) => f.traceId),
           vacatedMinutes: vacated.map((f) => f.minuteMs),
         },
@@ -340,12 +376,12 @@ export class SpanRepository {
     });
   }
 
-  /** Where each of these traces is filed (its start minute), by trace id. */
-  async filings(project: ProjectRef, traceIds: string[]): Promise<Map<string, TraceFiling>> {
+  /** Where each of these traces is filed (its start minute), by trace id; within `look` when given (LOOKED_TRACES_FILING_SQL). */
+  async filings(project: ProjectRef, traceIds: string[], look?: TraceLook): Promise<Map<string, TraceFiling>> {
     if (traceIds.length === 0) return new Map();
     const result = await this.client.query({
-      query: withProjectFilters(TRACES_FILING_SQL, project),
-      query_params: { ...project, traceIds },
+      query: withProjectFilters(look ? LOOKED_TRACES_FILING_SQL : TRACES_FILING_SQL, project),
+      query_params: { ...project, traceIds, ...(look && lookParams(look)) },
       format: 'JSONEachRow',
       ...namedStatement('ingest.trace_filings'),
     });

@@ -1,6 +1,15 @@
 import type { DeadLetter } from './dead-letter.repository';
 import type { RowChunk } from './export-rows';
-import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace, Tombstone, TraceFiling } from './span.repository';
+import type {
+  AccountingRow,
+  ProjectRef,
+  SpanRepository,
+  StoredTrace,
+  StoredTraces,
+  Tombstone,
+  TraceFiling,
+  TraceLook,
+} from './span.repository';
 import {
   MAX_PARTITIONS_PER_INSERT,
   SpanWriter,
@@ -16,6 +25,9 @@ import {
  * covered by the ingest integration tests on real ClickHouse). Each write is gated so the test
  * decides when it finishes.
  */
+/** The look storedTraces answers when it finds any trace. */
+const LOOK: TraceLook = { at: '2026-12-01 10:00:12.345678', from: '2026-12-01 10:00:00.000000000', to: '2026-12-01 10:00:09.000000000' };
+
 class RecordingRepository {
   readonly log: string[] = [];
   /** trace → what storedTraces answers. */
@@ -51,10 +63,11 @@ class RecordingRepository {
   /** The plainRoots of each storedTraces call. */
   readonly plainRootRequests: string[][] = [];
 
-  async storedTraces(_ref: ProjectRef, traceIds: string[], plainRoots: string[]): Promise<Map<string, StoredTrace>> {
+  async storedTraces(_ref: ProjectRef, traceIds: string[], plainRoots: string[]): Promise<StoredTraces> {
     this.plainRootRequests.push([...plainRoots].sort());
     await this.record(`stored ${[...traceIds].sort().join(',')}`);
-    return new Map(traceIds.filter((t) => this.stored.has(t)).map((t) => [t, this.stored.get(t)!]));
+    const traces = new Map(traceIds.filter((t) => this.stored.has(t)).map((t) => [t, this.stored.get(t)!]));
+    return traces.size > 0 ? { traces, look: LOOK } : { traces };
   }
 
   async rewrittenSpanLines(_ref: ProjectRef, traceIds: string[]): Promise<{ text: string; rows: number }> {
@@ -85,17 +98,33 @@ class RecordingRepository {
   /** The traces of each filings call that asks for any (as the repository, which asks ClickHouse nothing for none). */
   readonly filingRequests: string[][] = [];
 
-  async filings(_ref: ProjectRef, traceIds: string[]): Promise<Map<string, TraceFiling>> {
-    if (traceIds.length > 0) this.filingRequests.push([...traceIds].sort());
+  /** The look each filings call that asks for any trace was given. */
+  readonly filingLooks: Array<TraceLook | undefined> = [];
+
+  async filings(_ref: ProjectRef, traceIds: string[], look?: TraceLook): Promise<Map<string, TraceFiling>> {
+    if (traceIds.length > 0) {
+      this.filingRequests.push([...traceIds].sort());
+      this.filingLooks.push(look);
+    }
     return new Map();
   }
 
   /** Minutes refreshTraceFigures reports beyond none (those the traces left): refreshDailyCosts and refreshTraceMetrics get them. */
   previousMinutes: number[] = [];
 
-  async refreshTraceFigures(_ref: ProjectRef, traceIds: string[], _before?: Map<string, TraceFiling>): Promise<{ minutes: number[] }> {
+  /** The look each refreshTraceFigures call with traces was given. */
+  readonly figureLooks: Array<TraceLook | undefined> = [];
+
+  async refreshTraceFigures(
+    _ref: ProjectRef,
+    traceIds: string[],
+    _before?: Map<string, TraceFiling>,
+    _recheck: string[] = [],
+    look?: TraceLook,
+  ): Promise<{ minutes: number[] }> {
     // As the repository does: no statement for no trace.
     if (traceIds.length === 0) return { minutes: [] };
+    this.figureLooks.push(look);
     await this.record(`figures ${[...traceIds].sort().join(',')}`);
     return { minutes: this.previousMinutes };
   }
@@ -244,6 +273,10 @@ describe('SpanWriter', () => {
     expect(repository.sessionRefreshes).toEqual([['s1', 's3'], ['s1']]);
     // B's figures change (its root counts as RUN in its cost rows now); A's, given only its session, do not.
     expect(repository.log.at(-2)).toBe('figures B');
+    // The first round's look covered every trace it refreshed, so it bounds their reads; the
+    // back-fill's round did not look at B, so its refresh reads B's bounds itself.
+    expect(repository.figureLooks).toEqual([LOOK, undefined]);
+    expect(repository.filingLooks).toEqual([LOOK, undefined]);
   });
 
   it("refreshes a back-fill's traces' figures where the trace also came in with an insert of the round", async () => {

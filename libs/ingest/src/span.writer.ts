@@ -4,7 +4,7 @@ import { isTransientClickHouseError } from '@spanforge/clickhouse';
 import { BatchingQueue, type BatchingOptions } from './batching.queue';
 import { newDeadLetterId, type DeadLetter } from './dead-letter.repository';
 import type { ChunkPart, RowChunk } from './export-rows';
-import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace, Tombstone, TraceFiling } from './span.repository';
+import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace, Tombstone, TraceFiling, TraceLook } from './span.repository';
 import { spanPartition } from './span.row';
 
 /**
@@ -373,13 +373,15 @@ export class SpanWriter {
           const looked = await this.repository.storedTraces(group.ref, candidates, [...group.plainRoots]);
           // A back-fill read just before its traces were erased may have been stored after their job ran.
           const backfillErased = await this.repository.erasedTraces(group.ref, [...group.backfilled]);
-          const { stored, erased } = splitErased(looked, backfillErased);
+          const { stored, erased } = splitErased(looked.traces, backfillErased);
           const backfill = await this.rewrites(group.ref, stored);
           if (backfill) backfills.set(key, backfill);
-          if (!filedBefore.has(key)) filedBefore.set(key, await this.repository.filings(group.ref, refiguredTraces(group)));
+          // The look bounds the figures' reads only if it covered every trace refreshed: a back-fill's own are not looked at.
+          const look = refiguredTraces(group).some((traceId) => group.backfilled.has(traceId)) ? undefined : looked.look;
+          if (!filedBefore.has(key)) filedBefore.set(key, await this.repository.filings(group.ref, refiguredTraces(group), look));
           const rebuilt = sessionsOfErased(group, erased);
           const sessions = sessionsToRefresh(group.sessions, stored).filter((sessionId) => !rebuilt.has(sessionId));
-          await this.refreshFigures(group, filedBefore.get(key)!, sessions, erased.traces);
+          await this.refreshFigures(group, filedBefore.get(key)!, sessions, erased.traces, look);
           await this.addErasedSince(group, erased, lookedAt);
           if (erased.jobs.size > 0) await this.afterErasure(group, erased);
         });
@@ -445,17 +447,19 @@ export class SpanWriter {
 
   /**
    * The touched traces' and sessions' figures, and the daily costs and trace metrics of their
-   * minutes, recomputed. `sessions`: see sessionsToRefresh.
+   * minutes, recomputed. `sessions`: see sessionsToRefresh. `look`: the round's, when it covered every
+   * trace refreshed (SpanRepository.refreshTraceFigures).
    */
   private async refreshFigures(
     group: ProjectGroup,
     filedBefore: Map<string, TraceFiling>,
     sessions: string[],
     erased: ReadonlySet<string>,
+    look: TraceLook | undefined,
   ): Promise<void> {
     const { ref } = group;
     const traces = refiguredTraces(group).filter((traceId) => !erased.has(traceId));
-    const { minutes } = await this.repository.refreshTraceFigures(ref, traces, filedBefore, [...group.rerun]);
+    const { minutes } = await this.repository.refreshTraceFigures(ref, traces, filedBefore, [...group.rerun], look);
     await this.repository.refreshSessionFigures(ref, sessions);
     await this.repository.refreshDailyCosts(ref, minutes);
     await this.repository.refreshTraceMetrics(ref, minutes);
