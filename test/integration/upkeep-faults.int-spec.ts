@@ -256,6 +256,66 @@ describe('a round bounded by an older look', () => {
     ).toStrictEqual([{ minute: '2026-11-04 10:19:00' }]);
     expect((await filed()).map((m) => [m.minute, Number(m.spans)])).toStrictEqual([['2026-11-04 10:19:00', 2]]);
   });
+
+  it("empties its own filing when a later look's computation filed the trace under another minute", async () => {
+    const own = await h.newProject();
+    const ref = { tenantId: own.tenantId, projectId: own.projectId };
+    const send = async (spans: Array<Record<string, unknown>>) =>
+      expect((await postTraces(h.http, jsonExport(spans, 'look-service'), { type: JSON_TYPE, key: own.apiKey })).status).toBe(200);
+    const rows = async <T>(sql: string, params: Record<string, unknown> = {}) => h.query<T>(sql, { p: own.projectId, ...params });
+    const filed = async () =>
+      (
+        await rows<{ minute: string; spans: string }>(
+          `SELECT toString(minute) AS minute, sum(spans) AS spans FROM cost_minute FINAL
+           WHERE project_id = {p:String} GROUP BY minute HAVING spans > 0 ORDER BY minute`,
+        )
+      ).map((m): [string, number] => [m.minute, Number(m.spans)]);
+    const settled = async (expected: Array<[string, number]>) => {
+      const deadline = Date.now() + 30_000;
+      while (JSON.stringify(await filed()) !== JSON.stringify(expected)) {
+        if (Date.now() > deadline) throw new Error(`the rollups did not settle: ${JSON.stringify(await filed())}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const [traceId, rootId, firstCall] = [hex(16), hex(8), hex(8)];
+    // A call at 10:21:10, filed under 10:21 by the worker's round.
+    await send([{ ...call(traceId, rootId, '2026-11-04T10:21:10Z', 1_000, 200), spanId: firstCall }]);
+    await settled([['2026-11-04 10:21:00', 1]]);
+    // A second call at 10:20:30, stored by a worker whose round has not run yet: a copy of the first, inserted as the worker inserts.
+    const [stored] = await rows<Record<string, unknown>>('SELECT * FROM spans WHERE project_id = {p:String} AND span_id = {s:String}', {
+      s: firstCall,
+    });
+    const second = { ...stored, span_id: hex(8), start_time: '2026-11-04 10:20:30.000000000', end_time: '2026-11-04 10:20:50.000000000' };
+    const repository = new SpanRepository(h.services.clickhouse);
+    await repository.insertSpanLines([`${JSON.stringify(second)}\n`]);
+    // That round's look (both calls, from 10:20:30); then another worker's round stores the root and files the trace under 10:19.
+    const { look } = await repository.storedTraces(ref, [traceId], []);
+    expect(look).toEqual(expect.objectContaining({ from: '2026-11-04 10:20:30.000000000' }));
+    await send([
+      jsonSpan({ traceId, spanId: rootId, name: 'agent.run', start: at('2026-11-04T10:19:40Z'), end: at('2026-11-04T10:22:00Z') }),
+    ]);
+    await settled([['2026-11-04 10:19:00', 3]]);
+
+    // The first round refreshes within its look: its own figures start at 10:20:30, and are filed under 10:20 until it sees the later ones.
+    const { minutes } = await repository.refreshTraceFigures(ref, [traceId], undefined, [], look);
+    await repository.refreshDailyCosts(ref, minutes);
+    await repository.refreshTraceMetrics(ref, minutes);
+
+    expect(
+      await rows<{ minute: string }>(
+        `SELECT toString(minute) AS minute FROM trace_minutes FINAL WHERE project_id = {p:String} AND present = 1 ORDER BY minute`,
+      ),
+    ).toStrictEqual([{ minute: '2026-11-04 10:19:00' }]);
+    expect(await filed()).toStrictEqual([['2026-11-04 10:19:00', 3]]);
+    const [figures] = await rows<{ start: string; cost: number }>(
+      `SELECT toString(start_time) AS start, cost_usd AS cost FROM trace_figures FINAL WHERE project_id = {p:String}`,
+    );
+    expect(figures!.start).toBe('2026-11-04 10:19:40.000000000');
+    expect(figures!.cost).toBeCloseTo(
+      2 * costOf({ inputUncached: 1_000, cacheRead: 0, cacheWrite: 0, output: 200, reasoning: 0 }, price),
+      9,
+    );
+  });
 });
 
 /*

@@ -17,6 +17,7 @@ describe('trace-figures.sql', () => {
   it('exports these SQL constants (a new one gets its snapshot here)', () => {
     expect(constants.map(([name]) => name)).toEqual([
       'FILED_MINUTES_SQL',
+      'FILINGS_AFTER_LOOKED_REFRESH_SQL',
       'LOOKED_TRACES_FILING_SQL',
       'REFRESH_ALL_SESSION_FIGURES_SQL',
       'REFRESH_COST_DAILY_SQL',

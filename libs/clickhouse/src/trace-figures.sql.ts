@@ -320,12 +320,30 @@ function tracesFilingSql(time: string): string {
 export const TRACES_FILING_SQL = tracesFilingSql(TRACES_TIME_SQL);
 
 /**
- * TRACES_FILING_SQL within a round's look (LOOKED_TIME_SQL). A computation from a later look that
- * starts before it is not seen: the round then takes its own for the newest, and the empty row it
- * writes under the minute the trace left is versioned by its look, so that it cannot replace that
- * later computation's filing there (VACATE_LOOKED_TRACE_MINUTES_SQL).
+ * TRACES_FILING_SQL within a round's look (LOOKED_TIME_SQL), for where its traces were filed before
+ * its refresh. A computation from a later look that starts before the bound is not seen; that
+ * look's own round empties the minutes it finds the trace left.
  */
 export const LOOKED_TRACES_FILING_SQL = tracesFilingSql(LOOKED_TIME_SQL);
+
+/**
+ * Where each of some traces is filed after a refresh stamped with a look's time: the newest
+ * computation's minute (`minute_ms`) and stamp (`newest_at`), and the minutes of the older
+ * computations still stored (`older_minutes`, ms, the newest's left out). Bounded by what
+ * trace_index holds as it runs, not by the look: a computation from a later look, which may start
+ * before the look's bound, must be seen. An older computation's minute no longer holds the trace;
+ * the round empties it with the newest's stamp, which replaces any filing there but a newer one.
+ * Each of two rounds of a trace reads this after its own write, so the later read of the two sees
+ * both computations, and the stale filing of either is emptied.
+ */
+export const FILINGS_AFTER_LOOKED_REFRESH_SQL = `
+  SELECT trace_id, intDiv(toUnixTimestamp64Milli(newest_start), 60000) * 60000 AS minute_ms, toString(newest_at) AS newest_at,
+    arrayFilter(m -> m != minute_ms, arrayDistinct(arrayMap(t -> intDiv(toUnixTimestamp64Milli(t), 60000) * 60000, starts))) AS older_minutes
+  FROM (SELECT trace_id, argMax(start_time, computed_at) AS newest_start, max(computed_at) AS newest_at, groupArray(start_time) AS starts
+        FROM trace_figures
+        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND start_time BETWEEN ${TRACES_TIME_SQL}
+          AND trace_id IN {traceIds:Array(String)}
+        GROUP BY trace_id)`;
 
 /**
  * Every minute some traces ({traceIds}) are filed under in trace_minutes, with whether the newest
@@ -349,20 +367,25 @@ export const FILED_MINUTES_SQL = `
  * minute it left ({vacatedMinutes}, ms, the same order): its start moved to an earlier minute. It
  * takes the retention of the row it empties, so the two share a partition and it replaces it.
  */
-function vacateTraceMinutesSql(computedAt: string): string {
+function vacateTraceMinutesSql(stamped: boolean): string {
+  const [stamps, stamp] = stamped ? [", {vacatedStamps:Array(DateTime64(6, 'UTC'))}", 'v.stamp'] : ['', 'now64(6)'];
   return `
   INSERT INTO trace_minutes (tenant_id, project_id, minute, trace_id, start_time, duration_ms, root_name, service_name, iterations, cost_usd,
     input_tokens, output_tokens, error_count, cost_rows, present, computed_at, retention_days)
-  SELECT {tenantId:String}, {projectId:String}, v.minute, v.trace_id, v.minute, 0, '', '', 0, 0, 0, 0, 0, [], 0, ${computedAt}, ifNull(r.retention_days, 0)
-  FROM (SELECT tupleElement(p, 1) AS trace_id, fromUnixTimestamp64Milli(tupleElement(p, 2), 'UTC') AS minute
-        FROM (SELECT arrayJoin(arrayZip({vacatedTraces:Array(String)}, {vacatedMinutes:Array(Int64)})) AS p)) AS v
+  SELECT {tenantId:String}, {projectId:String}, v.minute, v.trace_id, v.minute, 0, '', '', 0, 0, 0, 0, 0, [], 0, ${stamp}, ifNull(r.retention_days, 0)
+  FROM (SELECT tupleElement(p, 1) AS trace_id, fromUnixTimestamp64Milli(tupleElement(p, 2), 'UTC') AS minute${stamped ? ', tupleElement(p, 3) AS stamp' : ''}
+        FROM (SELECT arrayJoin(arrayZip({vacatedTraces:Array(String)}, {vacatedMinutes:Array(Int64)}${stamps})) AS p)) AS v
   LEFT JOIN (SELECT trace_id, minute, max(retention_days) AS retention_days FROM trace_minutes
              WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {vacatedTraces:Array(String)}
                AND toUnixTimestamp64Milli(minute) IN {vacatedMinutes:Array(Int64)}
              GROUP BY trace_id, minute) AS r ON r.trace_id = v.trace_id AND r.minute = v.minute${ANY_PARTITIONS}`;
 }
 
-export const VACATE_TRACE_MINUTES_SQL = vacateTraceMinutesSql('now64(6)');
+export const VACATE_TRACE_MINUTES_SQL = vacateTraceMinutesSql(false);
 
-/** VACATE_TRACE_MINUTES_SQL after a refresh bounded by a round's look: versioned by the look's time (LOOKED_TIME_SQL). */
-export const VACATE_LOOKED_TRACE_MINUTES_SQL = vacateTraceMinutesSql(LOOKED_AT_SQL);
+/**
+ * VACATE_TRACE_MINUTES_SQL after a refresh stamped with a round's look (LOOKED_TIME_SQL), each row
+ * with its own stamp ({vacatedStamps}, the same order): a minute the trace left, the look's time;
+ * a minute an older computation filed it under, the newest's (FILINGS_AFTER_LOOKED_REFRESH_SQL).
+ */
+export const VACATE_LOOKED_TRACE_MINUTES_SQL = vacateTraceMinutesSql(true);

@@ -19,7 +19,7 @@ const T2 = '5b8efff798038103d269b633813fc60c';
 const ROW_SCOPED_WRITES = new Set(['ingest.insert_spans', 'ingest.insert_accounting']);
 
 /** What the fake answers ingest.trace_filings with. */
-let filings: Array<{ trace_id: string; minute_ms: number }> = [];
+let filings: Array<{ trace_id: string; minute_ms: number; newest_at?: string; older_minutes?: number[] }> = [];
 /** What the fake answers ingest.filed_minutes with. */
 let filed: Array<{ trace_id: string; minute_ms: number; present: number }> = [];
 /** What the fake answers ingest.stored_traces with. */
@@ -196,39 +196,57 @@ describe('SpanRepository SQL', () => {
     expect(minutes.sort()).toEqual([hour, hour + 60_000, hour + 120_000, hour + 180_000]);
   });
 
-  it('refreshTraceFigures after a look: bounded by it instead of trace_index, versioned by its time, the empty row too', async () => {
+  it('refreshTraceFigures after a look: bounded by it, stamped with its time; the filings after read as they stand', async () => {
     const hour = Date.UTC(2026, 10, 19, 10);
-    filings = [{ trace_id: T1, minute_ms: hour }];
-    const before = new Map([[T1, { traceId: T1, minuteMs: hour + 60_000 }]]);
     const look = { at: '2026-11-19 10:05:00.000001', from: '2026-11-19 10:00:30.000000000', to: '2026-11-19 10:01:10.000000000' };
-    // Where the trace was filed before, when not given, is read within the look too.
-    const [beforeRead] = await record(() => repository.refreshTraceFigures(PROJECT, [T1], undefined, [], look));
+    const later = '2026-11-19 10:05:02.500000';
+    // T1 moved from 10:01 to 10:00 by this refresh (its older computation is under 10:01). T2's newest
+    // computation is a later look's, under 10:00, while this refresh filed it under 10:02: that
+    // filing is emptied with the later stamp.
+    filings = [
+      { trace_id: T1, minute_ms: hour, newest_at: look.at, older_minutes: [hour + 60_000] },
+      { trace_id: T2, minute_ms: hour, newest_at: later, older_minutes: [hour + 120_000] },
+    ];
+    const before = new Map([
+      [T1, { traceId: T1, minuteMs: hour + 60_000 }],
+      [T2, { traceId: T2, minuteMs: hour }],
+    ]);
+    // Where the traces were filed before, when not given, is read within the look too.
+    const [beforeRead] = await record(() => repository.refreshTraceFigures(PROJECT, [T1, T2], undefined, [], look));
     expect(beforeRead!.queryId).toBe('ingest.trace_filings');
     expect(beforeRead!.params).toEqual(expect.arrayContaining(['from', 'to']));
     expect(beforeRead!.sql).not.toContain('trace_index');
-    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1], before, [], look));
+    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1, T2], before, [], look));
     expectStatements(statements, 3);
     expect(statements.map((s) => s.queryId)).toEqual([
       'ingest.refresh_trace_figures',
       'ingest.trace_filings',
       'ingest.vacate_trace_minutes',
     ]);
-    for (const statement of statements) expect(statement.sql).not.toContain('trace_index');
-    for (const statement of statements.slice(0, 2)) expect(statement.params).toEqual(expect.arrayContaining(['from', 'to']));
-    // What is written carries the look's time as its version, never the statement's.
-    for (const statement of [statements[0]!, statements[2]!]) {
-      expect(statement.sql).toContain('{lookedAt:DateTime64(6, ');
-      expect(statement.sql).not.toContain('now64');
-    }
+    const [refresh, after, vacate] = statements as [RecordedStatement, RecordedStatement, RecordedStatement];
+    expect(refresh.params).toEqual(expect.arrayContaining(['from', 'to', 'lookedAt']));
+    expect(refresh.sql).not.toContain('trace_index');
+    // What is written carries the look's time (or a later computation's) as its stamp, never the statement's.
+    for (const written of [refresh, vacate]) expect(written.sql).not.toContain('now64');
+    expect(refresh.sql).toContain('{lookedAt:DateTime64(6, ');
+    // The filings after are bounded by what trace_index holds as the statement runs: a later look's computation may start before the look.
+    expect(after.sql).toContain('trace_index');
+    expect(after.params).not.toEqual(expect.arrayContaining(['from']));
     const sent: Array<Record<string, unknown>> = [];
     const client = {
       command: async ({ query_params }: { query_params: Record<string, unknown> }) => void sent.push(query_params),
       query: async () => ({ json: async () => filings }),
     } as unknown as ClickHouseClient;
-    const { minutes } = await new SpanRepository(client).refreshTraceFigures(PROJECT, [T1], before, [], look);
+    const { minutes } = await new SpanRepository(client).refreshTraceFigures(PROJECT, [T1, T2], before, [], look);
     expect(sent[0]).toEqual(expect.objectContaining({ from: look.from, to: look.to, lookedAt: look.at }));
-    expect(sent.at(-1)).toEqual(expect.objectContaining({ vacatedTraces: [T1], vacatedMinutes: [hour + 60_000], lookedAt: look.at }));
-    expect(minutes.sort()).toEqual([hour, hour + 60_000]);
+    expect(sent.at(-1)).toEqual(
+      expect.objectContaining({
+        vacatedTraces: [T1, T2],
+        vacatedMinutes: [hour + 60_000, hour + 120_000],
+        vacatedStamps: [look.at, later],
+      }),
+    );
+    expect(minutes.sort()).toEqual([hour, hour + 60_000, hour + 120_000]);
   });
 
   it('refreshTraceFigures answers the minutes filed under and left', async () => {

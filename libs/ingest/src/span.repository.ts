@@ -5,6 +5,7 @@ import {
   REFRESH_TRACE_FIGURES_SQL,
   REFRESH_LOOKED_TRACE_FIGURES_SQL,
   LOOKED_TRACES_FILING_SQL,
+  FILINGS_AFTER_LOOKED_REFRESH_SQL,
   VACATE_LOOKED_TRACE_MINUTES_SQL,
   REFRESH_TRACE_METRICS_HOUR_SQL,
   REFRESH_TRACE_METRICS_MINUTE_SQL,
@@ -110,7 +111,7 @@ const STORED_TRACES_INDEX_SQL = `WITH (SELECT (groupArray(trace_id), groupArray(
       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
       GROUP BY trace_id)) AS erased
   SELECT trace_id, max(session_id) AS session_id, max(has_sessionless) AS has_sessionless,
-    min(start_time) AS first_start, max(end_time) AS last_end, now64(6) AS looked_at, arrayElement(erased.2, indexOf(erased.1, trace_id)) AS erased_by,
+    min(start_time) AS first_start, max(end_time) AS last_end, now64(6, 'UTC') AS looked_at, arrayElement(erased.2, indexOf(erased.1, trace_id)) AS erased_by,
     if(erased_by = '', [], groupUniqArrayIf(i.session_id, i.session_id != '')) AS erased_sessions
   FROM trace_index AS i
   WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
@@ -275,9 +276,12 @@ export class SpanRepository {
    * in trace_minutes: any after its start minute that still holds one of them is emptied, and all
    * of them are recomputed (an emptied minute whose costs the earlier run never got to).
    *
-   * `look`: the round's look, when it covered every one of these traces (TraceLook): the reads are
-   * bounded by it and what is written is versioned by its time; without one, by what trace_index
-   * holds of them when each statement runs, versioned by that time.
+   * `look`: the round's look, when these traces are all ones it read or looked for (TraceLook):
+   * the refresh and the filings before it are bounded by it, and what is written is stamped with its
+   * time; without one, by what trace_index holds of them when each statement runs, stamped with
+   * that time. After a refresh stamped with a look, every minute an older computation of a trace
+   * filed it under is emptied too (this refresh's own, where a later look's computation is newer:
+   * FILINGS_AFTER_LOOKED_REFRESH_SQL).
    */
   async refreshTraceFigures(
     project: ProjectRef,
@@ -293,9 +297,11 @@ export class SpanRepository {
       query_params: { ...project, traceIds, ...(look && lookParams(look)) },
       ...namedStatement('ingest.refresh_trace_figures'),
     });
-    const after = await this.filings(project, traceIds, look);
+    const { after, stale } = look
+      ? await this.filingsAfterLook(project, traceIds)
+      : { after: await this.filings(project, traceIds), stale: [] };
     // An empty row under each minute a trace left, so its recomputation leaves the trace out.
-    const left = new Map<string, TraceFiling>();
+    const left = new Map<string, TraceFiling & { stamp?: string }>();
     const moved = (traceId: string, minuteMs: number) => after.has(traceId) && after.get(traceId)!.minuteMs !== minuteMs;
     for (const [traceId, filing] of before) if (moved(traceId, filing.minuteMs)) left.set(`${traceId}|${filing.minuteMs}`, filing);
     const rechecked = recheck.length > 0 ? await this.filedMinutes(project, recheck) : [];
@@ -304,20 +310,48 @@ export class SpanRepository {
     const later = (traceId: string, minuteMs: number) => after.has(traceId) && minuteMs > after.get(traceId)!.minuteMs;
     for (const filed of rechecked)
       if (filed.present && later(filed.traceId, filed.minuteMs)) left.set(`${filed.traceId}|${filed.minuteMs}`, filed);
+    // Last, so that their stamp (the newest computation's) wins over the look's for the same minute.
+    for (const filing of stale) left.set(`${filing.traceId}|${filing.minuteMs}`, filing);
     const vacated = [...left.values()];
     if (vacated.length > 0)
       await this.client.command({
         query: withProjectFilters(look ? VACATE_LOOKED_TRACE_MINUTES_SQL : VACATE_TRACE_MINUTES_SQL, project),
         query_params: {
           ...project,
-          ...(look && lookParams(look)),
           vacatedTraces: vacated.map((f) => f.traceId),
           vacatedMinutes: vacated.map((f) => f.minuteMs),
+          ...(look && { vacatedStamps: vacated.map((f) => f.stamp ?? look.at) }),
         },
         ...namedStatement('ingest.vacate_trace_minutes'),
       });
     const minutes = [...after.values(), ...vacated, ...rechecked].map((f) => f.minuteMs);
     return { minutes: [...new Set(minutes)] };
+  }
+
+  /**
+   * After a refresh stamped with `look`: where each trace is filed by its newest computation, and
+   * the minutes its older computations filed it under (`stale`, each with the newest's stamp: its
+   * empty row must replace theirs, this refresh's own among them).
+   */
+  private async filingsAfterLook(
+    project: ProjectRef,
+    traceIds: string[],
+  ): Promise<{ after: Map<string, TraceFiling>; stale: Array<TraceFiling & { stamp: string }> }> {
+    const result = await this.client.query({
+      query: withProjectFilters(FILINGS_AFTER_LOOKED_REFRESH_SQL, project),
+      query_params: { ...project, traceIds },
+      format: 'JSONEachRow',
+      ...namedStatement('ingest.trace_filings'),
+    });
+    const rows = await result.json<{
+      trace_id: string;
+      minute_ms: string | number;
+      newest_at: string;
+      older_minutes: Array<string | number>;
+    }>();
+    const after = new Map(rows.map((r) => [r.trace_id, { traceId: r.trace_id, minuteMs: Number(r.minute_ms) }]));
+    const stale = rows.flatMap((r) => r.older_minutes.map((m) => ({ traceId: r.trace_id, minuteMs: Number(m), stamp: r.newest_at })));
+    return { after, stale };
   }
 
   /** Every minute these traces are filed under in trace_minutes, and whether its newest row still holds the trace. */

@@ -376,7 +376,7 @@ export class SpanWriter {
           const { stored, erased } = splitErased(looked.traces, backfillErased);
           const backfill = await this.rewrites(group.ref, stored);
           if (backfill) backfills.set(key, backfill);
-          // The look bounds the figures' reads only if it covered every trace refreshed: a back-fill's own are not looked at.
+          // The look bounds the figures' reads only if every trace refreshed is one it looked for: a back-fill's own are not.
           const look = refiguredTraces(group).some((traceId) => group.backfilled.has(traceId)) ? undefined : looked.look;
           if (!filedBefore.has(key)) filedBefore.set(key, await this.repository.filings(group.ref, refiguredTraces(group), look));
           const rebuilt = sessionsOfErased(group, erased);
@@ -447,8 +447,8 @@ export class SpanWriter {
 
   /**
    * The touched traces' and sessions' figures, and the daily costs and trace metrics of their
-   * minutes, recomputed. `sessions`: see sessionsToRefresh. `look`: the round's, when it covered every
-   * trace refreshed (SpanRepository.refreshTraceFigures).
+   * minutes, recomputed. `sessions`: see sessionsToRefresh. `look`: the round's, when every trace
+   * refreshed is one it looked for (SpanRepository.refreshTraceFigures).
    */
   private async refreshFigures(
     group: ProjectGroup,
