@@ -166,7 +166,7 @@ async function upkeepRound(repository: SpanRepository, scope: Scope, traceIds: s
   const [looked, storedTraces] = await timed(() => repository.storedTraces(scope, traceIds, []));
   const sessions = sessionsToRefresh([], looked.traces);
   // Bounded by the look, as the worker's round is when its look covered every trace it refreshes.
-  const [{ minutes }, traceFigures] = await timed(() => repository.refreshTraceFigures(scope, traceIds, undefined, [], looked.look));
+  const [{ minutes }, traceFigures] = await timed(() => repository.refreshTraceFigures(scope, traceIds, [], looked.look));
   const [, sessionFigures] = await timed(() => repository.refreshSessionFigures(scope, sessions));
   const [, costDaily] = await timed(() => repository.refreshDailyCosts(scope, minutes));
   const [, traceMetrics] = await timed(() => repository.refreshTraceMetrics(scope, minutes));

@@ -238,7 +238,7 @@ describe('a round bounded by an older look', () => {
     await settled([['2026-11-04 10:19:00', 2]]);
 
     // Round A now refreshes within its look, as a round does, then the minutes it touched.
-    const { minutes } = await repository.refreshTraceFigures(ref, [traceId], undefined, [], look);
+    const { minutes } = await repository.refreshTraceFigures(ref, [traceId], [], look);
     await repository.refreshDailyCosts(ref, minutes);
     await repository.refreshTraceMetrics(ref, minutes);
 
@@ -297,7 +297,7 @@ describe('a round bounded by an older look', () => {
     await settled([['2026-11-04 10:19:00', 3]]);
 
     // The first round refreshes within its look: its own figures start at 10:20:30, and are filed under 10:20 until it sees the later ones.
-    const { minutes } = await repository.refreshTraceFigures(ref, [traceId], undefined, [], look);
+    const { minutes } = await repository.refreshTraceFigures(ref, [traceId], [], look);
     await repository.refreshDailyCosts(ref, minutes);
     await repository.refreshTraceMetrics(ref, minutes);
 
@@ -355,7 +355,7 @@ describe("a cluster's clocks", () => {
     await clock.check();
     await expect(repository.refreshDailyCosts(project, [Date.UTC(2026, 10, 4, 10, 20)])).rejects.toThrow(ClockOffsetError);
     // Reads that do not look at the clock go on.
-    expect(await repository.filings(project, ['0af7651916cd43dd8448eb211c80319c'])).toEqual(new Map());
+    expect(await repository.erasedTraces(project, ['0af7651916cd43dd8448eb211c80319c'])).toEqual(new Map());
 
     skewMs = 0;
     await clock.check();

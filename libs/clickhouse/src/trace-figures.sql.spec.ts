@@ -17,8 +17,6 @@ describe('trace-figures.sql', () => {
   it('exports these SQL constants (a new one gets its snapshot here)', () => {
     expect(constants.map(([name]) => name)).toEqual([
       'FILED_MINUTES_SQL',
-      'FILINGS_AFTER_LOOKED_REFRESH_SQL',
-      'LOOKED_TRACES_FILING_SQL',
       'REFRESH_ALL_SESSION_FIGURES_SQL',
       'REFRESH_COST_DAILY_SQL',
       'REFRESH_COST_MINUTE_SQL',
@@ -28,9 +26,7 @@ describe('trace-figures.sql', () => {
       'REFRESH_SESSIONS_FIGURES_SQL',
       'REFRESH_TRACE_FIGURES_SQL',
       'TRACES_DAYS_SQL',
-      'TRACES_FILING_SQL',
       'TRACES_TIME_SQL',
-      'VACATE_LOOKED_TRACE_MINUTES_SQL',
       'VACATE_TRACE_MINUTES_SQL',
     ]);
   });

@@ -302,60 +302,21 @@ export const REFRESH_COST_DAILY_SQL = refreshCostsSql(
 );
 
 /**
- * Where each of some traces ({traceIds}) is filed, from its start in trace_figures: the UTC minute
- * (ms; trace_minutes). Each trace's newest figures by argMax, not FINAL, bounded by the traces'
- * time (every computation's start lies in it: it is the first start of some of their spans), so
- * that the parts of older traces are skipped as in the span reads (SPAN_COPY_KEY): trace_figures is
- * sorted by trace id, and a lookup of random ids by id alone reads a granule of every part per id.
- */
-function tracesFilingSql(time: string): string {
-  return `
-  SELECT trace_id, intDiv(toUnixTimestamp64Milli(start), 60000) * 60000 AS minute_ms
-  FROM (SELECT trace_id, argMax(start_time, computed_at) AS start FROM trace_figures
-        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND start_time BETWEEN ${time}
-          AND trace_id IN {traceIds:Array(String)}
-        GROUP BY trace_id)`;
-}
-
-export const TRACES_FILING_SQL = tracesFilingSql(TRACES_TIME_SQL);
-
-/**
- * TRACES_FILING_SQL within a round's look (LOOKED_TIME_SQL), for where its traces were filed before
- * its refresh. A computation from a later look that starts before the bound is not seen; that
- * look's own round empties the minutes it finds the trace left.
- */
-export const LOOKED_TRACES_FILING_SQL = tracesFilingSql(LOOKED_TIME_SQL);
-
-/**
- * Where each of some traces is filed after a refresh stamped with a look's time: the newest
- * computation's minute (`minute_ms`) and stamp (`newest_at`), and the minutes of the older
- * computations still stored (`older_minutes`, ms, the newest's left out). Bounded by what
- * trace_index holds as it runs, not by the look: a computation from a later look, which may start
- * before the look's bound, must be seen. An older computation's minute no longer holds the trace;
- * the round empties it with the newest's stamp, which replaces any filing there but a newer one.
- * Each of two rounds of a trace reads this after its own write, so the later read of the two sees
- * both computations, and the stale filing of either is emptied.
- */
-export const FILINGS_AFTER_LOOKED_REFRESH_SQL = `
-  SELECT trace_id, intDiv(toUnixTimestamp64Milli(newest_start), 60000) * 60000 AS minute_ms, toString(newest_at) AS newest_at,
-    arrayFilter(m -> m != minute_ms, arrayDistinct(arrayMap(t -> intDiv(toUnixTimestamp64Milli(t), 60000) * 60000, starts))) AS older_minutes
-  FROM (SELECT trace_id, argMax(start_time, computed_at) AS newest_start, max(computed_at) AS newest_at, groupArray(start_time) AS starts
-        FROM trace_figures
-        WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND start_time BETWEEN ${TRACES_TIME_SQL}
-          AND trace_id IN {traceIds:Array(String)}
-        GROUP BY trace_id)`;
-
-/**
- * Every minute some traces ({traceIds}) are filed under in trace_minutes, with whether the newest
- * row there still holds the trace (`present`), for a job that ran before: a round that stopped
- * between a trace's new figures and the empty row for the minute it left (a crash, a failed
- * statement) left it filed twice, and the retry's filings already show only the new minute. Every
- * minute a trace was ever filed under lies in the time its spans cover (each filing was the first
- * start of spans still stored; trace_index keeps the earliest start even of a span stored again
- * with a later one), so the lookup reads those minutes, not the project.
+ * Every minute some traces ({traceIds}) are filed under in trace_minutes, read after their figures
+ * are refreshed: whether the newest row there still holds the trace (`present`), and that row's
+ * stamp (`stamp`, the computation's computed_at, or the stamp of the empty row that took the trace
+ * out). Of a trace's minutes that hold it, the one with the newest stamp is where its newest
+ * computation filed it; every other holds an older computation's filing (a minute the trace left,
+ * or a round's whose computation another made newer meanwhile) and is emptied with the newest's
+ * stamp. trace_minutes rows are never merged across minutes, so every filing stays to be read.
+ * Every minute a trace was ever filed under lies in the time its spans cover (each filing was the
+ * first start of spans still stored; trace_index keeps the earliest start even of a span stored
+ * again with a later one), read from trace_index as the statement runs: a later computation's
+ * filing is seen even when it starts before the round's look. The lookup reads those minutes, not
+ * the project.
  */
 export const FILED_MINUTES_SQL = `
-  SELECT trace_id, toUnixTimestamp64Milli(minute) AS minute_ms, argMax(present, computed_at) AS present
+  SELECT trace_id, toUnixTimestamp64Milli(minute) AS minute_ms, argMax(present, computed_at) AS present, toString(max(computed_at)) AS stamp
   FROM trace_minutes
   WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
     AND minute BETWEEN toStartOfMinute(${TRACES_FIRST_START_SQL}) AND ${TRACES_LAST_END_SQL}
@@ -363,29 +324,20 @@ export const FILED_MINUTES_SQL = `
   GROUP BY trace_id, minute`;
 
 /**
- * An empty trace_minutes row (present = 0, no cost rows) for each trace ({vacatedTraces}) under the
- * minute it left ({vacatedMinutes}, ms, the same order): its start moved to an earlier minute. It
- * takes the retention of the row it empties, so the two share a partition and it replaces it.
+ * An empty trace_minutes row (present = 0, no cost rows) for each trace ({vacatedTraces}) under a
+ * minute an older computation filed it under ({vacatedMinutes}, ms, the same order), stamped with
+ * the trace's newest computation's ({vacatedStamps}; FILED_MINUTES_SQL): it replaces any filing
+ * there but a newer one. It takes the retention of the row it empties, so the two share a
+ * partition and it replaces it.
  */
-function vacateTraceMinutesSql(stamped: boolean): string {
-  const [stamps, stamp] = stamped ? [", {vacatedStamps:Array(DateTime64(6, 'UTC'))}", 'v.stamp'] : ['', 'now64(6)'];
-  return `
+export const VACATE_TRACE_MINUTES_SQL = `
   INSERT INTO trace_minutes (tenant_id, project_id, minute, trace_id, start_time, duration_ms, root_name, service_name, iterations, cost_usd,
     input_tokens, output_tokens, error_count, cost_rows, present, computed_at, retention_days)
-  SELECT {tenantId:String}, {projectId:String}, v.minute, v.trace_id, v.minute, 0, '', '', 0, 0, 0, 0, 0, [], 0, ${stamp}, ifNull(r.retention_days, 0)
-  FROM (SELECT tupleElement(p, 1) AS trace_id, fromUnixTimestamp64Milli(tupleElement(p, 2), 'UTC') AS minute${stamped ? ', tupleElement(p, 3) AS stamp' : ''}
-        FROM (SELECT arrayJoin(arrayZip({vacatedTraces:Array(String)}, {vacatedMinutes:Array(Int64)}${stamps})) AS p)) AS v
+  SELECT {tenantId:String}, {projectId:String}, v.minute, v.trace_id, v.minute, 0, '', '', 0, 0, 0, 0, 0, [], 0, v.stamp, ifNull(r.retention_days, 0)
+  FROM (SELECT tupleElement(p, 1) AS trace_id, fromUnixTimestamp64Milli(tupleElement(p, 2), 'UTC') AS minute, tupleElement(p, 3) AS stamp
+        FROM (SELECT arrayJoin(arrayZip({vacatedTraces:Array(String)}, {vacatedMinutes:Array(Int64)},
+                                        {vacatedStamps:Array(DateTime64(6, 'UTC'))})) AS p)) AS v
   LEFT JOIN (SELECT trace_id, minute, max(retention_days) AS retention_days FROM trace_minutes
              WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {vacatedTraces:Array(String)}
                AND toUnixTimestamp64Milli(minute) IN {vacatedMinutes:Array(Int64)}
              GROUP BY trace_id, minute) AS r ON r.trace_id = v.trace_id AND r.minute = v.minute${ANY_PARTITIONS}`;
-}
-
-export const VACATE_TRACE_MINUTES_SQL = vacateTraceMinutesSql(false);
-
-/**
- * VACATE_TRACE_MINUTES_SQL after a refresh stamped with a round's look (LOOKED_TIME_SQL), each row
- * with its own stamp ({vacatedStamps}, the same order): a minute the trace left, the look's time;
- * a minute an older computation filed it under, the newest's (FILINGS_AFTER_LOOKED_REFRESH_SQL).
- */
-export const VACATE_LOOKED_TRACE_MINUTES_SQL = vacateTraceMinutesSql(true);

@@ -18,10 +18,8 @@ const T2 = '5b8efff798038103d269b633813fc60c';
  */
 const ROW_SCOPED_WRITES = new Set(['ingest.insert_spans', 'ingest.insert_accounting']);
 
-/** What the fake answers ingest.trace_filings with. */
-let filings: Array<{ trace_id: string; minute_ms: number; newest_at?: string; older_minutes?: number[] }> = [];
 /** What the fake answers ingest.filed_minutes with. */
-let filed: Array<{ trace_id: string; minute_ms: number; present: number }> = [];
+let filed: Array<{ trace_id: string; minute_ms: number; present: number; stamp: string }> = [];
 /** What the fake answers ingest.stored_traces with. */
 let indexed: Array<{
   trace_id: string;
@@ -34,20 +32,17 @@ let indexed: Array<{
 
 describe('SpanRepository SQL', () => {
   const { client, record, insertedRows } = recordingClient((queryId) =>
-    queryId === 'ingest.trace_filings'
-      ? filings
-      : queryId === 'ingest.filed_minutes'
-        ? filed
-        : queryId === 'ingest.stored_traces'
-          ? indexed
-          : queryId === 'ingest.roots_to_run'
-            ? indexed.filter((r) => r.trace_id === T2).map((r) => ({ trace_id: r.trace_id }))
-            : [],
+    queryId === 'ingest.filed_minutes'
+      ? filed
+      : queryId === 'ingest.stored_traces'
+        ? indexed
+        : queryId === 'ingest.roots_to_run'
+          ? indexed.filter((r) => r.trace_id === T2).map((r) => ({ trace_id: r.trace_id }))
+          : [],
   );
   const repository = new SpanRepository(client);
 
   beforeEach(() => {
-    filings = [];
     filed = [];
     indexed = [];
   });
@@ -137,124 +132,82 @@ describe('SpanRepository SQL', () => {
     expect(stored).toEqual({ traces: new Map() });
   });
 
-  it('refreshTraceFigures: filings read before and after', async () => {
-    expectStatements(await record(() => repository.refreshTraceFigures(PROJECT, [T1, T2])), 3);
+  /** The parameters of each statement refreshTraceFigures sends, and what it answers, on a client that answers `filed`. */
+  async function refreshed(traceIds: string[], recheck: string[] = [], look?: Parameters<SpanRepository['refreshTraceFigures']>[3]) {
+    const sent: Array<Record<string, unknown>> = [];
+    const client = {
+      command: async ({ query_params }: { query_params: Record<string, unknown> }) => void sent.push(query_params),
+      query: async () => ({ json: async () => filed }),
+    } as unknown as ClickHouseClient;
+    const { minutes } = await new SpanRepository(client).refreshTraceFigures(PROJECT, traceIds, recheck, look);
+    return { sent, minutes: minutes.sort() };
+  }
+
+  const hour = Date.UTC(2026, 10, 19, 10);
+  const older = '2026-11-19 10:05:00.000001';
+  const newer = '2026-11-19 10:05:02.500000';
+
+  it('refreshTraceFigures: the refresh, then every minute the traces are filed under; nothing to empty', async () => {
+    filed = [{ trace_id: T1, minute_ms: hour, present: 1, stamp: newer }];
+    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1, T2]));
+    expectStatements(statements, 2);
+    expect(statements.map((s) => s.queryId)).toEqual(['ingest.refresh_trace_figures', 'ingest.filed_minutes']);
+    expect((await refreshed([T1, T2])).minutes).toEqual([hour]);
   });
 
-  it('refreshTraceFigures: a trace whose start moved a day earlier leaves its old minute', async () => {
-    const hour = Date.UTC(2026, 10, 19, 23);
-    filings = [{ trace_id: T1, minute_ms: hour + 59 * 60_000 }];
-    const before = new Map([[T1, { traceId: T1, minuteMs: hour + 3_600_000 }]]);
-    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1], before));
+  it("refreshTraceFigures empties every minute a trace is filed under but its newest computation's, with that stamp", async () => {
+    // T1's start moved a day earlier (its newest computation under 23:59 the day before, its older one under 00:00).
+    // T2: another round's newer computation filed it under 10:00 while this one filed it under 10:02 (an older look's).
+    // 10:03 was emptied before: it holds neither.
+    filed = [
+      { trace_id: T1, minute_ms: hour - 10 * 3_600_000 - 60_000, present: 1, stamp: newer },
+      { trace_id: T1, minute_ms: hour - 10 * 3_600_000, present: 1, stamp: older },
+      { trace_id: T2, minute_ms: hour, present: 1, stamp: newer },
+      { trace_id: T2, minute_ms: hour + 120_000, present: 1, stamp: older },
+      { trace_id: T2, minute_ms: hour + 180_000, present: 0, stamp: newer },
+    ];
+    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1, T2]));
     expectStatements(statements, 3);
     expect(statements.map((s) => s.queryId)).toEqual([
       'ingest.refresh_trace_figures',
-      'ingest.trace_filings',
-      'ingest.vacate_trace_minutes',
-    ]);
-  });
-
-  it('refreshTraceFigures: a trace that stayed in its minute leaves nothing', async () => {
-    const minute = Date.UTC(2026, 10, 19, 10, 1);
-    filings = [{ trace_id: T1, minute_ms: minute }];
-    const statements = await record(() =>
-      repository.refreshTraceFigures(PROJECT, [T1], new Map([[T1, { traceId: T1, minuteMs: minute }]])),
-    );
-    expect(statements.map((s) => s.queryId)).toEqual(['ingest.refresh_trace_figures', 'ingest.trace_filings']);
-  });
-
-  it('refreshTraceFigures of a job that ran before empties every minute after its start a trace is still filed under', async () => {
-    const hour = Date.UTC(2026, 10, 19, 10);
-    // The earlier run refreshed T1's figures (now under 10:01) and stopped before emptying 10:02;
-    // 10:03 it emptied, but never recomputed (the lookup cannot tell, so it is recomputed too).
-    filings = [{ trace_id: T1, minute_ms: hour + 60_000 }];
-    // 10:00: another worker's round moved T1 there after this one read its start: not this round's to empty.
-    filed = [
-      { trace_id: T1, minute_ms: hour, present: 1 },
-      { trace_id: T1, minute_ms: hour + 60_000, present: 1 },
-      { trace_id: T1, minute_ms: hour + 120_000, present: 1 },
-      { trace_id: T1, minute_ms: hour + 180_000, present: 0 },
-    ];
-    const before = new Map([[T1, { traceId: T1, minuteMs: hour + 60_000 }]]);
-    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1, T2], before, [T1]));
-    expectStatements(statements, 4);
-    expect(statements.map((s) => s.queryId)).toEqual([
-      'ingest.refresh_trace_figures',
-      'ingest.trace_filings',
       'ingest.filed_minutes',
       'ingest.vacate_trace_minutes',
     ]);
-    const sent: Array<Record<string, unknown>> = [];
-    const client = {
-      command: async ({ query_params }: { query_params: Record<string, unknown> }) => void sent.push(query_params),
-      query: async ({ clickhouse_settings }: { clickhouse_settings: { log_comment: string } }) => ({
-        json: async () => (clickhouse_settings.log_comment === 'ingest.trace_filings' ? filings : filed),
-      }),
-    } as unknown as ClickHouseClient;
-    const { minutes } = await new SpanRepository(client).refreshTraceFigures(PROJECT, [T1, T2], before, [T1]);
-    expect(sent.at(-1)).toEqual(expect.objectContaining({ vacatedTraces: [T1], vacatedMinutes: [hour + 120_000] }));
-    expect(minutes.sort()).toEqual([hour, hour + 60_000, hour + 120_000, hour + 180_000]);
-  });
-
-  it('refreshTraceFigures after a look: bounded by it, stamped with its time; the filings after read as they stand', async () => {
-    const hour = Date.UTC(2026, 10, 19, 10);
-    const look = { at: '2026-11-19 10:05:00.000001', from: '2026-11-19 10:00:30.000000000', to: '2026-11-19 10:01:10.000000000' };
-    const later = '2026-11-19 10:05:02.500000';
-    // T1 moved from 10:01 to 10:00 by this refresh (its older computation is under 10:01). T2's newest
-    // computation is a later look's, under 10:00, while this refresh filed it under 10:02: that
-    // filing is emptied with the later stamp.
-    filings = [
-      { trace_id: T1, minute_ms: hour, newest_at: look.at, older_minutes: [hour + 60_000] },
-      { trace_id: T2, minute_ms: hour, newest_at: later, older_minutes: [hour + 120_000] },
-    ];
-    const before = new Map([
-      [T1, { traceId: T1, minuteMs: hour + 60_000 }],
-      [T2, { traceId: T2, minuteMs: hour }],
-    ]);
-    // Where the traces were filed before, when not given, is read within the look too.
-    const [beforeRead] = await record(() => repository.refreshTraceFigures(PROJECT, [T1, T2], undefined, [], look));
-    expect(beforeRead!.queryId).toBe('ingest.trace_filings');
-    expect(beforeRead!.params).toEqual(expect.arrayContaining(['from', 'to']));
-    expect(beforeRead!.sql).not.toContain('trace_index');
-    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1, T2], before, [], look));
-    expectStatements(statements, 3);
-    expect(statements.map((s) => s.queryId)).toEqual([
-      'ingest.refresh_trace_figures',
-      'ingest.trace_filings',
-      'ingest.vacate_trace_minutes',
-    ]);
-    const [refresh, after, vacate] = statements as [RecordedStatement, RecordedStatement, RecordedStatement];
-    expect(refresh.params).toEqual(expect.arrayContaining(['from', 'to', 'lookedAt']));
-    expect(refresh.sql).not.toContain('trace_index');
-    // What is written carries the look's time (or a later computation's) as its stamp, never the statement's.
-    for (const written of [refresh, vacate]) expect(written.sql).not.toContain('now64');
-    expect(refresh.sql).toContain('{lookedAt:DateTime64(6, ');
-    // The filings after are bounded by what trace_index holds as the statement runs: a later look's computation may start before the look.
-    expect(after.sql).toContain('trace_index');
-    expect(after.params).not.toEqual(expect.arrayContaining(['from']));
-    const sent: Array<Record<string, unknown>> = [];
-    const client = {
-      command: async ({ query_params }: { query_params: Record<string, unknown> }) => void sent.push(query_params),
-      query: async () => ({ json: async () => filings }),
-    } as unknown as ClickHouseClient;
-    const { minutes } = await new SpanRepository(client).refreshTraceFigures(PROJECT, [T1, T2], before, [], look);
-    expect(sent[0]).toEqual(expect.objectContaining({ from: look.from, to: look.to, lookedAt: look.at }));
+    const { sent, minutes } = await refreshed([T1, T2]);
     expect(sent.at(-1)).toEqual(
       expect.objectContaining({
         vacatedTraces: [T1, T2],
-        vacatedMinutes: [hour + 60_000, hour + 120_000],
-        vacatedStamps: [look.at, later],
+        vacatedMinutes: [hour - 10 * 3_600_000, hour + 120_000],
+        vacatedStamps: [newer, newer],
       }),
     );
-    expect(minutes.sort()).toEqual([hour, hour + 60_000, hour + 120_000]);
+    expect(minutes).toEqual([hour - 10 * 3_600_000 - 60_000, hour - 10 * 3_600_000, hour, hour + 120_000].sort());
   });
 
-  it('refreshTraceFigures answers the minutes filed under and left', async () => {
-    const hour = Date.UTC(2026, 10, 19, 10);
-    filings = [{ trace_id: T1, minute_ms: hour + 60_000 }];
-    const before = new Map([[T1, { traceId: T1, minuteMs: hour + 120_000 }]]);
-    const { minutes } = await repository.refreshTraceFigures(PROJECT, [T1], before);
-    expect(minutes.sort()).toEqual([hour + 60_000, hour + 120_000]);
+  it('refreshTraceFigures of a job that ran before recomputes every minute its traces are filed under', async () => {
+    // The earlier run emptied 10:03 and stopped before recomputing it.
+    filed = [
+      { trace_id: T1, minute_ms: hour, present: 1, stamp: newer },
+      { trace_id: T1, minute_ms: hour + 180_000, present: 0, stamp: newer },
+      { trace_id: T2, minute_ms: hour + 240_000, present: 0, stamp: newer },
+    ];
+    expect((await refreshed([T1, T2], [T1])).minutes).toEqual([hour, hour + 180_000]);
+    expect((await refreshed([T1, T2])).minutes).toEqual([hour]);
+  });
+
+  it('refreshTraceFigures after a look: bounded by it instead of trace_index, stamped with its time', async () => {
+    const look = { at: older, from: '2026-11-19 10:00:30.000000000', to: '2026-11-19 10:01:10.000000000' };
+    filed = [{ trace_id: T1, minute_ms: hour, present: 1, stamp: older }];
+    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1], [], look));
+    expectStatements(statements, 2);
+    const [refresh, filedRead] = statements as [RecordedStatement, RecordedStatement];
+    expect(refresh.params).toEqual(expect.arrayContaining(['from', 'to', 'lookedAt']));
+    expect(refresh.sql).not.toContain('trace_index');
+    expect(refresh.sql).not.toContain('now64');
+    expect(refresh.sql).toContain('{lookedAt:DateTime64(6, ');
+    // Where the traces are filed is read bounded by what trace_index holds as it runs: a later look's computation may start before this look.
+    expect(filedRead.sql).toContain('trace_index');
+    expect((await refreshed([T1], [], look)).sent[0]).toEqual(expect.objectContaining({ from: look.from, to: look.to, lookedAt: look.at }));
   });
 
   /** The parameters of each statement a call sends (the recorder keeps only their names). */
@@ -304,10 +257,6 @@ describe('SpanRepository SQL', () => {
 
   it('refreshSessionFigures', async () => {
     expectStatements(await record(() => repository.refreshSessionFigures(PROJECT, ['session-1'])), 1);
-  });
-
-  it('filings', async () => {
-    expectStatements(await record(() => repository.filings(PROJECT, [T1])), 1);
   });
 
   it('rewrittenSpanLines', async () => {

@@ -4,14 +4,10 @@ import {
   REFRESH_SESSIONS_FIGURES_SQL,
   REFRESH_TRACE_FIGURES_SQL,
   REFRESH_LOOKED_TRACE_FIGURES_SQL,
-  LOOKED_TRACES_FILING_SQL,
-  FILINGS_AFTER_LOOKED_REFRESH_SQL,
-  VACATE_LOOKED_TRACE_MINUTES_SQL,
   REFRESH_TRACE_METRICS_HOUR_SQL,
   REFRESH_TRACE_METRICS_MINUTE_SQL,
   TRACES_TIME_SQL,
   SPAN_COPY_KEY,
-  TRACES_FILING_SQL,
   FILED_MINUTES_SQL,
   VACATE_TRACE_MINUTES_SQL,
   insertLines,
@@ -35,12 +31,16 @@ export interface AccountingRow {
 }
 
 /**
- * Where a trace is filed by its start: the UTC minute (ms) of trace_minutes, which the daily costs
- * and trace metrics are recomputed from and the `metrics` query reads traces by.
+ * A minute a trace is filed under in trace_minutes (FILED_MINUTES_SQL): the UTC minute (ms) of its
+ * start by some computation, which the daily costs and trace metrics are recomputed from and the
+ * `metrics` query reads traces by; whether the newest row there still holds the trace; and that
+ * row's stamp (computed_at as text).
  */
-export interface TraceFiling {
+export interface FiledMinute {
   traceId: string;
   minuteMs: number;
+  present: boolean;
+  stamp: string;
 }
 
 /** The UTC days (YYYY-MM-DD) of some minutes (ms). */
@@ -68,9 +68,9 @@ export interface StoredTrace {
 /**
  * A round's look at trace_index (SpanRepository.storedTraces): the engine's clock when it read, and
  * the time the stored spans of every trace it found cover, from the first start to the last end
- * (DateTime64 text, as the engine writes it). The round's later statements take their bounds from it
- * instead of reading trace_index again, and version what they compute with its time
- * (docs/architecture.md, "One look a round").
+ * (DateTime64 text, as the engine writes it). The round's trace figures refresh takes its bounds from
+ * it instead of reading trace_index again, and is stamped with its time (docs/architecture.md, "One
+ * look a round").
  */
 export interface TraceLook {
   at: string;
@@ -265,107 +265,71 @@ export class SpanRepository {
   }
 
   /**
-   * Recomputes these traces' figures, after their spans are stored. A trace whose start moved to an
-   * earlier minute leaves the minute it was filed under. Returns the minutes (ms) whose daily costs
-   * and trace metrics change: the traces' start minutes, and those they left. `before` is filings
-   * from before any refresh of these traces (read here when not given).
+   * Recomputes these traces' figures, after their spans are stored, then empties every minute a
+   * trace is still filed under other than its newest computation's (a minute it left when its start
+   * moved, or a filing of a computation another round's made newer meanwhile): FILED_MINUTES_SQL,
+   * read after the refresh, so that of two rounds of one trace the later read sees both filings.
+   * Returns the minutes (ms) whose daily costs and trace metrics change: the traces' start minutes,
+   * and those emptied.
    *
    * `recheck` names traces whose upkeep may have run before and stopped part-way (their job is a
-   * retry, or was taken over from a worker that died). Their `before` cannot tell: the figures of
-   * the earlier run already show the new minute. So every minute they are filed under is looked up
-   * in trace_minutes: any after its start minute that still holds one of them is emptied, and all
-   * of them are recomputed (an emptied minute whose costs the earlier run never got to).
+   * retry, or was taken over from a worker that died): every minute they are filed under is
+   * recomputed too, an emptied minute whose costs the earlier run may never have got to.
    *
-   * `look`: the round's look, when these traces are all ones it read or looked for (TraceLook):
-   * the refresh and the filings before it are bounded by it, and what is written is stamped with its
-   * time; without one, by what trace_index holds of them when each statement runs, stamped with
-   * that time. After a refresh stamped with a look, every minute an older computation of a trace
-   * filed it under is emptied too (this refresh's own, where a later look's computation is newer:
-   * FILINGS_AFTER_LOOKED_REFRESH_SQL).
+   * `look`: the round's look, when these traces are all ones it looked for (TraceLook): the refresh
+   * is bounded by it and stamped with its time; without one, by what trace_index holds of them as
+   * it runs, stamped with that time.
    */
   async refreshTraceFigures(
     project: ProjectRef,
     traceIds: string[],
-    before?: Map<string, TraceFiling>,
     recheck: string[] = [],
     look?: TraceLook,
   ): Promise<{ minutes: number[] }> {
     if (traceIds.length === 0) return { minutes: [] };
-    before ??= await this.filings(project, traceIds, look);
     await this.client.command({
       query: withProjectFilters(look ? REFRESH_LOOKED_TRACE_FIGURES_SQL : REFRESH_TRACE_FIGURES_SQL, project),
       query_params: { ...project, traceIds, ...(look && lookParams(look)) },
       ...namedStatement('ingest.refresh_trace_figures'),
     });
-    const { after, stale } = look
-      ? await this.filingsAfterLook(project, traceIds)
-      : { after: await this.filings(project, traceIds), stale: [] };
-    // An empty row under each minute a trace left, so its recomputation leaves the trace out.
-    const left = new Map<string, TraceFiling & { stamp?: string }>();
-    const moved = (traceId: string, minuteMs: number) => after.has(traceId) && after.get(traceId)!.minuteMs !== minuteMs;
-    for (const [traceId, filing] of before) if (moved(traceId, filing.minuteMs)) left.set(`${traceId}|${filing.minuteMs}`, filing);
-    const rechecked = recheck.length > 0 ? await this.filedMinutes(project, recheck) : [];
-    // Only minutes after the start read here: a start only moves earlier, and a filing before it
-    // is another worker's round that moved the trace since (its own round empties this one).
-    const later = (traceId: string, minuteMs: number) => after.has(traceId) && minuteMs > after.get(traceId)!.minuteMs;
-    for (const filed of rechecked)
-      if (filed.present && later(filed.traceId, filed.minuteMs)) left.set(`${filed.traceId}|${filed.minuteMs}`, filed);
-    // Last, so that their stamp (the newest computation's) wins over the look's for the same minute.
-    for (const filing of stale) left.set(`${filing.traceId}|${filing.minuteMs}`, filing);
-    const vacated = [...left.values()];
+    const filed = await this.filedMinutes(project, traceIds);
+    // Where each trace's newest computation filed it: of the minutes that hold it, the newest stamp.
+    // Stamps are fixed-width 'YYYY-MM-DD hh:mm:ss.ffffff' (UTC): text order is time order.
+    const newest = new Map<string, FiledMinute>();
+    for (const f of filed) {
+      const known = newest.get(f.traceId);
+      if (f.present && (!known || f.stamp > known.stamp)) newest.set(f.traceId, f);
+    }
+    const vacated = filed.filter((f) => f.present && newest.get(f.traceId) !== f);
     if (vacated.length > 0)
       await this.client.command({
-        query: withProjectFilters(look ? VACATE_LOOKED_TRACE_MINUTES_SQL : VACATE_TRACE_MINUTES_SQL, project),
+        query: withProjectFilters(VACATE_TRACE_MINUTES_SQL, project),
         query_params: {
           ...project,
           vacatedTraces: vacated.map((f) => f.traceId),
           vacatedMinutes: vacated.map((f) => f.minuteMs),
-          ...(look && { vacatedStamps: vacated.map((f) => f.stamp ?? look.at) }),
+          vacatedStamps: vacated.map((f) => newest.get(f.traceId)!.stamp),
         },
         ...namedStatement('ingest.vacate_trace_minutes'),
       });
-    const minutes = [...after.values(), ...vacated, ...rechecked].map((f) => f.minuteMs);
+    const rechecked = new Set(recheck);
+    const minutes = [...newest.values(), ...vacated, ...filed.filter((f) => rechecked.has(f.traceId))].map((f) => f.minuteMs);
     return { minutes: [...new Set(minutes)] };
   }
 
-  /**
-   * After a refresh stamped with `look`: where each trace is filed by its newest computation, and
-   * the minutes its older computations filed it under (`stale`, each with the newest's stamp: its
-   * empty row must replace theirs, this refresh's own among them).
-   */
-  private async filingsAfterLook(
-    project: ProjectRef,
-    traceIds: string[],
-  ): Promise<{ after: Map<string, TraceFiling>; stale: Array<TraceFiling & { stamp: string }> }> {
-    const result = await this.client.query({
-      query: withProjectFilters(FILINGS_AFTER_LOOKED_REFRESH_SQL, project),
-      query_params: { ...project, traceIds },
-      format: 'JSONEachRow',
-      ...namedStatement('ingest.trace_filings'),
-    });
-    const rows = await result.json<{
-      trace_id: string;
-      minute_ms: string | number;
-      newest_at: string;
-      older_minutes: Array<string | number>;
-    }>();
-    const after = new Map(rows.map((r) => [r.trace_id, { traceId: r.trace_id, minuteMs: Number(r.minute_ms) }]));
-    const stale = rows.flatMap((r) => r.older_minutes.map((m) => ({ traceId: r.trace_id, minuteMs: Number(m), stamp: r.newest_at })));
-    return { after, stale };
-  }
-
-  /** Every minute these traces are filed under in trace_minutes, and whether its newest row still holds the trace. */
-  private async filedMinutes(project: ProjectRef, traceIds: string[]): Promise<Array<TraceFiling & { present: boolean }>> {
+  /** Every minute these traces are filed under in trace_minutes: whether its newest row still holds the trace, and that row's stamp. */
+  private async filedMinutes(project: ProjectRef, traceIds: string[]): Promise<FiledMinute[]> {
     const result = await this.client.query({
       query: withProjectFilters(FILED_MINUTES_SQL, project),
       query_params: { ...project, traceIds },
       format: 'JSONEachRow',
       ...namedStatement('ingest.filed_minutes'),
     });
-    return (await result.json<{ trace_id: string; minute_ms: string | number; present: number }>()).map((r) => ({
+    return (await result.json<{ trace_id: string; minute_ms: string | number; present: number; stamp: string }>()).map((r) => ({
       traceId: r.trace_id,
       minuteMs: Number(r.minute_ms),
       present: Number(r.present) === 1,
+      stamp: r.stamp,
     }));
   }
 
@@ -408,23 +372,6 @@ export class SpanRepository {
       query_params: { ...project, ...params },
       ...namedStatement(name),
     });
-  }
-
-  /** Where each of these traces is filed (its start minute), by trace id; within `look` when given (LOOKED_TRACES_FILING_SQL). */
-  async filings(project: ProjectRef, traceIds: string[], look?: TraceLook): Promise<Map<string, TraceFiling>> {
-    if (traceIds.length === 0) return new Map();
-    const result = await this.client.query({
-      query: withProjectFilters(look ? LOOKED_TRACES_FILING_SQL : TRACES_FILING_SQL, project),
-      query_params: { ...project, traceIds, ...(look && lookParams(look)) },
-      format: 'JSONEachRow',
-      ...namedStatement('ingest.trace_filings'),
-    });
-    return new Map(
-      (await result.json<{ trace_id: string; minute_ms: string | number }>()).map((r) => [
-        r.trace_id,
-        { traceId: r.trace_id, minuteMs: Number(r.minute_ms) },
-      ]),
-    );
   }
 
   /**

@@ -1,15 +1,6 @@
 import type { DeadLetter } from './dead-letter.repository';
 import type { RowChunk } from './export-rows';
-import type {
-  AccountingRow,
-  ProjectRef,
-  SpanRepository,
-  StoredTrace,
-  StoredTraces,
-  Tombstone,
-  TraceFiling,
-  TraceLook,
-} from './span.repository';
+import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace, StoredTraces, Tombstone, TraceLook } from './span.repository';
 import {
   MAX_PARTITIONS_PER_INSERT,
   SpanWriter,
@@ -95,20 +86,6 @@ class RecordingRepository {
     return new Map(this.tombstones);
   }
 
-  /** The traces of each filings call that asks for any (as the repository, which asks ClickHouse nothing for none). */
-  readonly filingRequests: string[][] = [];
-
-  /** The look each filings call that asks for any trace was given. */
-  readonly filingLooks: Array<TraceLook | undefined> = [];
-
-  async filings(_ref: ProjectRef, traceIds: string[], look?: TraceLook): Promise<Map<string, TraceFiling>> {
-    if (traceIds.length > 0) {
-      this.filingRequests.push([...traceIds].sort());
-      this.filingLooks.push(look);
-    }
-    return new Map();
-  }
-
   /** Minutes refreshTraceFigures reports beyond none (those the traces left): refreshDailyCosts and refreshTraceMetrics get them. */
   previousMinutes: number[] = [];
 
@@ -118,7 +95,6 @@ class RecordingRepository {
   async refreshTraceFigures(
     _ref: ProjectRef,
     traceIds: string[],
-    _before?: Map<string, TraceFiling>,
     _recheck: string[] = [],
     look?: TraceLook,
   ): Promise<{ minutes: number[] }> {
@@ -252,7 +228,6 @@ describe('SpanWriter', () => {
     // ...and its session's figures are refreshed again, without looking for its session a second time (only whether it was erased since: its tombstones).
     // A's own figures stand: a span given its trace's session changes none of them, nor where it is filed.
     expect(repository.log.slice(-3)).toEqual(['stored B', 'figures B', 'daily costs']);
-    expect(repository.filingRequests).toEqual([['A'], ['B']]);
     expect(repository.rewriteRequests).toEqual([['A']]);
     expect(repository.sessionRefreshes).toEqual([['s1'], ['s1']]);
   });
@@ -273,10 +248,9 @@ describe('SpanWriter', () => {
     expect(repository.sessionRefreshes).toEqual([['s1', 's3'], ['s1']]);
     // B's figures change (its root counts as RUN in its cost rows now); A's, given only its session, do not.
     expect(repository.log.at(-2)).toBe('figures B');
-    // The first round's look covered every trace it refreshed, so it bounds their reads; the
+    // The first round looked for every trace it refreshed, so its look bounds their refresh; the
     // back-fill's round did not look at B, so its refresh reads B's bounds itself.
     expect(repository.figureLooks).toEqual([LOOK, undefined]);
-    expect(repository.filingLooks).toEqual([LOOK, undefined]);
   });
 
   it("refreshes a back-fill's traces' figures where the trace also came in with an insert of the round", async () => {
@@ -441,37 +415,9 @@ describe('SpanWriter', () => {
     await c;
   });
 
-  it("reads where the round's traces were filed once, so a retry after their refresh still sees the minutes they left", async () => {
-    const snapshots: string[][] = [];
-    const minute = Date.UTC(2026, 10, 12, 9, 41);
-    repository.filings = async (_ref: ProjectRef, traceIds: string[]) => {
-      snapshots.push([...traceIds].sort());
-      return new Map([['A', { traceId: 'A', minuteMs: minute }]]);
-    };
-    const befores: Array<Map<string, TraceFiling> | undefined> = [];
-    repository.refreshTraceFigures = async (_ref: ProjectRef, _traceIds: string[], before?: Map<string, TraceFiling>) => {
-      befores.push(before);
-      return { minutes: [] };
-    };
-    let failures = 1;
-    repository.refreshDailyCosts = async () => {
-      if (failures-- > 0) throw new Error('clickhouse hiccup');
-    };
-    await writer.write(chunk('a1', ['A']));
-    // Refreshed twice (the first round failed after it), both times with the one snapshot taken before.
-    expect(snapshots).toEqual([['A']]);
-    expect(befores).toHaveLength(2);
-    expect(befores.every((b) => b?.get('A')?.minuteMs === minute)).toBe(true);
-  });
-
   it('has the traces of a job that ran before looked up where they are filed, in the round it shares with others', async () => {
     const rechecks: string[][] = [];
-    repository.refreshTraceFigures = async (
-      _ref: ProjectRef,
-      _traceIds: string[],
-      _before?: Map<string, TraceFiling>,
-      recheck: string[] = [],
-    ) => {
+    repository.refreshTraceFigures = async (_ref: ProjectRef, _traceIds: string[], recheck: string[] = []) => {
       rechecks.push([...recheck].sort());
       return { minutes: [] };
     };

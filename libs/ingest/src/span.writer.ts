@@ -4,7 +4,7 @@ import { isTransientClickHouseError } from '@spanforge/clickhouse';
 import { BatchingQueue, type BatchingOptions } from './batching.queue';
 import { newDeadLetterId, type DeadLetter } from './dead-letter.repository';
 import type { ChunkPart, RowChunk } from './export-rows';
-import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace, Tombstone, TraceFiling, TraceLook } from './span.repository';
+import type { AccountingRow, ProjectRef, SpanRepository, StoredTrace, Tombstone, TraceLook } from './span.repository';
 import { spanPartition } from './span.row';
 
 /**
@@ -358,9 +358,6 @@ export class SpanWriter {
     const stop = this.upkeepSeconds.startTimer();
     const groups = groupByProject(items);
     const backfills = new Map<string, Backfill>();
-    // Where each group's traces were filed before this round, read once: a retry after their figures
-    // were refreshed would otherwise see the new days and hours only, and never empty those they left.
-    const filedBefore = new Map<string, Map<string, TraceFiling>>();
     // Each project's upkeep on its own: one that fails fails only the jobs of its own inserts (they
     // retry), never another project's.
     for (const [key, group] of groups) {
@@ -376,12 +373,11 @@ export class SpanWriter {
           const { stored, erased } = splitErased(looked.traces, backfillErased);
           const backfill = await this.rewrites(group.ref, stored);
           if (backfill) backfills.set(key, backfill);
-          // The look bounds the figures' reads only if every trace refreshed is one it looked for: a back-fill's own are not.
+          // The look bounds the refresh only if every trace refreshed is one it looked for: a back-fill's own are not.
           const look = refiguredTraces(group).some((traceId) => group.backfilled.has(traceId)) ? undefined : looked.look;
-          if (!filedBefore.has(key)) filedBefore.set(key, await this.repository.filings(group.ref, refiguredTraces(group), look));
           const rebuilt = sessionsOfErased(group, erased);
           const sessions = sessionsToRefresh(group.sessions, stored).filter((sessionId) => !rebuilt.has(sessionId));
-          await this.refreshFigures(group, filedBefore.get(key)!, sessions, erased.traces, look);
+          await this.refreshFigures(group, sessions, erased.traces, look);
           await this.addErasedSince(group, erased, lookedAt);
           if (erased.jobs.size > 0) await this.afterErasure(group, erased);
         });
@@ -452,14 +448,13 @@ export class SpanWriter {
    */
   private async refreshFigures(
     group: ProjectGroup,
-    filedBefore: Map<string, TraceFiling>,
     sessions: string[],
     erased: ReadonlySet<string>,
     look: TraceLook | undefined,
   ): Promise<void> {
     const { ref } = group;
     const traces = refiguredTraces(group).filter((traceId) => !erased.has(traceId));
-    const { minutes } = await this.repository.refreshTraceFigures(ref, traces, filedBefore, [...group.rerun], look);
+    const { minutes } = await this.repository.refreshTraceFigures(ref, traces, [...group.rerun], look);
     await this.repository.refreshSessionFigures(ref, sessions);
     await this.repository.refreshDailyCosts(ref, minutes);
     await this.repository.refreshTraceMetrics(ref, minutes);
