@@ -312,8 +312,10 @@ export const REFRESH_COST_DAILY_SQL = refreshCostsSql(
  * Every minute a trace was ever filed under lies in the time its spans cover (each filing was the
  * first start of spans still stored; trace_index keeps the earliest start even of a span stored
  * again with a later one), read from trace_index as the statement runs: a later computation's
- * filing is seen even when it starts before the round's look. The lookup reads those minutes, not
- * the project.
+ * filing is seen even when it starts before the round's look. The lookup reads every filing of
+ * the project in those minutes (the table is sorted by minute, then trace id), one range for all
+ * the traces: little for a round of recent traces, every filing since for a round holding a trace
+ * that started long ago (docs/architecture.md, "One look a round").
  */
 export const FILED_MINUTES_SQL = `
   SELECT trace_id, toUnixTimestamp64Milli(minute) AS minute_ms, argMax(present, computed_at) AS present, toString(max(computed_at)) AS stamp

@@ -160,8 +160,8 @@ describe('SpanRepository SQL', () => {
     // T2: another round's newer computation filed it under 10:00 while this one filed it under 10:02 (an older look's).
     // 10:03 was emptied before: it holds neither.
     filed = [
-      { trace_id: T1, minute_ms: hour - 10 * 3_600_000 - 60_000, present: 1, stamp: newer },
       { trace_id: T1, minute_ms: hour - 10 * 3_600_000, present: 1, stamp: older },
+      { trace_id: T1, minute_ms: hour - 10 * 3_600_000 - 60_000, present: 1, stamp: newer },
       { trace_id: T2, minute_ms: hour, present: 1, stamp: newer },
       { trace_id: T2, minute_ms: hour + 120_000, present: 1, stamp: older },
       { trace_id: T2, minute_ms: hour + 180_000, present: 0, stamp: newer },
@@ -182,6 +182,14 @@ describe('SpanRepository SQL', () => {
       }),
     );
     expect(minutes).toEqual([hour - 10 * 3_600_000 - 60_000, hour - 10 * 3_600_000, hour, hour + 120_000].sort());
+  });
+
+  it('refreshTraceFigures keeps the later of two minutes whose filings carry the same stamp', async () => {
+    filed = [
+      { trace_id: T1, minute_ms: hour + 60_000, present: 1, stamp: newer },
+      { trace_id: T1, minute_ms: hour, present: 1, stamp: newer },
+    ];
+    expect((await refreshed([T1])).sent.at(-1)).toEqual(expect.objectContaining({ vacatedTraces: [T1], vacatedMinutes: [hour] }));
   });
 
   it('refreshTraceFigures of a job that ran before recomputes every minute its traces are filed under', async () => {

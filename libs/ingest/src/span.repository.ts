@@ -298,7 +298,9 @@ export class SpanRepository {
     const newest = new Map<string, FiledMinute>();
     for (const f of filed) {
       const known = newest.get(f.traceId);
-      if (f.present && (!known || f.stamp > known.stamp)) newest.set(f.traceId, f);
+      // Equal stamps (two looks in one microsecond) go to the later minute, so that every reader keeps the same one.
+      if (f.present && (!known || f.stamp > known.stamp || (f.stamp === known.stamp && f.minuteMs > known.minuteMs)))
+        newest.set(f.traceId, f);
     }
     const vacated = filed.filter((f) => f.present && newest.get(f.traceId) !== f);
     if (vacated.length > 0)

@@ -361,8 +361,12 @@ export class SpanWriter {
     // Each project's upkeep on its own: one that fails fails only the jobs of its own inserts (they
     // retry), never another project's.
     for (const [key, group] of groups) {
+      let attempts = 0;
       try {
         await withRetries(async () => {
+          // An attempt after a failed one may follow an emptied minute whose costs the failed one never
+          // recomputed: its traces are rechecked, as a job's that ran before (refreshTraceFigures).
+          if (attempts++ > 0) for (const traceId of refiguredTraces(group)) group.rerun.add(traceId);
           backfills.delete(key);
           // Traces that only came in as back-fill are not looked at again: their sessions are the back-fill's own.
           const candidates = [...group.traces].filter((traceId) => !group.backfilled.has(traceId));
