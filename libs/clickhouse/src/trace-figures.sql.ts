@@ -307,8 +307,8 @@ export const REFRESH_COST_DAILY_SQL = refreshCostsSql(
  * stamp (`stamp`, the computation's computed_at, or the stamp of the empty row that took the trace
  * out). Of a trace's minutes that hold it, the one with the newest stamp is where its newest
  * computation filed it; every other holds an older computation's filing (a minute the trace left,
- * or a round's whose computation another made newer meanwhile) and is emptied with the newest's
- * stamp. trace_minutes rows are never merged across minutes, so every filing stays to be read.
+ * or the filing of a computation that another round's has since superseded) and is emptied with
+ * the newest's stamp. trace_minutes rows are never merged across minutes, so every filing stays to be read.
  * Every minute a trace was ever filed under lies in the time its spans cover (each filing was the
  * first start of spans still stored; trace_index keeps the earliest start even of a span stored
  * again with a later one), read from trace_index as the statement runs: a later computation's

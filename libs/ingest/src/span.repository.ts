@@ -211,7 +211,7 @@ export class SpanRepository {
    * trace_index three times; a lookup of a round's random ids there reads a granule per id, so in a
    * large project that was most of the statement's cost (docs/scaling.md). A span stored between the
    * two statements is its own round's to look at: every round looks after its insert. The look
-   * (time and bounds) is answered too, for the round's later statements.
+   * (time and bounds) is answered too, for the round's trace figures refresh.
    */
   async storedTraces(project: ProjectRef, traceIds: string[], plainRoots: string[]): Promise<StoredTraces> {
     if (traceIds.length === 0) return { traces: new Map() };
@@ -267,7 +267,7 @@ export class SpanRepository {
   /**
    * Recomputes these traces' figures, after their spans are stored, then empties every minute a
    * trace is still filed under other than its newest computation's (a minute it left when its start
-   * moved, or a filing of a computation another round's made newer meanwhile): FILED_MINUTES_SQL,
+   * moved, or the filing of a computation that another round's has since superseded): FILED_MINUTES_SQL,
    * read after the refresh, so that of two rounds of one trace the later read sees both filings.
    * Returns the minutes (ms) whose daily costs and trace metrics change: the traces' start minutes,
    * and those emptied.
