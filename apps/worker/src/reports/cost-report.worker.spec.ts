@@ -1,8 +1,8 @@
-import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, ErrorCode, UnrecoverableError, type Job } from 'bullmq';
 import { Registry } from 'prom-client';
-import { WebhookDeliveryError } from '@spanforge/cost-reports';
-import type { CostReportJob } from '@spanforge/queue';
-import { costReportProcessor } from './cost-report.worker';
+import { WebhookDeliveryError, type CostReportService } from '@spanforge/cost-reports';
+import type { CostReportJob, QueueBackend } from '@spanforge/queue';
+import { costReportProcessor, startCostReportWorker } from './cost-report.worker';
 import { ReportTurns } from './cost-report.turns';
 
 interface FakeJob {
@@ -170,5 +170,41 @@ describe('cost-report jobs in turns between projects', () => {
     slow.open();
     await first;
     expect(calls).toEqual(['fire s2', 'fire s1']);
+  });
+});
+
+describe('the cost-report worker at start', () => {
+  /** A queue backend that records the jobs added; `register` as the test gives it. */
+  function started(register: () => Promise<void>) {
+    const added: string[] = [];
+    const warnings: string[] = [];
+    const schedule = { id: 'sched-1', project_id: 'P1' };
+    const service = { activeSchedules: async () => [schedule], register } as unknown as CostReportService;
+    const queues = {
+      worker: () => undefined,
+      queue: () => ({ add: async (_name: string, _data: unknown, opts: { jobId: string }) => void added.push(opts.jobId) }),
+    } as unknown as QueueBackend;
+    const log = { debug: () => undefined, warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };
+    return { run: () => startCostReportWorker(service, queues, log, new Registry()), added, warnings };
+  }
+
+  it("goes on when another worker starting at the same moment registered a schedule first (BullMQ's scheduler id collision)", async () => {
+    const { run, added, warnings } = started(async () => {
+      throw Object.assign(new Error('Cannot create job scheduler iteration - job ID already exists. addJobScheduler'), {
+        code: ErrorCode.SchedulerJobIdCollision,
+      });
+    });
+    await run();
+    expect(warnings).toEqual([expect.stringContaining('cost report schedule sched-1: another process registered it at the same moment')]);
+    // Its catch-up firing is still queued.
+    expect(added).toEqual([expect.stringMatching(/^catch-up-sched-1-\d+$/)]);
+  });
+
+  it('fails on any other error of the registration', async () => {
+    const { run, added } = started(async () => {
+      throw new Error('connection refused');
+    });
+    await expect(run()).rejects.toThrow('connection refused');
+    expect(added).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, ErrorCode, UnrecoverableError, type Job } from 'bullmq';
 import type { Registry } from 'prom-client';
 import { WebhookDeliveryError, type CostReportService } from '@spanforge/cost-reports';
 import {
@@ -73,7 +73,14 @@ export async function startCostReportWorker(
   queues.worker<CostReportJob>(COST_REPORTS_QUEUE, costReportProcessor(service, log, turns), { concurrency: REPORT_CONCURRENCY });
   const queue = queues.queue<FireJob>(COST_REPORTS_QUEUE);
   for (const schedule of await service.activeSchedules()) {
-    await service.register(schedule);
+    try {
+      await service.register(schedule);
+    } catch (error) {
+      // Another worker starting at the same moment registered the same schedule first: the firing
+      // this registration would queue is already queued, so the schedule stands as it was.
+      if ((error as { code?: unknown }).code !== ErrorCode.SchedulerJobIdCollision) throw error;
+      log.warn(`cost report schedule ${schedule.id}: another process registered it at the same moment; its next firing is queued already`);
+    }
     await queue.add(
       CostReportJobName.Fire,
       { scheduleId: schedule.id, projectId: schedule.project_id },
