@@ -199,12 +199,31 @@ describe('an upkeep round that stops part-way', () => {
  * (docs/architecture.md, "One look a round").
  */
 describe('a round bounded by an older look', () => {
-  it("leaves a later look's figures and filings in place when it writes after them", async () => {
+  /** A new project: sending to it, reading it, and its cost minutes ([minute, spans]) as they settle. */
+  async function lookProject() {
     const own = await h.newProject();
-    const ref = { tenantId: own.tenantId, projectId: own.projectId };
     const send = async (spans: Array<Record<string, unknown>>) =>
       expect((await postTraces(h.http, jsonExport(spans, 'look-service'), { type: JSON_TYPE, key: own.apiKey })).status).toBe(200);
-    const rows = async <T>(sql: string) => h.query<T>(sql, { p: own.projectId });
+    const rows = async <T>(sql: string, params: Record<string, unknown> = {}) => h.query<T>(sql, { p: own.projectId, ...params });
+    const filed = async () =>
+      (
+        await rows<{ minute: string; spans: string }>(
+          `SELECT toString(minute) AS minute, sum(spans) AS spans FROM cost_minute FINAL
+           WHERE project_id = {p:String} GROUP BY minute HAVING spans > 0 ORDER BY minute`,
+        )
+      ).map((m): [string, number] => [m.minute, Number(m.spans)]);
+    const settled = async (expected: Array<[string, number]>) => {
+      const deadline = Date.now() + 30_000;
+      while (JSON.stringify(await filed()) !== JSON.stringify(expected)) {
+        if (Date.now() > deadline) throw new Error(`the rollups did not settle: ${JSON.stringify(await filed())}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    return { ref: { tenantId: own.tenantId, projectId: own.projectId }, send, rows, filed, settled };
+  }
+
+  it("leaves a later look's figures and filings in place when it writes after them", async () => {
+    const { ref, send, rows, filed, settled } = await lookProject();
     const [traceId, rootId] = [hex(16), hex(8)];
     const root = jsonSpan({
       traceId,
@@ -213,19 +232,6 @@ describe('a round bounded by an older look', () => {
       start: at('2026-11-04T10:19:40Z'),
       end: at('2026-11-04T10:21:00Z'),
     });
-    const filed = () =>
-      rows<{ minute: string; spans: string }>(
-        `SELECT toString(minute) AS minute, sum(spans) AS spans FROM cost_minute FINAL
-         WHERE project_id = {p:String} GROUP BY minute HAVING spans > 0 ORDER BY minute`,
-      );
-    const settled = async (expected: Array<[string, number]>) => {
-      const deadline = Date.now() + 30_000;
-      const now = async () => (await filed()).map((m): [string, number] => [m.minute, Number(m.spans)]);
-      while (JSON.stringify(await now()) !== JSON.stringify(expected)) {
-        if (Date.now() > deadline) throw new Error(`the rollups did not settle: ${JSON.stringify(await now())}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    };
     await send([call(traceId, rootId, '2026-11-04T10:20:30Z', 1_000, 200)]);
     await settled([['2026-11-04 10:20:00', 1]]);
 
@@ -254,29 +260,11 @@ describe('a round bounded by an older look', () => {
         `SELECT toString(minute) AS minute FROM trace_minutes FINAL WHERE project_id = {p:String} AND present = 1 ORDER BY minute`,
       ),
     ).toStrictEqual([{ minute: '2026-11-04 10:19:00' }]);
-    expect((await filed()).map((m) => [m.minute, Number(m.spans)])).toStrictEqual([['2026-11-04 10:19:00', 2]]);
+    expect(await filed()).toStrictEqual([['2026-11-04 10:19:00', 2]]);
   });
 
   it("empties its own filing when a later look's computation filed the trace under another minute", async () => {
-    const own = await h.newProject();
-    const ref = { tenantId: own.tenantId, projectId: own.projectId };
-    const send = async (spans: Array<Record<string, unknown>>) =>
-      expect((await postTraces(h.http, jsonExport(spans, 'look-service'), { type: JSON_TYPE, key: own.apiKey })).status).toBe(200);
-    const rows = async <T>(sql: string, params: Record<string, unknown> = {}) => h.query<T>(sql, { p: own.projectId, ...params });
-    const filed = async () =>
-      (
-        await rows<{ minute: string; spans: string }>(
-          `SELECT toString(minute) AS minute, sum(spans) AS spans FROM cost_minute FINAL
-           WHERE project_id = {p:String} GROUP BY minute HAVING spans > 0 ORDER BY minute`,
-        )
-      ).map((m): [string, number] => [m.minute, Number(m.spans)]);
-    const settled = async (expected: Array<[string, number]>) => {
-      const deadline = Date.now() + 30_000;
-      while (JSON.stringify(await filed()) !== JSON.stringify(expected)) {
-        if (Date.now() > deadline) throw new Error(`the rollups did not settle: ${JSON.stringify(await filed())}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    };
+    const { ref, send, rows, filed, settled } = await lookProject();
     const [traceId, rootId, firstCall] = [hex(16), hex(8), hex(8)];
     // A call at 10:21:10, filed under 10:21 by the worker's round.
     await send([{ ...call(traceId, rootId, '2026-11-04T10:21:10Z', 1_000, 200), spanId: firstCall }]);
