@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Pool } from 'undici';
-import { REFRESH_TRACE_FIGURES_SQL } from '@spanforge/clickhouse';
+import { refreshStoredTraceFiguresSql, storedTracesParams } from '@spanforge/clickhouse';
 import {
   AnalyticsRepository,
   MetricsRepository,
@@ -136,7 +136,10 @@ async function seedLargeTrace(infra: BenchStack, seed: SeedResult): Promise<stri
       FROM numbers(10000)`,
     query_params: { ...scope, traceId, base: Date.parse(seed.from) + 3_600_000 },
   });
-  await infra.clickhouse.command({ query: REFRESH_TRACE_FIGURES_SQL, query_params: { ...scope, traceIds: [traceId] } });
+  await infra.clickhouse.command({
+    query: refreshStoredTraceFiguresSql(1),
+    query_params: { ...scope, ...storedTracesParams([[traceId]]) },
+  });
   return traceId;
 }
 

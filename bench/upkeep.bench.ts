@@ -21,6 +21,14 @@ type StatementName = (typeof STEPS)[number];
 const PROJECTS = ['seeded', 'empty', 'oneDay'] as const;
 type Project = (typeof PROJECTS)[number];
 
+/**
+ * With `--late-traces N`, a fourth kind of round: the seeded project's, carrying besides its new
+ * traces one late span of each of N traces that started on the seeded project's first day (an
+ * exporter that retried after an outage, a long agent run): late ÷ seeded is what those few old
+ * traces cost a round.
+ */
+type Round = Project | 'late';
+
 interface Scope {
   tenantId: string;
   projectId: string;
@@ -78,6 +86,31 @@ async function storeRoundOfTraces(
     },
   });
   return traces.map((t) => newId(round, t.trace_id));
+}
+
+/**
+ * Stores one late span of each of `count` traces of the seeded project that started on its first
+ * day: a copy of the trace's last span under a new span id, ingested now. Returns their trace ids.
+ */
+async function storeLateSpans(client: ClickHouseClient, seed: SeedResult, round: string, count: number): Promise<string[]> {
+  const params = { tenantId: seed.tenantId, projectId: seed.projectId, round, from: seed.from, count };
+  const picked = await client.query({
+    query: `SELECT trace_id FROM trace_index WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
+      GROUP BY trace_id HAVING min(start_time) < parseDateTime64BestEffort({from:String}, 9, 'UTC') + INTERVAL 1 DAY
+      ORDER BY cityHash64(trace_id, {round:String}) LIMIT {count:UInt32}`,
+    query_params: params,
+    format: 'JSONEachRow',
+  });
+  const ids = (await picked.json<{ trace_id: string }>()).map((t) => t.trace_id);
+  await client.command({
+    query: `INSERT INTO spans SELECT * REPLACE (substring(lower(hex(MD5(concat({round:String}, s.span_id)))), 1, 16) AS span_id,
+        now64(3) AS ingested_at)
+      FROM spans AS s
+      WHERE s.tenant_id = {tenantId:String} AND s.project_id = {projectId:String} AND s.trace_id IN {ids:Array(String)}
+      ORDER BY s.start_time DESC LIMIT 1 BY s.trace_id`,
+    query_params: { ...params, ids },
+  });
+  return ids;
 }
 
 /**
@@ -176,7 +209,7 @@ async function upkeepRound(repository: SpanRepository, scope: Scope, traceIds: s
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
- * `npm run bench:upkeep [-- --spans N] [--data-dir DIR] [--traces K] [--rounds R] [--window-seconds W] [--condition-cache-mib C]`:
+ * `npm run bench:upkeep [-- --spans N] [--data-dir DIR] [--traces K] [--rounds R] [--window-seconds W] [--condition-cache-mib C] [--late-traces L]`:
  * how the worker's per-round upkeep (the look at the stored traces, trace figures, session figures,
  * daily costs, trace metrics) grows with the project's size. On a copy of the seeded dataset (the
  * seed itself is left as it is),
@@ -186,7 +219,8 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
  * W = 0 over 20 hours, as late data. The report gives each statement's median per project and the
  * ratios seeded ÷ empty (1 = upkeep does not depend on the project's size) and seeded ÷ one day (1 =
  * it does not depend on the project's past). The engine's query condition cache has the
- * all-in-one's default size unless C MiB is given.
+ * all-in-one's default size unless C MiB is given. With L late traces (`--late-traces L`, default 0),
+ * the seeded project has a fourth kind of round (Round, 'late'), reported as late ÷ seeded.
  */
 async function main(): Promise<void> {
   const { spans, dataDir } = seededDatasetArguments();
@@ -195,6 +229,7 @@ async function main(): Promise<void> {
   // --window-seconds W: a round's traces start within W seconds (0: spread over 20 hours, as late data).
   const windowMs = Number(argument('--window-seconds', '30')) * 1000;
   const conditionCacheMiB = Number(argument('--condition-cache-mib', String(DEFAULT_CONDITION_CACHE_MIB)));
+  const lateTraces = Number(argument('--late-traces', '0'));
   const infra = await startBenchStack(dataDir);
   let seed: SeedResult;
   try {
@@ -225,20 +260,25 @@ async function main(): Promise<void> {
         `${oneDay.feedback.toLocaleString('en')} feedback scores`,
     );
     await quiet(client);
-    const samples: Record<Project, Array<Record<StatementName, number>>> = { seeded: [], empty: [], oneDay: [] };
+    const samples: Record<Round, Array<Record<StatementName, number>>> = { seeded: [], empty: [], oneDay: [], late: [] };
+    const kinds: Round[] = lateTraces > 0 ? [...PROJECTS, 'late'] : [...PROJECTS];
     for (let round = 0; round < rounds; round++) {
-      // Each project first, second and third in turn.
-      const order = PROJECTS.map((_, i) => PROJECTS[(i + round) % PROJECTS.length]!);
+      // Each kind of round first, second, third (and fourth) in turn.
+      const order = kinds.map((_, i) => kinds[(i + round) % kinds.length]!);
       for (const which of order) {
-        const scope = projects[which];
+        const scope = projects[which === 'late' ? 'seeded' : which];
         // Round r's traces start in minute r of the last seeded day's noon, in every project alike.
         const window = windowMs > 0 ? { startMs: lastSeededDayMs(seed) + 12 * 3_600_000 + round * 60_000, windowMs } : undefined;
         const traceIds = await storeRoundOfTraces(client, seed, scope, `u${round}${which[0]}`, traces, window);
+        const lateIds = which === 'late' ? await storeLateSpans(client, seed, `u${round}l`, lateTraces) : [];
         await quiet(client);
-        samples[which].push(await upkeepRound(repository, scope, traceIds));
+        samples[which].push(await upkeepRound(repository, scope, [...traceIds, ...lateIds]));
       }
-      progress(`round ${round + 1} of ${rounds}: ${traces} traces to each project`);
+      progress(
+        `round ${round + 1} of ${rounds}: ${traces} traces to each project${lateTraces > 0 ? `, ${lateTraces} late ones besides` : ''}`,
+      );
     }
+    const late: Record<string, { lateMs: number; seededMs: number; ratio: number }> = {};
     const report: Record<string, { seededMs: number; emptyMs: number; oneDayMs: number; ratio: number; ratioToOneDay: number }> = {};
     for (const name of [...STEPS, 'round'] as const) {
       const pick = (s: Record<StatementName, number>) => (name === 'round' ? Object.values(s).reduce((a, b) => a + b, 0) : s[name]);
@@ -254,6 +294,17 @@ async function main(): Promise<void> {
         `${name}: ${seededMs.toFixed(1)} ms in the seeded project, ${emptyMs.toFixed(1)} ms in an empty one (${(seededMs / emptyMs).toFixed(2)}×), ` +
           `${oneDayMs.toFixed(1)} ms in the one holding only the day (seeded ${(seededMs / oneDayMs).toFixed(2)}× that)`,
       );
+      if (lateTraces > 0) {
+        const lateMs = median(samples.late.map(pick));
+        late[name] = {
+          lateMs: Number(lateMs.toFixed(1)),
+          seededMs: Number(seededMs.toFixed(1)),
+          ratio: Number((lateMs / seededMs).toFixed(2)),
+        };
+        progress(
+          `${name} with ${lateTraces} late traces: ${lateMs.toFixed(1)} ms (${(lateMs / seededMs).toFixed(2)}× the seeded project's without)`,
+        );
+      }
     }
     writeResults({
       upkeep: {
@@ -263,6 +314,7 @@ async function main(): Promise<void> {
         tracesPerRound: traces,
         rounds,
         windowSeconds: windowMs / 1000,
+        ...(lateTraces > 0 ? { lateTraces, late } : {}),
         conditionCacheMiB,
         engineAllocatorDirtyDecayMs: allocatorDecayMs,
         dataset: { spans: seed.spans, traces: seed.traces },

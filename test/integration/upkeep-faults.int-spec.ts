@@ -238,7 +238,7 @@ describe('a round bounded by an older look', () => {
     // Round A's look: the call only, from 10:20:30.
     const repository = new SpanRepository(h.services.clickhouse);
     const { look } = await repository.storedTraces(ref, [traceId], []);
-    expect(look).toEqual(expect.objectContaining({ from: '2026-11-04 10:20:30.000000000' }));
+    expect(look?.groups).toEqual([expect.objectContaining({ from: '2026-11-04 10:20:30.000000000' })]);
     // Round B (the worker's own) stores the root and moves the trace to 10:19.
     await send([root]);
     await settled([['2026-11-04 10:19:00', 2]]);
@@ -278,7 +278,7 @@ describe('a round bounded by an older look', () => {
     await repository.insertSpanLines([`${JSON.stringify(second)}\n`]);
     // That round's look (both calls, from 10:20:30); then another worker's round stores the root and files the trace under 10:19.
     const { look } = await repository.storedTraces(ref, [traceId], []);
-    expect(look).toEqual(expect.objectContaining({ from: '2026-11-04 10:20:30.000000000' }));
+    expect(look?.groups).toEqual([expect.objectContaining({ from: '2026-11-04 10:20:30.000000000' })]);
     await send([
       jsonSpan({ traceId, spanId: rootId, name: 'agent.run', start: at('2026-11-04T10:19:40Z'), end: at('2026-11-04T10:22:00Z') }),
     ]);
@@ -303,6 +303,65 @@ describe('a round bounded by an older look', () => {
       2 * costOf({ inputUncached: 1_000, cacheRead: 0, cacheWrite: 0, output: 200, reasoning: 0 }, price),
       9,
     );
+  });
+
+  it('reads a late span of a month-old trace in a group of its own, and files and prices both traces of the round', async () => {
+    const { ref, send, rows, filed, settled } = await lookProject();
+    const [old, fresh] = [hex(16), hex(16)];
+    const oldPrice = PriceTable.bundled().lookup(MODEL, 'openai', Date.parse('2026-10-05T08:00:00Z'))!;
+    const cost = (p: typeof price, input: number, output: number) =>
+      costOf({ inputUncached: input, cacheRead: 0, cacheWrite: 0, output, reasoning: 0 }, p);
+    // A month before, a call at 08:00:10.
+    await send([call(old, undefined, '2026-10-05T08:00:10Z', 1_000, 200)]);
+    await settled([['2026-10-05 08:00:00', 1]]);
+    // One export (one round): a late call of that trace, starting before it (at 07:59:30), and a new trace.
+    await send([call(old, undefined, '2026-10-05T07:59:30Z', 3_000, 100), call(fresh, undefined, '2026-11-04T10:20:30Z', 500, 50)]);
+    await settled([
+      ['2026-10-05 07:59:00', 2],
+      ['2026-11-04 10:20:00', 1],
+    ]);
+
+    // The look puts the two traces in groups of their own, each in its own time.
+    const { look } = await new SpanRepository(h.services.clickhouse).storedTraces(ref, [old, fresh], []);
+    expect(look?.groups).toEqual([
+      { from: '2026-10-05 07:59:30.000000000', to: '2026-10-05 08:00:30.000000000', traceIds: [old] },
+      { from: '2026-11-04 10:20:30.000000000', to: '2026-11-04 10:20:50.000000000', traceIds: [fresh] },
+    ]);
+    // Each trace's figures hold its every span; the old one starts at its late call and is filed there only.
+    expect(
+      await rows<{ trace: string; start: string; cost: number }>(
+        `SELECT trace_id AS trace, toString(start_time) AS start, cost_usd AS cost FROM trace_figures FINAL
+         WHERE project_id = {p:String} ORDER BY start_time`,
+      ),
+    ).toEqual([
+      {
+        trace: old,
+        start: '2026-10-05 07:59:30.000000000',
+        cost: expect.closeTo(cost(oldPrice, 1_000, 200) + cost(oldPrice, 3_000, 100), 9),
+      },
+      { trace: fresh, start: '2026-11-04 10:20:30.000000000', cost: expect.closeTo(cost(price, 500, 50), 9) },
+    ]);
+    expect(
+      await rows<{ trace: string; minute: string }>(
+        `SELECT trace_id AS trace, toString(minute) AS minute FROM trace_minutes FINAL WHERE project_id = {p:String} AND present = 1 ORDER BY minute`,
+      ),
+    ).toStrictEqual([
+      { trace: old, minute: '2026-10-05 07:59:00' },
+      { trace: fresh, minute: '2026-11-04 10:20:00' },
+    ]);
+    expect(await filed()).toStrictEqual([
+      ['2026-10-05 07:59:00', 2],
+      ['2026-11-04 10:20:00', 1],
+    ]);
+    // And each day's costs.
+    expect(
+      await rows<{ day: string; spans: number }>(
+        `SELECT toString(day) AS day, sum(spans) AS spans FROM cost_daily FINAL WHERE project_id = {p:String} GROUP BY day HAVING spans > 0 ORDER BY day`,
+      ),
+    ).toStrictEqual([
+      { day: '2026-10-05', spans: 2 },
+      { day: '2026-11-04', spans: 1 },
+    ]);
   });
 });
 

@@ -19,7 +19,7 @@ export function namedStatement(name: string): { query_id: string; clickhouse_set
  * keeps). The upkeep's span reads take the newest copy per this key themselves (`argMax` here,
  * `LIMIT 1 BY` in the rewrites) instead of asking for FINAL: under FINAL the engine skips no part by
  * a condition on a column outside the sorting key (a skipped part could hold a newer copy), and
- * their time bound (TRACES_TIME_SQL) holds every copy of their traces' spans, so the parts it skips
+ * their time bound (storedTracesTimeSql) holds every copy of their traces' spans, so the parts it skips
  * hold none of them.
  */
 export const SPAN_COPY_KEY = 'toDate(start_time), trace_id, span_id';

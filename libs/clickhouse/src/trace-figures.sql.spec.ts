@@ -16,19 +16,33 @@ const constants = Object.entries(figures)
 describe('trace-figures.sql', () => {
   it('exports these SQL constants (a new one gets its snapshot here)', () => {
     expect(constants.map(([name]) => name)).toEqual([
-      'FILED_MINUTES_SQL',
       'REFRESH_ALL_SESSION_FIGURES_SQL',
       'REFRESH_COST_DAILY_SQL',
       'REFRESH_COST_MINUTE_SQL',
       'REFRESH_DAY_TRACE_FIGURES_SQL',
-      'REFRESH_LOOKED_TRACE_FIGURES_SQL',
       'REFRESH_SESSION_FIGURES_SQL',
       'REFRESH_SESSIONS_FIGURES_SQL',
-      'REFRESH_TRACE_FIGURES_SQL',
-      'TRACES_DAYS_SQL',
-      'TRACES_TIME_SQL',
+      'STORED_TIMES_WITH_SQL',
       'VACATE_TRACE_MINUTES_SQL',
     ]);
+  });
+
+  // The statements over a round's traces in groups of like time: one branch per group.
+  it.each([
+    ['filedMinutesSql', figures.filedMinutesSql],
+    ['refreshLookedTraceFiguresSql', figures.refreshLookedTraceFiguresSql],
+    ['refreshStoredTraceFiguresSql', figures.refreshStoredTraceFiguresSql],
+  ] as const)('%s, one group and two', (name, statement) => {
+    for (const groups of [1, 2]) {
+      const text = normalisedSql(statement(groups));
+      expect({ name, unscopedReads: unscopedReads(text) }).toEqual({ name, unscopedReads: [] });
+      expectInsertWritesBoundScope(text);
+      for (const scope of SCOPE) expect(text).toContain(scope);
+      const ids = typedPlaceholders(text).filter((placeholder) => /^traceIds\d/.test(placeholder));
+      expect(ids).toEqual(Array.from({ length: groups }, (_, i) => `traceIds${i}:Array(String)`));
+      expect({ placeholders: typedPlaceholders(text), sql: text }).toMatchSnapshot(`${name}(${groups})`);
+    }
+    expect(() => statement(0)).toThrow('at least one group');
   });
 
   it.each(constants)('%s', (name, sql) => {

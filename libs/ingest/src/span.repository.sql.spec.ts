@@ -1,6 +1,6 @@
 import { describeStatementChecks, expectScopedSql, recordingClient, type RecordedStatement } from '@spanforge/testing/sql';
 import type { ClickHouseClient } from '@spanforge/clickhouse';
-import { SpanRepository, type AccountingRow } from './span.repository';
+import { MAX_LOOK_GROUPS, SpanRepository, lookGroups, type AccountingRow, type TraceLook } from './span.repository';
 
 /**
  * Every statement SpanRepository sends, as ClickHouse receives it, kept in __snapshots__ so a
@@ -82,7 +82,7 @@ describe('SpanRepository SQL', () => {
     expectStatements(await record(() => repository.insertAccounting([row, { ...row, tenant_id: 'tenant-2', project_id: 'project-2' }])), 1);
   });
 
-  it('storedTraces: trace_index, then the roots to run within the time it gives', async () => {
+  it('storedTraces: trace_index, then the roots to run within the time it gives each group of traces', async () => {
     indexed = [
       {
         trace_id: T1,
@@ -106,18 +106,21 @@ describe('SpanRepository SQL', () => {
       stored = await repository.storedTraces(PROJECT, [T1, T2, '6c0f5f6e7d3a4b2c9e8f7a6b5c4d3e2f'], [T2]);
     });
     expectStatements(statements, 2);
-    expect(statements[1]!.params).toEqual(expect.arrayContaining(['from', 'to', 'traceIds', 'plainRoots']));
+    expect(statements[1]!.params).toEqual(expect.arrayContaining(['from0', 'to0', 'traceIds0', 'from1', 'to1', 'traceIds1', 'plainRoots']));
     expect(stored.traces).toEqual(
       new Map([
         [T1, { sessionId: 's-1', hasSessionless: false, rootToRun: false }],
         [T2, { sessionId: '', hasSessionless: true, rootToRun: true }],
       ]),
     );
-    // The look: the engine's clock when it read, from the first start to the last end of every trace found.
+    // The look: the engine's clock when it read, and the traces found in groups of like time (T2
+    // starts and ends ten hours before T1), each from its first start to its last end.
     expect(stored.look).toEqual({
       at: '2026-12-01 10:00:12.345678',
-      from: '2026-11-30 23:59:58.500000000',
-      to: '2026-12-01 10:00:09.000000000',
+      groups: [
+        { from: '2026-11-30 23:59:58.500000000', to: '2026-12-01 00:00:01.000000000', traceIds: [T2] },
+        { from: '2026-12-01 10:00:05.000000000', to: '2026-12-01 10:00:09.000000000', traceIds: [T1] },
+      ],
     });
   });
 
@@ -203,84 +206,98 @@ describe('SpanRepository SQL', () => {
     expect((await refreshed([T1, T2])).minutes).toEqual([hour]);
   });
 
-  it('refreshTraceFigures after a look: bounded by it instead of trace_index, stamped with its time', async () => {
-    const look = { at: older, from: '2026-11-19 10:00:30.000000000', to: '2026-11-19 10:01:10.000000000' };
+  /** A look that found T1 at 10:00 and, in a group of its own, T2 a month before. */
+  const look: TraceLook = {
+    at: older,
+    groups: [
+      { from: '2026-10-19 08:00:00.000000000', to: '2026-10-19 08:00:04.000000000', traceIds: [T2] },
+      { from: '2026-11-19 10:00:30.000000000', to: '2026-11-19 10:01:10.000000000', traceIds: [T1] },
+    ],
+  };
+
+  it('refreshTraceFigures after a look: each group bounded by it instead of trace_index, stamped with its time', async () => {
     filed = [{ trace_id: T1, minute_ms: hour, present: 1, stamp: older }];
-    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1], [], look));
+    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1, T2], [], look));
     expectStatements(statements, 2);
     const [refresh, filedRead] = statements as [RecordedStatement, RecordedStatement];
-    expect(refresh.params).toEqual(expect.arrayContaining(['from', 'to', 'lookedAt']));
+    expect(refresh.params).toEqual(expect.arrayContaining(['from0', 'to0', 'traceIds0', 'from1', 'to1', 'traceIds1', 'lookedAt']));
     expect(refresh.sql).not.toContain('trace_index');
     expect(refresh.sql).not.toContain('now64');
     expect(refresh.sql).toContain('{lookedAt:DateTime64(6, ');
-    // Where the traces are filed is read bounded by what trace_index holds as it runs: a later look's computation may start before this look.
+    // Where the traces are filed is read bounded by what trace_index holds as it runs (a later
+    // look's computation may start before this look), in the look's groups.
     expect(filedRead.sql).toContain('trace_index');
-    expect((await refreshed([T1], [], look)).sent[0]).toEqual(expect.objectContaining({ from: look.from, to: look.to, lookedAt: look.at }));
+    expect(filedRead.params).toEqual(expect.arrayContaining(['traceIds0', 'traceIds1']));
+    const [refreshParams, filedParams] = (await refreshed([T1, T2], [], look)).sent.concat([]) as Array<Record<string, unknown>>;
+    expect(refreshParams).toEqual(
+      expect.objectContaining({
+        lookedAt: older,
+        from0: '2026-10-19 08:00:00.000000000',
+        traceIds0: [T2],
+        to1: '2026-11-19 10:01:10.000000000',
+        traceIds1: [T1],
+      }),
+    );
+    expect(filedParams).toBeUndefined();
   });
 
-  /** The parameters of each statement a call sends (the recorder keeps only their names). */
-  async function sentParams(call: (r: SpanRepository) => Promise<void>): Promise<Array<Record<string, unknown>>> {
-    const sent: Array<Record<string, unknown>> = [];
-    const client = {
-      command: async ({ query_params }: { query_params: Record<string, unknown> }) => void sent.push(query_params),
-    } as unknown as ClickHouseClient;
-    await call(new SpanRepository(client));
-    return sent;
-  }
-
-  it.each([
-    [
-      'refreshTraceMetrics: the minutes, then their hours',
-      (r: SpanRepository, minutes: number[]) => r.refreshTraceMetrics(PROJECT, minutes),
-      [Date.UTC(2026, 10, 19, 10, 5), Date.UTC(2026, 10, 19, 10, 59), Date.UTC(2026, 10, 19, 11, 0)],
-      { hours: [Date.UTC(2026, 10, 19, 10), Date.UTC(2026, 10, 19, 11)] },
-    ],
-    [
-      'refreshDailyCosts: the minutes, then their days',
-      (r: SpanRepository, minutes: number[]) => r.refreshDailyCosts(PROJECT, minutes),
-      [Date.UTC(2026, 10, 19, 23, 59), Date.UTC(2026, 10, 20, 0, 0), Date.UTC(2026, 10, 20, 0, 1)],
-      { days: ['2026-11-19', '2026-11-20'] },
-    ],
-  ] as const)('%s', async (_name, call, minutes, coarser) => {
-    expectStatements(await record(() => call(repository, [...minutes])), 2);
-    expect(await sentParams((r) => call(r, [...minutes]))).toEqual([
-      expect.objectContaining({ minutes }),
-      expect.objectContaining(coarser),
-    ]);
+  it("refreshTraceFigures of a trace the look did not find: bounded by trace_index as it runs, in the look's groups and one more", async () => {
+    const T3 = '6c0f5f6e7d3a4b2c9e8f7a6b5c4d3e2f';
+    // A round refreshing T1 and a back-fill's T3 (which it did not look for); T2, in the look, is not refreshed.
+    const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1, T3], [], look));
+    expectStatements(statements, 2);
+    const [refresh] = statements as [RecordedStatement];
+    expect(refresh.sql).toContain('trace_index');
+    expect(refresh.sql).toContain('now64');
+    expect(refresh.params).not.toContain('lookedAt');
+    // Each group's ids, and every trace with its group's number for the one read of their bounds.
+    expect((await refreshed([T1, T3], [], look)).sent[0]).toEqual(
+      expect.objectContaining({ traceIds: [T1, T3], traceGroups: [1, 2], traceIds0: [T1], traceIds1: [T3] }),
+    );
+    expect((await refreshed([T1, T3], [], look)).sent[0]).not.toHaveProperty('traceIds2');
   });
 
-  it.each([
-    ['refreshDailyCosts', (r: SpanRepository) => r.refreshDailyCosts(PROJECT, [Date.UTC(2026, 10, 19, 10, 5)])],
-    ['refreshTraceMetrics', (r: SpanRepository) => r.refreshTraceMetrics(PROJECT, [Date.UTC(2026, 10, 19, 10, 5)])],
-  ] as const)('%s leaves out erased traces, as the reads do, in the trace minutes it sums', async (_name, call) => {
-    // The statements as sent, with their engine-side filters whole (the recorder shortens them).
-    const sent: string[] = [];
-    const client = { command: async ({ query }: { query: string }) => void sent.push(query) } as unknown as ClickHouseClient;
-    await call(new SpanRepository(client));
-    expect(sent).toHaveLength(2);
-    const filters = sent[0]!.slice(sent[0]!.indexOf('additional_table_filters'));
-    const filterOf = /'trace_minutes': '((?:[^'\\]|\\.|'')*)'/.exec(filters)?.[1] ?? '';
-    expect(filterOf).toContain('NOT IN (SELECT trace_id FROM erased_traces');
+  it('refreshTraceFigures keeps the traces of each group in the order it is given them, as the look was', async () => {
+    // The look's answer lists them in the engine's order; the round's statements carry them as the
+    // look's own condition did, whose granules that matched nothing the engine remembers.
+    const oneGroup: TraceLook = { at: older, groups: [{ ...look.groups[1]!, traceIds: [T2, T1] }] };
+    expect((await refreshed([T1, T2], [], oneGroup)).sent[0]).toEqual(expect.objectContaining({ traceIds0: [T1, T2] }));
   });
 
-  it('refreshSessionFigures', async () => {
-    expectStatements(await record(() => repository.refreshSessionFigures(PROJECT, ['session-1'])), 1);
-  });
+  describe('lookGroups', () => {
+    const trace = (traceId: string, firstStart: string, lastEnd: string) => ({ traceId, firstStart, lastEnd });
 
-  it('rewrittenSpanLines', async () => {
-    expectStatements(await record(() => repository.rewrittenSpanLines(PROJECT, [T1, T2])), 1);
-  });
-
-  it('sends nothing for no traces or days', async () => {
-    const none = await record(async () => {
-      await repository.storedTraces(PROJECT, [], []);
-      await repository.refreshTraceFigures(PROJECT, []);
-      await repository.refreshSessionFigures(PROJECT, []);
-      await repository.refreshDailyCosts(PROJECT, []);
-      await repository.refreshTraceMetrics(PROJECT, []);
-      await repository.rewrittenSpanLines(PROJECT, []);
+    it('puts traces that start on one day and end on one day together, each group from its first start to its last end', () => {
+      expect(
+        lookGroups([
+          trace('a', '2026-11-19 10:00:30.000000000', '2026-11-19 10:00:40.000000000'),
+          trace('late', '2026-10-19 08:00:00.000000000', '2026-10-19 08:00:04.000000000'),
+          trace('b', '2026-11-19 16:00:10.000000000', '2026-11-19 16:00:50.000000000'),
+          trace('long', '2026-11-17 09:00:00.000000000', '2026-11-19 10:00:20.000000000'),
+          trace('midnight', '2026-11-19 23:59:59.000000000', '2026-11-20 00:00:01.000000000'),
+        ]),
+      ).toEqual([
+        { from: '2026-10-19 08:00:00.000000000', to: '2026-10-19 08:00:04.000000000', traceIds: ['late'] },
+        { from: '2026-11-17 09:00:00.000000000', to: '2026-11-19 10:00:20.000000000', traceIds: ['long'] },
+        { from: '2026-11-19 10:00:30.000000000', to: '2026-11-19 16:00:50.000000000', traceIds: ['a', 'b'] },
+        { from: '2026-11-19 23:59:59.000000000', to: '2026-11-20 00:00:01.000000000', traceIds: ['midnight'] },
+      ]);
     });
-    expect(none).toEqual([]);
+
+    it(`joins the neighbours whose joined time is shortest until ${MAX_LOOK_GROUPS} are left`, () => {
+      // One trace on each of MAX_LOOK_GROUPS + 1 days, at noon, but t5 at 23:58 and t6 at 00:02 the next day: four minutes apart.
+      const daily = Array.from({ length: MAX_LOOK_GROUPS + 1 }, (_, d) => {
+        const time = d === 5 ? '23:58' : d === 6 ? '00:02' : '12:00';
+        const text = `2026-11-${String(d + 1).padStart(2, '0')} ${time}:00.000000000`;
+        return trace(`t${d}`, text, text);
+      });
+      const groups = lookGroups(daily);
+      expect(groups).toHaveLength(MAX_LOOK_GROUPS);
+      expect(groups.map((g) => g.traceIds)).toEqual(
+        daily.map((t) => t.traceId).flatMap((id) => (id === 't5' ? [['t5', 't6']] : id === 't6' ? [] : [[id]])),
+      );
+      expect(groups[5]).toEqual({ from: '2026-11-06 23:58:00.000000000', to: '2026-11-07 00:02:00.000000000', traceIds: ['t5', 't6'] });
+    });
   });
 });
 

@@ -2,14 +2,17 @@ import {
   REFRESH_COST_DAILY_SQL,
   REFRESH_COST_MINUTE_SQL,
   REFRESH_SESSIONS_FIGURES_SQL,
-  REFRESH_TRACE_FIGURES_SQL,
-  REFRESH_LOOKED_TRACE_FIGURES_SQL,
   REFRESH_TRACE_METRICS_HOUR_SQL,
   REFRESH_TRACE_METRICS_MINUTE_SQL,
-  TRACES_TIME_SQL,
   SPAN_COPY_KEY,
-  FILED_MINUTES_SQL,
   VACATE_TRACE_MINUTES_SQL,
+  filedMinutesSql,
+  lookedTracesTimeSql,
+  refreshLookedTraceFiguresSql,
+  refreshStoredTraceFiguresSql,
+  storedTracesParams,
+  storedTracesTimeSql,
+  STORED_TIMES_WITH_SQL,
   insertLines,
   namedStatement,
   withProjectFilters,
@@ -31,7 +34,7 @@ export interface AccountingRow {
 }
 
 /**
- * A minute a trace is filed under in trace_minutes (FILED_MINUTES_SQL): the UTC minute (ms) of its
+ * A minute a trace is filed under in trace_minutes (filedMinutesSql): the UTC minute (ms) of its
  * start by some computation, which the daily costs and trace metrics are recomputed from and the
  * `metrics` query reads traces by; whether the newest row there still holds the trace; and that
  * row's stamp (computed_at as text).
@@ -66,27 +69,127 @@ export interface StoredTrace {
 }
 
 /**
+ * Some traces a look found, and the time their stored spans cover, from the first start to the last
+ * end (DateTime64 text, as the engine writes it): one group of lookGroups.
+ */
+export interface LookedGroup {
+  from: string;
+  to: string;
+  traceIds: string[];
+}
+
+/**
  * A round's look at trace_index (SpanRepository.storedTraces): the engine's clock when it read, and
- * the time the stored spans of every trace it found cover, from the first start to the last end
- * (DateTime64 text, as the engine writes it). The round's trace figures refresh takes its bounds from
- * it instead of reading trace_index again, and is stamped with its time (docs/architecture.md, "One
- * look a round").
+ * the traces it found in groups of like time (lookGroups). The round's reads of its traces' rows are
+ * bounded by each group's time, and its trace figures refresh takes those bounds from the look
+ * instead of reading trace_index again, and is stamped with its time (docs/architecture.md, "One look
+ * a round" and "Groups of like time").
  */
 export interface TraceLook {
   at: string;
-  from: string;
-  to: string;
+  groups: LookedGroup[];
+}
+
+/** At most this many groups a look (lookGroups): each is a branch of the conditions of the round's statements. */
+export const MAX_LOOK_GROUPS = 16;
+
+/** The engine's 'YYYY-MM-DD hh:mm:ss.nnnnnnnnn' (UTC) in ms since the epoch. */
+const engineTimeMs = (time: string): number => Date.parse(`${time.slice(0, 10)}T${time.slice(11, 23)}Z`);
+
+/**
+ * The traces a look found, in groups of like time: traces whose stored spans start on the same UTC
+ * day and end on the same UTC day share a group, bounded by their earliest start and latest end.
+ * A round of live traces is one group (two or three around midnight); the late span of a trace of
+ * last month, or a trace that runs for days, is a group of its own, read in its own time instead of
+ * widening the others'. Groups are by day, not finer: the spans and the traces rollup are sorted
+ * by day, then by random trace id, so a group's cost is about its days' granules its ids touch,
+ * and every group is a branch more of each statement's condition, evaluated on every row read
+ * (a first version with hourly groups, each looking its bounds up on its own, made the figures
+ * step of a round scattered over 20 hours four times as costly: BENCHMARKS.md, "Upkeep at scale",
+ * session 47). Past MAX_LOOK_GROUPS, the two neighbours (in order of first start) whose joined time
+ * is shortest are joined, until that many are left.
+ */
+export function lookGroups(found: ReadonlyArray<{ traceId: string; firstStart: string; lastEnd: string }>): LookedGroup[] {
+  const byDays = new Map<string, LookedGroup>();
+  for (const { traceId, firstStart, lastEnd } of found) {
+    // Fixed-width 'YYYY-MM-DD hh:mm:ss.nnnnnnnnn': text order is time order, and the first 10 characters are the day.
+    const key = `${firstStart.slice(0, 10)} ${lastEnd.slice(0, 10)}`;
+    const group = byDays.get(key);
+    if (!group) byDays.set(key, { from: firstStart, to: lastEnd, traceIds: [traceId] });
+    else {
+      if (firstStart < group.from) group.from = firstStart;
+      if (lastEnd > group.to) group.to = lastEnd;
+      group.traceIds.push(traceId);
+    }
+  }
+  const groups = [...byDays.values()].sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0));
+  while (groups.length > MAX_LOOK_GROUPS) {
+    const joinedMs = (i: number) =>
+      engineTimeMs(groups[i]!.to > groups[i + 1]!.to ? groups[i]!.to : groups[i + 1]!.to) - engineTimeMs(groups[i]!.from);
+    let shortest = 0;
+    for (let i = 1; i + 1 < groups.length; i++) if (joinedMs(i) < joinedMs(shortest)) shortest = i;
+    const [first, second] = [groups[shortest]!, groups[shortest + 1]!];
+    groups.splice(shortest, 2, {
+      from: first.from,
+      to: first.to > second.to ? first.to : second.to,
+      traceIds: [...first.traceIds, ...second.traceIds],
+    });
+  }
+  return groups;
+}
+
+/**
+ * Some traces in a look's groups: each group with only those of its traces among them (its time
+ * still the whole group's: wider is safe), and the traces the look did not find. Within each, the
+ * traces keep the order they are given in: a round's statements that look the same ids up in
+ * trace_index then carry the same condition as its look, whose granules that matched nothing the
+ * engine remembers (the query condition cache) and skips.
+ */
+function withinLook(look: TraceLook | undefined, traceIds: string[]): InGroups {
+  const groupOf = new Map<string, number>();
+  look?.groups.forEach((group, i) => group.traceIds.forEach((traceId) => groupOf.set(traceId, i)));
+  const ids = (look?.groups ?? []).map((): string[] => []);
+  const unlooked: string[] = [];
+  const all = [...new Set(traceIds)];
+  for (const traceId of all) {
+    const i = groupOf.get(traceId);
+    if (i === undefined) unlooked.push(traceId);
+    else ids[i]!.push(traceId);
+  }
+  const looked = (look?.groups ?? []).map((group, i) => ({ ...group, traceIds: ids[i]! })).filter((group) => group.traceIds.length > 0);
+  return { all, looked, unlooked };
+}
+
+/** Some traces (`all`, in the order given) in a look's groups (withinLook). */
+interface InGroups {
+  all: string[];
+  looked: LookedGroup[];
+  unlooked: string[];
+}
+
+/** Groups of trace ids: a look's, and one more of the traces it did not find. */
+function idGroups({ looked, unlooked }: InGroups): string[][] {
+  return [...looked.map((group) => group.traceIds), ...(unlooked.length > 0 ? [unlooked] : [])];
+}
+
+/** storedTracesParams of some traces in a look's groups. */
+const groupParams = (grouped: InGroups) => storedTracesParams(idGroups(grouped), grouped.all);
+
+/** The parameters of a statement bounded by a look's groups (lookedTracesTimeSql): each group's ids and time. */
+function lookedGroupParams(groups: LookedGroup[]): Record<string, string | string[]> {
+  return Object.fromEntries(
+    groups.flatMap((group, i) => [
+      [`from${i}`, group.from],
+      [`to${i}`, group.to],
+      [`traceIds${i}`, group.traceIds],
+    ]),
+  );
 }
 
 /** What a round's look found: the stored traces by id, and the look (undefined when it found none). */
 export interface StoredTraces {
   traces: Map<string, StoredTrace>;
   look?: TraceLook;
-}
-
-/** The parameters of a statement bounded by a look (LOOKED_TIME_SQL). */
-function lookParams(look: TraceLook): Record<string, string> {
-  return { from: look.from, to: look.to, lookedAt: look.at };
 }
 
 /** An erased trace's tombstone as the upkeep uses it: the erasure job, and the sessions to rebuild without the trace. */
@@ -118,15 +221,13 @@ const STORED_TRACES_INDEX_SQL = `WITH (SELECT (groupArray(trace_id), groupArray(
   GROUP BY trace_id`;
 
 /**
- * Which of some traces, whose spans all start between {from} and {to}, have a root stored with a
- * type that becomes RUN ({upgradable}, or any type for {plainRoots}) and GenAI spans.
+ * Which of some traces, in `groups` groups of a look (lookedTracesTimeSql), have a root stored with
+ * a type that becomes RUN ({upgradable}, or any type for {plainRoots}) and GenAI spans.
  */
-const ROOTS_TO_RUN_SQL = `SELECT trace_id
+const rootsToRunSql = (groups: number) => `SELECT trace_id
   FROM traces
   WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-    AND day BETWEEN toDate({from:DateTime64(9, 'UTC')}) AND toDate({to:DateTime64(9, 'UTC')})
-    AND start_time BETWEEN {from:DateTime64(9, 'UTC')} AND {to:DateTime64(9, 'UTC')}
-    AND trace_id IN {traceIds:Array(String)}
+    AND ${lookedTracesTimeSql(groups, 'day')}
   GROUP BY trace_id
   HAVING max(root_span_id) != ''
     AND (has({upgradable:Array(String)}, max(root_type)) OR has({plainRoots:Array(String)}, trace_id))
@@ -203,15 +304,17 @@ export class SpanRepository {
    * one, and whether their root still has to become RUN.
    *
    * Two statements. The first reads trace_index by the traces' ids once, with the time their stored
-   * spans cover. The second reads the traces rollup within that time (its days and its minmax index
-   * on the start skip older traces' granules): the rollup's root type is the greatest stored, and RUN
+   * spans cover. The second reads the traces rollup within that time, each group of like time
+   * (lookGroups) within its own (its days and its minmax index on the start skip older traces'
+   * granules): the rollup's root type is the greatest stored, and RUN
    * sorts after every upgradable type, so a root already written again as RUN is not picked again —
    * unless `plainRoots` says a copy typed otherwise was just written (a retried export): that copy is
    * now the stored one, and the rollup cannot tell. One statement with the time as subqueries read
    * trace_index three times; a lookup of a round's random ids there reads a granule per id, so in a
    * large project that was most of the statement's cost (docs/scaling.md). A span stored between the
    * two statements is its own round's to look at: every round looks after its insert. The look
-   * (time and bounds) is answered too, for the round's trace figures refresh.
+   * (its time, and the traces in groups of like time with their bounds) is answered too, for the
+   * round's other statements.
    */
   async storedTraces(project: ProjectRef, traceIds: string[], plainRoots: string[]): Promise<StoredTraces> {
     if (traceIds.length === 0) return { traces: new Map() };
@@ -232,16 +335,15 @@ export class SpanRepository {
       erased_sessions: string[];
     }>();
     if (found.length === 0) return { traces: new Map() };
-    // Fixed-width 'YYYY-MM-DD hh:mm:ss.nnnnnnnnn': text order is time order.
-    const from = found.reduce((earliest, r) => (r.first_start < earliest ? r.first_start : earliest), found[0]!.first_start);
-    const to = found.reduce((latest, r) => (r.last_end > latest ? r.last_end : latest), found[0]!.last_end);
+    const look: TraceLook = {
+      at: found[0]!.looked_at,
+      groups: lookGroups(found.map((r) => ({ traceId: r.trace_id, firstStart: r.first_start, lastEnd: r.last_end }))),
+    };
     const roots = await this.client.query({
-      query: withProjectFilters(ROOTS_TO_RUN_SQL, project),
+      query: withProjectFilters(rootsToRunSql(look.groups.length), project),
       query_params: {
         ...project,
-        traceIds: found.map((r) => r.trace_id),
-        from,
-        to,
+        ...lookedGroupParams(look.groups),
         plainRoots,
         upgradable: ROOT_UPGRADABLE_TYPES,
         genAiTypes: GEN_AI_TRACE_TYPES,
@@ -261,13 +363,13 @@ export class SpanRepository {
         },
       ]),
     );
-    return { traces, look: { at: found[0]!.looked_at, from, to } };
+    return { traces, look };
   }
 
   /**
    * Recomputes these traces' figures, after their spans are stored, then empties every minute a
    * trace is still filed under other than its newest computation's (a minute it left when its start
-   * moved, or the filing of a computation that another round's has since superseded): FILED_MINUTES_SQL,
+   * moved, or the filing of a computation that another round's has since superseded): filedMinutesSql,
    * read after the refresh, so that of two rounds of one trace the later read sees both filings.
    * Returns the minutes (ms) whose daily costs and trace metrics change: the traces' start minutes,
    * and those emptied.
@@ -276,9 +378,11 @@ export class SpanRepository {
    * retry, or was taken over from a worker that died): every minute they are filed under is
    * recomputed too, an emptied minute whose costs the earlier run may never have got to.
    *
-   * `look`: the round's look, when these traces are all ones it looked for (TraceLook): the refresh
-   * is bounded by it and stamped with its time; without one, by what trace_index holds of them as
-   * it runs, stamped with that time.
+   * `look`: the round's look (TraceLook). When it found every one of these traces, the refresh is
+   * bounded by its groups' times and stamped with its time; otherwise (a back-fill's own traces,
+   * which the round did not look for) by what trace_index holds of them as it runs, stamped with
+   * that time, in the look's groups and one more of the traces it did not find. Where they are
+   * filed is read in the same groups.
    */
   async refreshTraceFigures(
     project: ProjectRef,
@@ -287,12 +391,22 @@ export class SpanRepository {
     look?: TraceLook,
   ): Promise<{ minutes: number[] }> {
     if (traceIds.length === 0) return { minutes: [] };
-    await this.client.command({
-      query: withProjectFilters(look ? REFRESH_LOOKED_TRACE_FIGURES_SQL : REFRESH_TRACE_FIGURES_SQL, project),
-      query_params: { ...project, traceIds, ...(look && lookParams(look)) },
-      ...namedStatement('ingest.refresh_trace_figures'),
-    });
-    const filed = await this.filedMinutes(project, traceIds);
+    const grouped = withinLook(look, traceIds);
+    const groups = idGroups(grouped).length;
+    await this.client.command(
+      look && grouped.unlooked.length === 0
+        ? {
+            query: withProjectFilters(refreshLookedTraceFiguresSql(grouped.looked.length), project),
+            query_params: { ...project, lookedAt: look.at, ...lookedGroupParams(grouped.looked) },
+            ...namedStatement('ingest.refresh_trace_figures'),
+          }
+        : {
+            query: withProjectFilters(refreshStoredTraceFiguresSql(groups), project),
+            query_params: { ...project, ...groupParams(grouped) },
+            ...namedStatement('ingest.refresh_trace_figures'),
+          },
+    );
+    const filed = await this.filedMinutes(project, grouped);
     // Where each trace's newest computation filed it: of the minutes that hold it, the newest stamp.
     // Stamps are fixed-width 'YYYY-MM-DD hh:mm:ss.ffffff' (UTC): text order is time order.
     const newest = new Map<string, FiledMinute>();
@@ -319,11 +433,14 @@ export class SpanRepository {
     return { minutes: [...new Set(minutes)] };
   }
 
-  /** Every minute these traces are filed under in trace_minutes: whether its newest row still holds the trace, and that row's stamp. */
-  private async filedMinutes(project: ProjectRef, traceIds: string[]): Promise<FiledMinute[]> {
+  /**
+   * Every minute these traces (in groups of like time) are filed under in trace_minutes: whether its
+   * newest row still holds the trace, and that row's stamp.
+   */
+  private async filedMinutes(project: ProjectRef, grouped: InGroups): Promise<FiledMinute[]> {
     const result = await this.client.query({
-      query: withProjectFilters(FILED_MINUTES_SQL, project),
-      query_params: { ...project, traceIds },
+      query: withProjectFilters(filedMinutesSql(idGroups(grouped).length), project),
+      query_params: { ...project, ...groupParams(grouped) },
       format: 'JSONEachRow',
       ...namedStatement('ingest.filed_minutes'),
     });
@@ -390,14 +507,18 @@ export class SpanRepository {
    * either order; the copy read last is the newest, and it holds both. Were each copy to carry
    * only the change its round looked for, the newest could undo the other's, and no round would
    * look again (docs/architecture.md, upkeep loop, "One copy carries both").
+   *
+   * The spans are read in the time trace_index holds of the traces as the statement runs, in the
+   * groups of the round's `look`.
    */
-  async rewrittenSpanLines(project: ProjectRef, traceIds: string[]): Promise<{ text: string; rows: number }> {
+  async rewrittenSpanLines(project: ProjectRef, traceIds: string[], look?: TraceLook): Promise<{ text: string; rows: number }> {
     if (traceIds.length === 0) return { text: '', rows: 0 };
+    const grouped = withinLook(look, traceIds);
     const result = await this.client.query({
       // The filter sits in a subquery: in the outer SELECT the REPLACE aliases would shadow the columns.
       // Each span's newest copy by LIMIT 1 BY, not FINAL, so that the traces' time skips the parts of older spans (SPAN_COPY_KEY).
       query: withProjectFilters(
-        `SELECT * EXCEPT (trace_session, gen_ai_trace) REPLACE (
+        `${STORED_TIMES_WITH_SQL}SELECT * EXCEPT (trace_session, gen_ai_trace) REPLACE (
                 if(session_id = '', trace_session, session_id) AS session_id,
                 if(${ROOT_TO_RUN}, 'RUN', toString(span_type)) AS span_type,
                 now64(3) AS ingested_at)
@@ -408,13 +529,13 @@ export class SpanRepository {
                   FROM (
                     SELECT * FROM spans
                     WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-                      AND start_time BETWEEN ${TRACES_TIME_SQL} AND trace_id IN {traceIds:Array(String)}
+                      AND ${storedTracesTimeSql(idGroups(grouped).length)}
                     ORDER BY ingested_at DESC LIMIT 1 BY ${SPAN_COPY_KEY})
                   WINDOW trace AS (PARTITION BY trace_id))
                 WHERE (session_id = '' AND trace_session != '') OR (${ROOT_TO_RUN}))`,
         project,
       ),
-      query_params: { ...project, traceIds, genAiTypes: GEN_AI_TRACE_TYPES, upgradable: ROOT_UPGRADABLE_TYPES },
+      query_params: { ...project, ...groupParams(grouped), genAiTypes: GEN_AI_TRACE_TYPES, upgradable: ROOT_UPGRADABLE_TYPES },
       format: 'JSONEachRow',
       ...namedStatement('ingest.rewritten_spans'),
     });

@@ -17,7 +17,10 @@ import {
  * decides when it finishes.
  */
 /** The look storedTraces answers when it finds any trace. */
-const LOOK: TraceLook = { at: '2026-12-01 10:00:12.345678', from: '2026-12-01 10:00:00.000000000', to: '2026-12-01 10:00:09.000000000' };
+const LOOK: TraceLook = {
+  at: '2026-12-01 10:00:12.345678',
+  groups: [{ from: '2026-12-01 10:00:00.000000000', to: '2026-12-01 10:00:09.000000000', traceIds: ['A', 'B', 'C'] }],
+};
 
 class RecordingRepository {
   readonly log: string[] = [];

@@ -375,13 +375,11 @@ export class SpanWriter {
           // A back-fill read just before its traces were erased may have been stored after their job ran.
           const backfillErased = await this.repository.erasedTraces(group.ref, [...group.backfilled]);
           const { stored, erased } = splitErased(looked.traces, backfillErased);
-          const backfill = await this.rewrites(group.ref, stored);
+          const backfill = await this.rewrites(group.ref, stored, looked.look);
           if (backfill) backfills.set(key, backfill);
-          // The look bounds the refresh only if every trace refreshed is one it looked for: a back-fill's own are not.
-          const look = refiguredTraces(group).some((traceId) => group.backfilled.has(traceId)) ? undefined : looked.look;
           const rebuilt = sessionsOfErased(group, erased);
           const sessions = sessionsToRefresh(group.sessions, stored).filter((sessionId) => !rebuilt.has(sessionId));
-          await this.refreshFigures(group, sessions, erased.traces, look);
+          await this.refreshFigures(group, sessions, erased.traces, looked.look);
           await this.addErasedSince(group, erased, lookedAt);
           if (erased.jobs.size > 0) await this.afterErasure(group, erased);
         });
@@ -417,7 +415,7 @@ export class SpanWriter {
    * races: of two rounds covering the same trace, whichever runs after both inserts sees both the
    * session and the session-less spans (both may back-fill; that is harmless).
    */
-  private async rewrites(ref: ProjectRef, stored: Map<string, StoredTrace>): Promise<Backfill | undefined> {
+  private async rewrites(ref: ProjectRef, stored: Map<string, StoredTrace>, look: TraceLook | undefined): Promise<Backfill | undefined> {
     const sessions = new Map<string, string>();
     const rootsToRun = new Set<string>();
     for (const [traceId, trace] of stored) {
@@ -426,7 +424,7 @@ export class SpanWriter {
     }
     if (sessions.size === 0 && rootsToRun.size === 0) return undefined;
     const traces = [...new Set([...sessions.keys(), ...rootsToRun])];
-    const { text, rows } = await this.repository.rewrittenSpanLines(ref, traces);
+    const { text, rows } = await this.repository.rewrittenSpanLines(ref, traces, look);
     if (rows === 0) return undefined;
     const chunk: RowChunk = {
       tenantId: ref.tenantId,
@@ -447,8 +445,8 @@ export class SpanWriter {
 
   /**
    * The touched traces' and sessions' figures, and the daily costs and trace metrics of their
-   * minutes, recomputed. `sessions`: see sessionsToRefresh. `look`: the round's, when every trace
-   * refreshed is one it looked for (SpanRepository.refreshTraceFigures).
+   * minutes, recomputed. `sessions`: see sessionsToRefresh. `look`: the round's; it bounds the
+   * refresh only if it found every trace refreshed (SpanRepository.refreshTraceFigures).
    */
   private async refreshFigures(
     group: ProjectGroup,
