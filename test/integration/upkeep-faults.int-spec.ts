@@ -305,63 +305,100 @@ describe('a round bounded by an older look', () => {
     );
   });
 
-  it('reads a late span of a month-old trace in a group of its own, and files and prices both traces of the round', async () => {
+  it('reads a late span of a month-old trace in a group of its own, and files, prices and back-fills both traces of the round', async () => {
     const { ref, send, rows, filed, settled } = await lookProject();
     const [old, fresh] = [hex(16), hex(16)];
     const oldPrice = PriceTable.bundled().lookup(MODEL, 'openai', Date.parse('2026-10-05T08:00:00Z'))!;
     const cost = (p: typeof price, input: number, output: number) =>
       costOf({ inputUncached: input, cacheRead: 0, cacheWrite: 0, output, reasoning: 0 }, p);
-    // A month before, a call at 08:00:10.
+    /** A span naming `session`. */
+    const inSession = (span: Record<string, unknown>, session: string) => ({
+      ...span,
+      attributes: [...(span.attributes as unknown[]), { key: 'session.id', value: { stringValue: session } }],
+    });
+    // A month before, a call at 08:00:10, of no session.
     await send([call(old, undefined, '2026-10-05T08:00:10Z', 1_000, 200)]);
     await settled([['2026-10-05 08:00:00', 1]]);
-    // One export (one round): a late call of that trace, starting before it (at 07:59:30), and a new trace.
-    await send([call(old, undefined, '2026-10-05T07:59:30Z', 3_000, 100), call(fresh, undefined, '2026-11-04T10:20:30Z', 500, 50)]);
+    // One export (one round): a late call of that trace, starting before it (at 07:59:30) and naming
+    // its session; and a new trace of two calls, one of them naming its session. The round's
+    // rewrites give each trace's session to its other call, reading both traces in their own days.
+    await send([
+      inSession(call(old, undefined, '2026-10-05T07:59:30Z', 3_000, 100), 'session-old'),
+      inSession(call(fresh, undefined, '2026-11-04T10:20:30Z', 500, 50), 'session-fresh'),
+      call(fresh, undefined, '2026-11-04T10:20:40Z', 700, 70),
+    ]);
     await settled([
       ['2026-10-05 07:59:00', 2],
-      ['2026-11-04 10:20:00', 1],
+      ['2026-11-04 10:20:00', 2],
+    ]);
+    const sessions = async () =>
+      rows<{ trace: string; sessions: string[] }>(
+        `SELECT trace_id AS trace, groupArray(session_id) AS sessions FROM spans FINAL WHERE project_id = {p:String}
+         GROUP BY trace_id ORDER BY min(start_time)`,
+      );
+    const deadline = Date.now() + 30_000;
+    while ((await sessions()).some((t) => t.sessions.includes(''))) {
+      if (Date.now() > deadline) throw new Error(`the back-fill did not land: ${JSON.stringify(await sessions())}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(await sessions()).toEqual([
+      { trace: old, sessions: ['session-old', 'session-old'] },
+      { trace: fresh, sessions: ['session-fresh', 'session-fresh'] },
     ]);
 
     // The look puts the two traces in groups of their own, each in its own time.
-    const { look } = await new SpanRepository(h.services.clickhouse).storedTraces(ref, [old, fresh], []);
+    const repository = new SpanRepository(h.services.clickhouse);
+    const { look } = await repository.storedTraces(ref, [old, fresh], []);
     expect(look?.groups).toEqual([
       { from: '2026-10-05 07:59:30.000000000', to: '2026-10-05 08:00:30.000000000', traceIds: [old] },
-      { from: '2026-11-04 10:20:30.000000000', to: '2026-11-04 10:20:50.000000000', traceIds: [fresh] },
+      { from: '2026-11-04 10:20:30.000000000', to: '2026-11-04 10:21:00.000000000', traceIds: [fresh] },
     ]);
-    // Each trace's figures hold its every span; the old one starts at its late call and is filed there only.
-    expect(
-      await rows<{ trace: string; start: string; cost: number }>(
-        `SELECT trace_id AS trace, toString(start_time) AS start, cost_usd AS cost FROM trace_figures FINAL
-         WHERE project_id = {p:String} ORDER BY start_time`,
-      ),
-    ).toEqual([
+    const expected = [
       {
         trace: old,
         start: '2026-10-05 07:59:30.000000000',
         cost: expect.closeTo(cost(oldPrice, 1_000, 200) + cost(oldPrice, 3_000, 100), 9),
       },
-      { trace: fresh, start: '2026-11-04 10:20:30.000000000', cost: expect.closeTo(cost(price, 500, 50), 9) },
-    ]);
-    expect(
-      await rows<{ trace: string; minute: string }>(
-        `SELECT trace_id AS trace, toString(minute) AS minute FROM trace_minutes FINAL WHERE project_id = {p:String} AND present = 1 ORDER BY minute`,
-      ),
-    ).toStrictEqual([
-      { trace: old, minute: '2026-10-05 07:59:00' },
-      { trace: fresh, minute: '2026-11-04 10:20:00' },
-    ]);
-    expect(await filed()).toStrictEqual([
-      ['2026-10-05 07:59:00', 2],
-      ['2026-11-04 10:20:00', 1],
-    ]);
-    // And each day's costs.
-    expect(
-      await rows<{ day: string; spans: number }>(
-        `SELECT toString(day) AS day, sum(spans) AS spans FROM cost_daily FINAL WHERE project_id = {p:String} GROUP BY day HAVING spans > 0 ORDER BY day`,
-      ),
-    ).toStrictEqual([
-      { day: '2026-10-05', spans: 2 },
-      { day: '2026-11-04', spans: 1 },
-    ]);
+      { trace: fresh, start: '2026-11-04 10:20:30.000000000', cost: expect.closeTo(cost(price, 500, 50) + cost(price, 700, 70), 9) },
+    ];
+    const expectFigures = async () => {
+      // Each trace's figures hold its every span; the old one starts at its late call and is filed there only.
+      expect(
+        await rows<{ trace: string; start: string; cost: number }>(
+          `SELECT trace_id AS trace, toString(start_time) AS start, cost_usd AS cost FROM trace_figures FINAL
+           WHERE project_id = {p:String} ORDER BY start_time`,
+        ),
+      ).toEqual(expected);
+      expect(
+        await rows<{ trace: string; minute: string }>(
+          `SELECT trace_id AS trace, toString(minute) AS minute FROM trace_minutes FINAL WHERE project_id = {p:String} AND present = 1 ORDER BY minute`,
+        ),
+      ).toStrictEqual([
+        { trace: old, minute: '2026-10-05 07:59:00' },
+        { trace: fresh, minute: '2026-11-04 10:20:00' },
+      ]);
+      expect(await filed()).toStrictEqual([
+        ['2026-10-05 07:59:00', 2],
+        ['2026-11-04 10:20:00', 2],
+      ]);
+      // And each day's costs.
+      expect(
+        await rows<{ day: string; spans: number }>(
+          `SELECT toString(day) AS day, sum(spans) AS spans FROM cost_daily FINAL WHERE project_id = {p:String} GROUP BY day HAVING spans > 0 ORDER BY day`,
+        ),
+      ).toStrictEqual([
+        { day: '2026-10-05', spans: 2 },
+        { day: '2026-11-04', spans: 2 },
+      ]);
+    };
+    await expectFigures();
+
+    // A refresh of a trace the look did not find (as a back-fill's is) reads every group's bounds
+    // as it runs, the look's group and one more: the same figures.
+    const { minutes } = await repository.refreshTraceFigures(ref, [old, fresh], [], { at: look!.at, groups: [look!.groups[0]!] });
+    await repository.refreshDailyCosts(ref, minutes);
+    await repository.refreshTraceMetrics(ref, minutes);
+    await expectFigures();
   });
 });
 

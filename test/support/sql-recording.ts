@@ -16,7 +16,8 @@ export const SCOPE = ['tenant_id = {tenantId:String}', 'project_id = {projectId:
 export const RECORDING_SCOPE = { tenantId: 'tenant-1', projectId: 'project-1' };
 
 /** An INSERT … SELECT (after a WITH, if any) that writes the bound scope as its rows' tenant and project. */
-export const BOUND_SCOPE_INSERT = /^INSERT INTO \w+ \([^)]*\) (WITH .* AS \w+ )?SELECT \{tenantId:String\}, \{projectId:String\}, /;
+export const BOUND_SCOPE_INSERT =
+  /^INSERT INTO \w+ \([^)]*\) (WITH \(SELECT .*\) AS \w+ )?SELECT \{tenantId:String\}, \{projectId:String\}, /;
 
 const QUERY_ID = /^([\w.]+):[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const PLACEHOLDER = new RegExp(PLACEHOLDER_PATTERN, 'g');

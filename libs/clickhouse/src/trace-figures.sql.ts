@@ -140,8 +140,9 @@ const groupIdsSql = (i: number) => `{traceIds${i}:Array(String)}`;
 
 /**
  * One read of trace_index for all the traces of the groups ({traceIds}: every group's, in the order
- * the round's look read them, so that it carries the look's own condition, whose granules that
- * matched nothing the engine remembers and skips), as `stored_times`: for each row of theirs, its
+ * the caller gives; a round that refreshes the traces it looked for, in the order it looked for
+ * them, so carries its look's own condition, whose granules that matched nothing the engine
+ * remembers and skips), as `stored_times`: for each row of theirs, its
  * trace's group ({traceGroups}: each trace's group, from 1), its first start and its last end, as
  * three arrays. A primary-key lookup, named once in the statement's WITH (the ids written in once,
  * not at every use); each group's bounds are folded from its answer into constants the engine
@@ -165,7 +166,11 @@ export function storedTracesParams(groups: string[][], order: string[] = groups.
   const numberOf = new Map(groups.flatMap((traceIds, i) => traceIds.map((traceId): [string, number] => [traceId, i + 1])));
   return {
     traceIds: order,
-    traceGroups: order.map((traceId) => numberOf.get(traceId)!),
+    traceGroups: order.map((traceId) => {
+      const group = numberOf.get(traceId);
+      if (group === undefined) throw new Error(`trace ${traceId} is in no group of the statement`);
+      return group;
+    }),
     ...Object.fromEntries(groups.map((traceIds, i) => [`traceIds${i}`, traceIds])),
   };
 }

@@ -140,7 +140,10 @@ describe('SpanRepository SQL', () => {
     const sent: Array<Record<string, unknown>> = [];
     const client = {
       command: async ({ query_params }: { query_params: Record<string, unknown> }) => void sent.push(query_params),
-      query: async () => ({ json: async () => filed }),
+      query: async ({ query_params }: { query_params: Record<string, unknown> }) => {
+        sent.push(query_params);
+        return { json: async () => filed };
+      },
     } as unknown as ClickHouseClient;
     const { minutes } = await new SpanRepository(client).refreshTraceFigures(PROJECT, traceIds, recheck, look);
     return { sent, minutes: minutes.sort() };
@@ -228,7 +231,7 @@ describe('SpanRepository SQL', () => {
     // look's computation may start before this look), in the look's groups.
     expect(filedRead.sql).toContain('trace_index');
     expect(filedRead.params).toEqual(expect.arrayContaining(['traceIds0', 'traceIds1']));
-    const [refreshParams, filedParams] = (await refreshed([T1, T2], [], look)).sent.concat([]) as Array<Record<string, unknown>>;
+    const [refreshParams, filedParams, ...more] = (await refreshed([T1, T2], [], look)).sent as Array<Record<string, unknown>>;
     expect(refreshParams).toEqual(
       expect.objectContaining({
         lookedAt: older,
@@ -238,7 +241,10 @@ describe('SpanRepository SQL', () => {
         traceIds1: [T1],
       }),
     );
-    expect(filedParams).toBeUndefined();
+    // The filings read: every trace in the order given, with its group's number, and each group's ids.
+    expect(filedParams).toEqual(expect.objectContaining({ traceIds: [T1, T2], traceGroups: [2, 1], traceIds0: [T2], traceIds1: [T1] }));
+    // Nothing to empty: no third statement.
+    expect(more).toEqual([]);
   });
 
   it("refreshTraceFigures of a trace the look did not find: bounded by trace_index as it runs, in the look's groups and one more", async () => {
@@ -257,11 +263,14 @@ describe('SpanRepository SQL', () => {
     expect((await refreshed([T1, T3], [], look)).sent[0]).not.toHaveProperty('traceIds2');
   });
 
-  it('refreshTraceFigures keeps the traces of each group in the order it is given them, as the look was', async () => {
-    // The look's answer lists them in the engine's order; the round's statements carry them as the
-    // look's own condition did, whose granules that matched nothing the engine remembers.
+  it("refreshTraceFigures keeps the traces of each group in the order it is given them, not the look's answer's", async () => {
+    // The look's answer lists them in the engine's order; a round refreshing the traces it looked
+    // for, in the order it looked for them, then sends the look's own condition again (whose
+    // granules that matched nothing the engine remembers).
     const oneGroup: TraceLook = { at: older, groups: [{ ...look.groups[1]!, traceIds: [T2, T1] }] };
-    expect((await refreshed([T1, T2], [], oneGroup)).sent[0]).toEqual(expect.objectContaining({ traceIds0: [T1, T2] }));
+    const [refreshParams, filedParams] = (await refreshed([T1, T2], [], oneGroup)).sent;
+    expect(refreshParams).toEqual(expect.objectContaining({ traceIds0: [T1, T2] }));
+    expect(filedParams).toEqual(expect.objectContaining({ traceIds: [T1, T2], traceGroups: [1, 1], traceIds0: [T1, T2] }));
   });
 
   describe('lookGroups', () => {
@@ -298,6 +307,77 @@ describe('SpanRepository SQL', () => {
       );
       expect(groups[5]).toEqual({ from: '2026-11-06 23:58:00.000000000', to: '2026-11-07 00:02:00.000000000', traceIds: ['t5', 't6'] });
     });
+  });
+
+  /** The parameters of each statement a call sends (the recorder keeps only their names). */
+  async function sentParams(call: (r: SpanRepository) => Promise<void>): Promise<Array<Record<string, unknown>>> {
+    const sent: Array<Record<string, unknown>> = [];
+    const client = {
+      command: async ({ query_params }: { query_params: Record<string, unknown> }) => void sent.push(query_params),
+    } as unknown as ClickHouseClient;
+    await call(new SpanRepository(client));
+    return sent;
+  }
+
+  it.each([
+    [
+      'refreshTraceMetrics: the minutes, then their hours',
+      (r: SpanRepository, minutes: number[]) => r.refreshTraceMetrics(PROJECT, minutes),
+      [Date.UTC(2026, 10, 19, 10, 5), Date.UTC(2026, 10, 19, 10, 59), Date.UTC(2026, 10, 19, 11, 0)],
+      { hours: [Date.UTC(2026, 10, 19, 10), Date.UTC(2026, 10, 19, 11)] },
+    ],
+    [
+      'refreshDailyCosts: the minutes, then their days',
+      (r: SpanRepository, minutes: number[]) => r.refreshDailyCosts(PROJECT, minutes),
+      [Date.UTC(2026, 10, 19, 23, 59), Date.UTC(2026, 10, 20, 0, 0), Date.UTC(2026, 10, 20, 0, 1)],
+      { days: ['2026-11-19', '2026-11-20'] },
+    ],
+  ] as const)('%s', async (_name, call, minutes, coarser) => {
+    expectStatements(await record(() => call(repository, [...minutes])), 2);
+    expect(await sentParams((r) => call(r, [...minutes]))).toEqual([
+      expect.objectContaining({ minutes }),
+      expect.objectContaining(coarser),
+    ]);
+  });
+
+  it.each([
+    ['refreshDailyCosts', (r: SpanRepository) => r.refreshDailyCosts(PROJECT, [Date.UTC(2026, 10, 19, 10, 5)])],
+    ['refreshTraceMetrics', (r: SpanRepository) => r.refreshTraceMetrics(PROJECT, [Date.UTC(2026, 10, 19, 10, 5)])],
+  ] as const)('%s leaves out erased traces, as the reads do, in the trace minutes it sums', async (_name, call) => {
+    // The statements as sent, with their engine-side filters whole (the recorder shortens them).
+    const sent: string[] = [];
+    const client = { command: async ({ query }: { query: string }) => void sent.push(query) } as unknown as ClickHouseClient;
+    await call(new SpanRepository(client));
+    expect(sent).toHaveLength(2);
+    const filters = sent[0]!.slice(sent[0]!.indexOf('additional_table_filters'));
+    const filterOf = /'trace_minutes': '((?:[^'\\]|\\.|'')*)'/.exec(filters)?.[1] ?? '';
+    expect(filterOf).toContain('NOT IN (SELECT trace_id FROM erased_traces');
+  });
+
+  it('refreshSessionFigures', async () => {
+    expectStatements(await record(() => repository.refreshSessionFigures(PROJECT, ['session-1'])), 1);
+  });
+
+  it('rewrittenSpanLines', async () => {
+    expectStatements(await record(() => repository.rewrittenSpanLines(PROJECT, [T1, T2])), 1);
+  });
+
+  it("rewrittenSpanLines reads each of the look's groups in its own time", async () => {
+    const statements = await record(() => repository.rewrittenSpanLines(PROJECT, [T1, T2], look));
+    expectStatements(statements, 1);
+    expect(statements[0]!.params).toEqual(expect.arrayContaining(['traceIds', 'traceGroups', 'traceIds0', 'traceIds1']));
+  });
+
+  it('sends nothing for no traces or days', async () => {
+    const none = await record(async () => {
+      await repository.storedTraces(PROJECT, [], []);
+      await repository.refreshTraceFigures(PROJECT, []);
+      await repository.refreshSessionFigures(PROJECT, []);
+      await repository.refreshDailyCosts(PROJECT, []);
+      await repository.refreshTraceMetrics(PROJECT, []);
+      await repository.rewrittenSpanLines(PROJECT, []);
+    });
+    expect(none).toEqual([]);
   });
 });
 

@@ -140,10 +140,11 @@ export function lookGroups(found: ReadonlyArray<{ traceId: string; firstStart: s
 
 /**
  * Some traces in a look's groups: each group with only those of its traces among them (its time
- * still the whole group's: wider is safe), and the traces the look did not find. Within each, the
- * traces keep the order they are given in: a round's statements that look the same ids up in
- * trace_index then carry the same condition as its look, whose granules that matched nothing the
- * engine remembers (the query condition cache) and skips.
+ * still the whole group's: wider is safe), and the traces the look did not find (one group more,
+ * read in one range). Within each, the traces keep the order they are given in, not the look's
+ * answer's: a round refreshing the traces it looked for, in the order it looked for them, then
+ * looks them up in trace_index with the same condition as its look, whose granules that matched
+ * nothing the engine remembers (the query condition cache) and skips.
  */
 function withinLook(look: TraceLook | undefined, traceIds: string[]): InGroups {
   const groupOf = new Map<string, number>();
@@ -392,7 +393,6 @@ export class SpanRepository {
   ): Promise<{ minutes: number[] }> {
     if (traceIds.length === 0) return { minutes: [] };
     const grouped = withinLook(look, traceIds);
-    const groups = idGroups(grouped).length;
     await this.client.command(
       look && grouped.unlooked.length === 0
         ? {
@@ -401,7 +401,7 @@ export class SpanRepository {
             ...namedStatement('ingest.refresh_trace_figures'),
           }
         : {
-            query: withProjectFilters(refreshStoredTraceFiguresSql(groups), project),
+            query: withProjectFilters(refreshStoredTraceFiguresSql(idGroups(grouped).length), project),
             query_params: { ...project, ...groupParams(grouped) },
             ...namedStatement('ingest.refresh_trace_figures'),
           },

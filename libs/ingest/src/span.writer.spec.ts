@@ -30,6 +30,8 @@ class RecordingRepository {
   sessionless: Array<{ text: string; rows: number }> = [];
   /** What rewrittenSpanLines was asked for, call after call. */
   readonly rewriteRequests: string[][] = [];
+  /** The look each rewrittenSpanLines call was given (its groups bound the rewrites' reads). */
+  readonly rewriteLooks: Array<TraceLook | undefined> = [];
   private readonly gates = new Map<string, () => void>();
 
   /** Makes the next call whose log entry starts with `prefix` wait for release(prefix). */
@@ -64,8 +66,9 @@ class RecordingRepository {
     return traces.size > 0 ? { traces, look: LOOK } : { traces };
   }
 
-  async rewrittenSpanLines(_ref: ProjectRef, traceIds: string[]): Promise<{ text: string; rows: number }> {
+  async rewrittenSpanLines(_ref: ProjectRef, traceIds: string[], look?: TraceLook): Promise<{ text: string; rows: number }> {
     this.rewriteRequests.push([...traceIds].sort());
+    this.rewriteLooks.push(look);
     await this.record('sessionless');
     return this.sessionless.shift() ?? { text: '', rows: 0 };
   }
@@ -245,6 +248,8 @@ describe('SpanWriter', () => {
     await Promise.all([writer.write(chunk('a1', ['A'])), writer.write(chunk('b1', ['B'])), writer.write(chunk('c1', ['C']))]);
     // A gets its session, B's root becomes RUN; C has nothing to fix. The back-filled traces are not looked at again.
     expect(repository.rewriteRequests).toEqual([['A', 'B']]);
+    // In the groups of the look that found them.
+    expect(repository.rewriteLooks).toEqual([LOOK]);
     expect(repository.log).toContain('insert a0,b-root-as-run');
     // The back-fill's own round looks at none of its traces (the repository asks ClickHouse nothing for none).
     expect(repository.log.filter((e) => e.startsWith('stored'))).toEqual(['stored A,B,C', 'stored ']);
