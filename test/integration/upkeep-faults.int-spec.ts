@@ -393,8 +393,8 @@ describe('a round bounded by an older look', () => {
     };
     await expectFigures();
 
-    // A refresh of a trace the look did not find (as a back-fill's is) reads every group's bounds
-    // as it runs, the look's group and one more: the same figures.
+    // A refresh of a trace the look did not find (as a back-fill's is) groups the traces by their
+    // time in trace_index and reads every group's bounds as it runs: the same figures.
     const { minutes } = await repository.refreshTraceFigures(ref, [old, fresh], [], { at: look!.at, groups: [look!.groups[0]!] });
     await repository.refreshDailyCosts(ref, minutes);
     await repository.refreshTraceMetrics(ref, minutes);

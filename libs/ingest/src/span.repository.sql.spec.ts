@@ -20,6 +20,8 @@ const ROW_SCOPED_WRITES = new Set(['ingest.insert_spans', 'ingest.insert_account
 
 /** What the fake answers ingest.filed_minutes with. */
 let filed: Array<{ trace_id: string; minute_ms: number; present: number; stamp: string }> = [];
+/** What the fake answers ingest.trace_times with (none: every trace in one group). */
+let times: Array<{ trace_id: string; first_start: string; last_end: string }> = [];
 /** What the fake answers ingest.stored_traces with. */
 let indexed: Array<{
   trace_id: string;
@@ -34,16 +36,19 @@ describe('SpanRepository SQL', () => {
   const { client, record, insertedRows } = recordingClient((queryId) =>
     queryId === 'ingest.filed_minutes'
       ? filed
-      : queryId === 'ingest.stored_traces'
-        ? indexed
-        : queryId === 'ingest.roots_to_run'
-          ? indexed.filter((r) => r.trace_id === T2).map((r) => ({ trace_id: r.trace_id }))
-          : [],
+      : queryId === 'ingest.trace_times'
+        ? times
+        : queryId === 'ingest.stored_traces'
+          ? indexed
+          : queryId === 'ingest.roots_to_run'
+            ? indexed.filter((r) => r.trace_id === T2).map((r) => ({ trace_id: r.trace_id }))
+            : [],
   );
   const repository = new SpanRepository(client);
 
   beforeEach(() => {
     filed = [];
+    times = [];
     indexed = [];
   });
 
@@ -140,7 +145,9 @@ describe('SpanRepository SQL', () => {
     const sent: Array<Record<string, unknown>> = [];
     const client = {
       command: async ({ query_params }: { query_params: Record<string, unknown> }) => void sent.push(query_params),
-      query: async ({ query_params }: { query_params: Record<string, unknown> }) => {
+      // The statements' parameters but the lookup of the traces' times, which answers `times`.
+      query: async ({ query_params, query_id }: { query_params: Record<string, unknown>; query_id: string }) => {
+        if (query_id.startsWith('ingest.trace_times')) return { json: async () => times };
         sent.push(query_params);
         return { json: async () => filed };
       },
@@ -155,9 +162,10 @@ describe('SpanRepository SQL', () => {
 
   it('refreshTraceFigures: the refresh, then every minute the traces are filed under; nothing to empty', async () => {
     filed = [{ trace_id: T1, minute_ms: hour, present: 1, stamp: newer }];
+    // Without a look, the traces' times first, to group them.
     const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1, T2]));
-    expectStatements(statements, 2);
-    expect(statements.map((s) => s.queryId)).toEqual(['ingest.refresh_trace_figures', 'ingest.filed_minutes']);
+    expectStatements(statements, 3);
+    expect(statements.map((s) => s.queryId)).toEqual(['ingest.trace_times', 'ingest.refresh_trace_figures', 'ingest.filed_minutes']);
     expect((await refreshed([T1, T2])).minutes).toEqual([hour]);
   });
 
@@ -173,8 +181,9 @@ describe('SpanRepository SQL', () => {
       { trace_id: T2, minute_ms: hour + 180_000, present: 0, stamp: newer },
     ];
     const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1, T2]));
-    expectStatements(statements, 3);
+    expectStatements(statements, 4);
     expect(statements.map((s) => s.queryId)).toEqual([
+      'ingest.trace_times',
       'ingest.refresh_trace_figures',
       'ingest.filed_minutes',
       'ingest.vacate_trace_minutes',
@@ -247,20 +256,26 @@ describe('SpanRepository SQL', () => {
     expect(more).toEqual([]);
   });
 
-  it("refreshTraceFigures of a trace the look did not find: bounded by trace_index as it runs, in the look's groups and one more", async () => {
+  it('refreshTraceFigures of a trace the look did not find: bounded by trace_index as it runs, every trace grouped by its time there', async () => {
     const T3 = '6c0f5f6e7d3a4b2c9e8f7a6b5c4d3e2f';
     // A round refreshing T1 and a back-fill's T3 (which it did not look for); T2, in the look, is not refreshed.
+    // trace_index holds T3 a month before T1.
+    times = [
+      { trace_id: T1, first_start: '2026-11-19 10:00:30.000000000', last_end: '2026-11-19 10:01:10.000000000' },
+      { trace_id: T3, first_start: '2026-10-19 07:00:00.000000000', last_end: '2026-10-19 07:00:09.000000000' },
+    ];
     const statements = await record(() => repository.refreshTraceFigures(PROJECT, [T1, T3], [], look));
-    expectStatements(statements, 2);
-    const [refresh] = statements as [RecordedStatement];
+    expectStatements(statements, 3);
+    const [lookup, refresh] = statements as [RecordedStatement, RecordedStatement];
+    expect(lookup.queryId).toBe('ingest.trace_times');
     expect(refresh.sql).toContain('trace_index');
     expect(refresh.sql).toContain('now64');
     expect(refresh.params).not.toContain('lookedAt');
-    // Each group's ids, and every trace with its group's number for the one read of their bounds.
-    expect((await refreshed([T1, T3], [], look)).sent[0]).toEqual(
-      expect.objectContaining({ traceIds: [T1, T3], traceGroups: [1, 2], traceIds0: [T1], traceIds1: [T3] }),
-    );
-    expect((await refreshed([T1, T3], [], look)).sent[0]).not.toHaveProperty('traceIds2');
+    // Each group's ids (by time: T3's first), and every trace in the order given with its group's number.
+    const [refreshParams, filedParams] = (await refreshed([T1, T3], [], look)).sent;
+    expect(refreshParams).toEqual(expect.objectContaining({ traceIds: [T1, T3], traceGroups: [2, 1], traceIds0: [T3], traceIds1: [T1] }));
+    expect(refreshParams).not.toHaveProperty('traceIds2');
+    expect(filedParams).toEqual(expect.objectContaining({ traceIds: [T1, T3], traceGroups: [2, 1] }));
   });
 
   it("refreshTraceFigures keeps the traces of each group in the order it is given them, not the look's answer's", async () => {

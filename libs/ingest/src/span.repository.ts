@@ -146,10 +146,10 @@ export function lookGroups(found: ReadonlyArray<{ traceId: string; firstStart: s
  * looks them up in trace_index with the same condition as its look, whose granules that matched
  * nothing the engine remembers (the query condition cache) and skips.
  */
-function withinLook(look: TraceLook | undefined, traceIds: string[]): InGroups {
+function withinLook(groups: LookedGroup[] | undefined, traceIds: string[]): InGroups {
   const groupOf = new Map<string, number>();
-  look?.groups.forEach((group, i) => group.traceIds.forEach((traceId) => groupOf.set(traceId, i)));
-  const ids = (look?.groups ?? []).map((): string[] => []);
+  groups?.forEach((group, i) => group.traceIds.forEach((traceId) => groupOf.set(traceId, i)));
+  const ids = (groups ?? []).map((): string[] => []);
   const unlooked: string[] = [];
   const all = [...new Set(traceIds)];
   for (const traceId of all) {
@@ -157,7 +157,7 @@ function withinLook(look: TraceLook | undefined, traceIds: string[]): InGroups {
     if (i === undefined) unlooked.push(traceId);
     else ids[i]!.push(traceId);
   }
-  const looked = (look?.groups ?? []).map((group, i) => ({ ...group, traceIds: ids[i]! })).filter((group) => group.traceIds.length > 0);
+  const looked = (groups ?? []).map((group, i) => ({ ...group, traceIds: ids[i]! })).filter((group) => group.traceIds.length > 0);
   return { all, looked, unlooked };
 }
 
@@ -218,6 +218,12 @@ const STORED_TRACES_INDEX_SQL = `WITH (SELECT (groupArray(trace_id), groupArray(
     min(start_time) AS first_start, max(end_time) AS last_end, now64(6, 'UTC') AS looked_at, arrayElement(erased.2, indexOf(erased.1, trace_id)) AS erased_by,
     if(erased_by = '', [], groupUniqArrayIf(i.session_id, i.session_id != '')) AS erased_sessions
   FROM trace_index AS i
+  WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
+  GROUP BY trace_id`;
+
+/** The time some traces' stored spans cover, per trace, as trace_index holds it: a primary-key lookup. */
+const TRACE_TIMES_SQL = `SELECT trace_id, min(start_time) AS first_start, max(end_time) AS last_end
+  FROM trace_index
   WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String} AND trace_id IN {traceIds:Array(String)}
   GROUP BY trace_id`;
 
@@ -382,8 +388,8 @@ export class SpanRepository {
    * `look`: the round's look (TraceLook). When it found every one of these traces, the refresh is
    * bounded by its groups' times and stamped with its time; otherwise (a back-fill's own traces,
    * which the round did not look for) by what trace_index holds of them as it runs, stamped with
-   * that time, in the look's groups and one more of the traces it did not find. Where they are
-   * filed is read in the same groups.
+   * that time, all of them grouped by their time as trace_index holds it (one lookup more). Where
+   * they are filed is read in the same groups.
    */
   async refreshTraceFigures(
     project: ProjectRef,
@@ -392,12 +398,16 @@ export class SpanRepository {
     look?: TraceLook,
   ): Promise<{ minutes: number[] }> {
     if (traceIds.length === 0) return { minutes: [] };
-    const grouped = withinLook(look, traceIds);
+    const inLook = withinLook(look?.groups, traceIds);
+    const boundedByLook = look !== undefined && inLook.unlooked.length === 0;
+    // Traces the round did not look for (a back-fill's own) are grouped by their time as trace_index
+    // holds it, all the traces with them: only a grouping, the statements read their bounds as they run.
+    const grouped = !boundedByLook && inLook.all.length > 1 ? await this.groupedByTime(project, inLook.all) : inLook;
     await this.client.command(
-      look && grouped.unlooked.length === 0
+      boundedByLook
         ? {
-            query: withProjectFilters(refreshLookedTraceFiguresSql(grouped.looked.length), project),
-            query_params: { ...project, lookedAt: look.at, ...lookedGroupParams(grouped.looked) },
+            query: withProjectFilters(refreshLookedTraceFiguresSql(inLook.looked.length), project),
+            query_params: { ...project, lookedAt: look.at, ...lookedGroupParams(inLook.looked) },
             ...namedStatement('ingest.refresh_trace_figures'),
           }
         : {
@@ -431,6 +441,24 @@ export class SpanRepository {
     const rechecked = new Set(recheck);
     const minutes = [...newest.values(), ...vacated, ...filed.filter((f) => rechecked.has(f.traceId))].map((f) => f.minuteMs);
     return { minutes: [...new Set(minutes)] };
+  }
+
+  /**
+   * Some traces in groups of like time (lookGroups) by the time trace_index holds of them: one
+   * lookup, for a round refreshing traces it did not look for. Those it has no row of are one group
+   * more.
+   */
+  private async groupedByTime(project: ProjectRef, traceIds: string[]): Promise<InGroups> {
+    const result = await this.client.query({
+      query: withProjectFilters(TRACE_TIMES_SQL, project),
+      query_params: { ...project, traceIds },
+      format: 'JSONEachRow',
+      ...namedStatement('ingest.trace_times'),
+    });
+    const found = await result.json<{ trace_id: string; first_start: string; last_end: string }>();
+    const times = lookGroups(found.map((r) => ({ traceId: r.trace_id, firstStart: r.first_start, lastEnd: r.last_end })));
+    // In the given order within each group, as withinLook keeps them.
+    return withinLook(times, traceIds);
   }
 
   /**
@@ -513,7 +541,7 @@ export class SpanRepository {
    */
   async rewrittenSpanLines(project: ProjectRef, traceIds: string[], look?: TraceLook): Promise<{ text: string; rows: number }> {
     if (traceIds.length === 0) return { text: '', rows: 0 };
-    const grouped = withinLook(look, traceIds);
+    const grouped = withinLook(look?.groups, traceIds);
     const result = await this.client.query({
       // The filter sits in a subquery: in the outer SELECT the REPLACE aliases would shadow the columns.
       // Each span's newest copy by LIMIT 1 BY, not FINAL, so that the traces' time skips the parts of older spans (SPAN_COPY_KEY).
