@@ -23,9 +23,9 @@ type Project = (typeof PROJECTS)[number];
 
 /**
  * With `--late-traces N`, a fourth kind of round: the seeded project's, carrying besides its new
- * traces one late span of each of N traces that started on the seeded project's first day (an
- * exporter that retried after an outage, a long agent run): late ÷ seeded is what those few old
- * traces cost a round.
+ * traces one late span of each of N traces that started on the seeded project's first day, with
+ * the start of the trace's last span (an exporter that retried after an outage): late ÷ seeded is
+ * what those few old traces cost a round.
  */
 type Round = Project | 'late';
 

@@ -13,6 +13,13 @@ const constants = Object.entries(figures)
   .filter((entry): entry is [string, string] => typeof entry[1] === 'string')
   .sort(([a], [b]) => a.localeCompare(b));
 
+/** Every table read is filtered on the scope at its own level; an INSERT … SELECT writes the bound scope. */
+function expectScoped(name: string, text: string): void {
+  expect({ name, unscopedReads: unscopedReads(text) }).toEqual({ name, unscopedReads: [] });
+  expectInsertWritesBoundScope(text);
+  for (const scope of SCOPE) expect(text).toContain(scope);
+}
+
 describe('trace-figures.sql', () => {
   it('exports these SQL constants (a new one gets its snapshot here)', () => {
     expect(constants.map(([name]) => name)).toEqual([
@@ -35,9 +42,7 @@ describe('trace-figures.sql', () => {
   ] as const)('%s, one group and two', (name, statement) => {
     for (const groups of [1, 2]) {
       const text = normalisedSql(statement(groups));
-      expect({ name, unscopedReads: unscopedReads(text) }).toEqual({ name, unscopedReads: [] });
-      expectInsertWritesBoundScope(text);
-      for (const scope of SCOPE) expect(text).toContain(scope);
+      expectScoped(name, text);
       const ids = typedPlaceholders(text).filter((placeholder) => /^traceIds\d/.test(placeholder));
       expect(ids).toEqual(Array.from({ length: groups }, (_, i) => `traceIds${i}:Array(String)`));
       expect({ placeholders: typedPlaceholders(text), sql: text }).toMatchSnapshot(`${name}(${groups})`);
@@ -47,11 +52,7 @@ describe('trace-figures.sql', () => {
 
   it.each(constants)('%s', (name, sql) => {
     const text = normalisedSql(sql);
-    // Every table read is filtered on the scope at its own level; an INSERT … SELECT writes the bound scope.
-    expect({ name, unscopedReads: unscopedReads(text) }).toEqual({ name, unscopedReads: [] });
-    expectInsertWritesBoundScope(text);
-    // VACATE_TRACE_COST_DAYS_SQL reads no table: its rows are the bound scope and trace/day pairs.
-    if (name !== 'VACATE_TRACE_COST_DAYS_SQL') for (const scope of SCOPE) expect(text).toContain(scope);
+    expectScoped(name, text);
     expect({ placeholders: typedPlaceholders(text), sql: text }).toMatchSnapshot(name);
   });
 

@@ -138,6 +138,10 @@ export function lookGroups(found: ReadonlyArray<{ traceId: string; firstStart: s
   return groups;
 }
 
+/** lookGroups of trace_index's answer of some traces' times (STORED_TRACES_INDEX_SQL, TRACE_TIMES_SQL). */
+const groupsOfTimes = (rows: ReadonlyArray<{ trace_id: string; first_start: string; last_end: string }>): LookedGroup[] =>
+  lookGroups(rows.map((r) => ({ traceId: r.trace_id, firstStart: r.first_start, lastEnd: r.last_end })));
+
 /**
  * Some traces in a look's groups: each group with only those of its traces among them (its time
  * still the whole group's: wider is safe), and the traces the look did not find (one group more,
@@ -344,7 +348,7 @@ export class SpanRepository {
     if (found.length === 0) return { traces: new Map() };
     const look: TraceLook = {
       at: found[0]!.looked_at,
-      groups: lookGroups(found.map((r) => ({ traceId: r.trace_id, firstStart: r.first_start, lastEnd: r.last_end }))),
+      groups: groupsOfTimes(found),
     };
     const roots = await this.client.query({
       query: withProjectFilters(rootsToRunSql(look.groups.length), project),
@@ -455,10 +459,8 @@ export class SpanRepository {
       format: 'JSONEachRow',
       ...namedStatement('ingest.trace_times'),
     });
-    const found = await result.json<{ trace_id: string; first_start: string; last_end: string }>();
-    const times = lookGroups(found.map((r) => ({ traceId: r.trace_id, firstStart: r.first_start, lastEnd: r.last_end })));
     // In the given order within each group, as withinLook keeps them.
-    return withinLook(times, traceIds);
+    return withinLook(groupsOfTimes(await result.json<{ trace_id: string; first_start: string; last_end: string }>()), traceIds);
   }
 
   /**
