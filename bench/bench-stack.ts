@@ -123,13 +123,21 @@ export async function reportedEngineSettings(clickhouse: ClickHouseClient): Prom
   return settings;
 }
 
-/** Waits (at most a minute) until ClickHouse has no merge running: a merge left by one phase would tax the next. */
+/**
+ * Waits (at most a minute) until ClickHouse has no merge running and no mutation left to run that
+ * has not failed (a migration's index being built on the seeded data): a merge left by one phase
+ * would tax the next.
+ */
 export async function quiet(clickhouse: ClickHouseClient): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    const result = await clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
+    const result = await clickhouse.query({
+      query: `SELECT (SELECT count() FROM system.merges) + (SELECT count() FROM system.mutations WHERE NOT is_done AND latest_fail_reason = '') AS n`,
+      format: 'JSONEachRow',
+    });
     const [row] = await result.json<{ n: string }>();
     if (Number(row?.n ?? 0) === 0) return;
     await new Promise((r) => setTimeout(r, 200));
   }
+  progress('ClickHouse still merged or mutated after a minute: the next phase starts beside it');
 }

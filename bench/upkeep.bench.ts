@@ -22,12 +22,16 @@ const PROJECTS = ['seeded', 'empty', 'oneDay'] as const;
 type Project = (typeof PROJECTS)[number];
 
 /**
- * With `--late-traces N`, a fourth kind of round: the seeded project's, carrying besides its new
- * traces one late span of each of N traces that started on the seeded project's first day, with
- * the start of the trace's last span (an exporter that retried after an outage): late ÷ seeded is
- * what those few old traces cost a round.
+ * Rounds of the seeded project that carry, besides their new traces, one span more of each of a
+ * few traces that started on the seeded project's first day (reported against the seeded
+ * project's rounds without): with `--late-traces N`, a copy of the trace's last span with its own
+ * start (an exporter that retried after an outage: the trace keeps its time); with
+ * `--long-traces N`, a copy of it that starts with the round's traces (a long agent run's newest
+ * step: the trace now runs from that first day to the round's).
  */
-type Round = Project | 'late';
+const OLD_TRACE_ROUNDS = ['late', 'long'] as const;
+type OldTraceRound = (typeof OLD_TRACE_ROUNDS)[number];
+type Round = Project | OldTraceRound;
 
 interface Scope {
   tenantId: string;
@@ -89,26 +93,40 @@ async function storeRoundOfTraces(
 }
 
 /**
- * Stores one late span of each of `count` traces of the seeded project that started on its first
- * day: a copy of the trace's last span under a new span id, ingested now. Returns their trace ids.
+ * Stores one more span of each of `count` traces of the seeded project that started on its first
+ * day: a copy of the trace's last span under a new span id, ingested now, with its own start, or
+ * moved to start at `startMs` (its duration kept). Returns their trace ids.
  */
-async function storeLateSpans(client: ClickHouseClient, seed: SeedResult, round: string, count: number): Promise<string[]> {
+async function storeOldTraceSpans(
+  client: ClickHouseClient,
+  seed: SeedResult,
+  round: string,
+  count: number,
+  startMs: number | undefined,
+): Promise<string[]> {
   const params = { tenantId: seed.tenantId, projectId: seed.projectId, round, from: seed.from, count };
   const picked = await client.query({
     query: `SELECT trace_id FROM trace_index WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
       GROUP BY trace_id HAVING min(start_time) < parseDateTime64BestEffort({from:String}, 9, 'UTC') + INTERVAL 1 DAY
+        AND max(end_time) < parseDateTime64BestEffort({from:String}, 9, 'UTC') + INTERVAL 2 DAY
       ORDER BY cityHash64(trace_id, {round:String}) LIMIT {count:UInt32}`,
     query_params: params,
     format: 'JSONEachRow',
   });
+  // (Traces that end by the next day: none an earlier round made long.)
   const ids = (await picked.json<{ trace_id: string }>()).map((t) => t.trace_id);
   await client.command({
     query: `INSERT INTO spans SELECT * REPLACE (substring(lower(hex(MD5(concat({round:String}, s.span_id)))), 1, 16) AS span_id,
-        now64(3) AS ingested_at)
+        now64(3) AS ingested_at${
+          startMs === undefined
+            ? ''
+            : `, s.start_time + toIntervalMillisecond({startMs:Int64} - toUnixTimestamp64Milli(s.start_time)) AS start_time,
+        s.end_time + toIntervalMillisecond({startMs:Int64} - toUnixTimestamp64Milli(s.start_time)) AS end_time`
+        })
       FROM spans AS s
       WHERE s.tenant_id = {tenantId:String} AND s.project_id = {projectId:String} AND s.trace_id IN {ids:Array(String)}
       ORDER BY s.start_time DESC LIMIT 1 BY s.trace_id`,
-    query_params: { ...params, ids },
+    query_params: { ...params, ids, startMs: startMs ?? 0 },
   });
   return ids;
 }
@@ -208,8 +226,34 @@ async function upkeepRound(repository: SpanRepository, scope: Scope, traceIds: s
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
+/** Milliseconds per statement name (its log_comment), summed over a round, as timedClient records them. */
+type StatementTimes = Map<string, number>;
+
 /**
- * `npm run bench:upkeep [-- --spans N] [--data-dir DIR] [--traces K] [--rounds R] [--window-seconds W] [--condition-cache-mib C] [--late-traces L]`:
+ * `client` with the time of each statement it sends (from the call to its answer, read whole)
+ * added to `times().get(name)`: which of a step's statements takes its time.
+ */
+function timedClient(client: ClickHouseClient, times: () => StatementTimes): ClickHouseClient {
+  const timed =
+    <A extends { clickhouse_settings?: { log_comment?: string } }, R>(send: (args: A) => Promise<R>) =>
+    async (args: A): Promise<R> => {
+      const started = performance.now();
+      try {
+        return await send(args);
+      } finally {
+        const name = args.clickhouse_settings?.log_comment ?? 'unnamed';
+        times().set(name, (times().get(name) ?? 0) + performance.now() - started);
+      }
+    };
+  return Object.assign(Object.create(client) as ClickHouseClient, {
+    query: timed(client.query.bind(client)),
+    command: timed(client.command.bind(client)),
+    exec: timed(client.exec.bind(client)),
+  });
+}
+
+/**
+ * `npm run bench:upkeep [-- --spans N] [--data-dir DIR] [--traces K] [--rounds R] [--window-seconds W] [--condition-cache-mib C] [--late-traces L] [--long-traces L]`:
  * how the worker's per-round upkeep (the look at the stored traces, trace figures, session figures,
  * daily costs, trace metrics) grows with the project's size. On a copy of the seeded dataset (the
  * seed itself is left as it is),
@@ -219,8 +263,9 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
  * W = 0 over 20 hours, as late data. The report gives each statement's median per project and the
  * ratios seeded ÷ empty (1 = upkeep does not depend on the project's size) and seeded ÷ one day (1 =
  * it does not depend on the project's past). The engine's query condition cache has the
- * all-in-one's default size unless C MiB is given. With L late traces (`--late-traces L`, default 0),
- * the seeded project has a fourth kind of round (Round, 'late'), reported as late ÷ seeded.
+ * all-in-one's default size unless C MiB is given. With `--late-traces L` or `--long-traces L`
+ * (default 0), the seeded project has one more kind of round each (OLD_TRACE_ROUNDS), reported
+ * against the seeded project's rounds without.
  */
 async function main(): Promise<void> {
   const { spans, dataDir } = seededDatasetArguments();
@@ -229,7 +274,11 @@ async function main(): Promise<void> {
   // --window-seconds W: a round's traces start within W seconds (0: spread over 20 hours, as late data).
   const windowMs = Number(argument('--window-seconds', '30')) * 1000;
   const conditionCacheMiB = Number(argument('--condition-cache-mib', String(DEFAULT_CONDITION_CACHE_MIB)));
-  const lateTraces = Number(argument('--late-traces', '0'));
+  const oldTraces: Record<OldTraceRound, number> = {
+    late: Number(argument('--late-traces', '0')),
+    long: Number(argument('--long-traces', '0')),
+  };
+  const oldTraceRounds = OLD_TRACE_ROUNDS.filter((kind) => oldTraces[kind] > 0);
   const infra = await startBenchStack(dataDir);
   let seed: SeedResult;
   try {
@@ -241,7 +290,9 @@ async function main(): Promise<void> {
   progress(`copying the seeded ClickHouse data to ${copy}`);
   execFileSync('cp', ['-a', path.join(dataDir, 'clickhouse'), copy]);
   const client = createClickHouseClient({ kind: 'embedded', path: path.join(copy, 'clickhouse'), conditionCacheMiB });
-  const repository = new SpanRepository(client);
+  // Each round's statements' times, by name (timedClient).
+  let roundTimes: StatementTimes = new Map();
+  const repository = new SpanRepository(timedClient(client, () => roundTimes));
   try {
     // The engine takes its arguments when it starts: the seeding's stack, closed above, must have let it stop.
     const engineMiB = (await engineSettings(client)).conditionCacheMiB;
@@ -260,25 +311,40 @@ async function main(): Promise<void> {
         `${oneDay.feedback.toLocaleString('en')} feedback scores`,
     );
     await quiet(client);
-    const samples: Record<Round, Array<Record<StatementName, number>>> = { seeded: [], empty: [], oneDay: [], late: [] };
-    const kinds: Round[] = lateTraces > 0 ? [...PROJECTS, 'late'] : [...PROJECTS];
+    const samples: Record<Round, Array<Record<StatementName, number>>> = { seeded: [], empty: [], oneDay: [], late: [], long: [] };
+    const statementSamples: Record<Round, StatementTimes[]> = { seeded: [], empty: [], oneDay: [], late: [], long: [] };
+    const kinds: Round[] = [...PROJECTS, ...oldTraceRounds];
     for (let round = 0; round < rounds; round++) {
       // Each kind of round first, second, third (and fourth) in turn.
       const order = kinds.map((_, i) => kinds[(i + round) % kinds.length]!);
       for (const which of order) {
-        const scope = projects[which === 'late' ? 'seeded' : which];
+        const oldTraceRound = which === 'late' || which === 'long';
+        const scope = projects[oldTraceRound ? 'seeded' : which];
         // Round r's traces start in minute r of the last seeded day's noon, in every project alike.
-        const window = windowMs > 0 ? { startMs: lastSeededDayMs(seed) + 12 * 3_600_000 + round * 60_000, windowMs } : undefined;
-        const traceIds = await storeRoundOfTraces(client, seed, scope, `u${round}${which[0]}`, traces, window);
-        const lateIds = which === 'late' ? await storeLateSpans(client, seed, `u${round}l`, lateTraces) : [];
+        const roundStartMs = lastSeededDayMs(seed) + 12 * 3_600_000 + round * 60_000;
+        const window = windowMs > 0 ? { startMs: roundStartMs, windowMs } : undefined;
+        // The rounds' names pick their traces (the seeded ones copied, the old ones given a span).
+        const name = `u${round}${which === 'long' ? 'g' : which[0]}`;
+        const traceIds = await storeRoundOfTraces(client, seed, scope, name, traces, window);
+        // (A late round's old traces are picked by its own name, as before the long rounds were added.)
+        const oldIds = oldTraceRound
+          ? await storeOldTraceSpans(
+              client,
+              seed,
+              which === 'late' ? name : `${name}l`,
+              oldTraces[which],
+              which === 'long' ? roundStartMs : undefined,
+            )
+          : [];
         await quiet(client);
-        samples[which].push(await upkeepRound(repository, scope, [...traceIds, ...lateIds]));
+        roundTimes = new Map();
+        samples[which].push(await upkeepRound(repository, scope, [...traceIds, ...oldIds]));
+        statementSamples[which].push(roundTimes);
       }
-      progress(
-        `round ${round + 1} of ${rounds}: ${traces} traces to each project${lateTraces > 0 ? `, ${lateTraces} late ones besides` : ''}`,
-      );
+      const besides = oldTraceRounds.map((kind) => `, ${oldTraces[kind]} ${kind} ones besides`).join('');
+      progress(`round ${round + 1} of ${rounds}: ${traces} traces to each project${besides}`);
     }
-    const late: Record<string, { lateMs: number; seededMs: number; ratio: number }> = {};
+    const withOldTraces: Record<OldTraceRound, Record<string, { ms: number; seededMs: number; ratio: number }>> = { late: {}, long: {} };
     const report: Record<string, { seededMs: number; emptyMs: number; oneDayMs: number; ratio: number; ratioToOneDay: number }> = {};
     for (const name of [...STEPS, 'round'] as const) {
       const pick = (s: Record<StatementName, number>) => (name === 'round' ? Object.values(s).reduce((a, b) => a + b, 0) : s[name]);
@@ -294,27 +360,44 @@ async function main(): Promise<void> {
         `${name}: ${seededMs.toFixed(1)} ms in the seeded project, ${emptyMs.toFixed(1)} ms in an empty one (${(seededMs / emptyMs).toFixed(2)}×), ` +
           `${oneDayMs.toFixed(1)} ms in the one holding only the day (seeded ${(seededMs / oneDayMs).toFixed(2)}× that)`,
       );
-      if (lateTraces > 0) {
-        const lateMs = median(samples.late.map(pick));
-        late[name] = {
-          lateMs: Number(lateMs.toFixed(1)),
+      for (const kind of oldTraceRounds) {
+        const ms = median(samples[kind].map(pick));
+        withOldTraces[kind][name] = {
+          ms: Number(ms.toFixed(1)),
           seededMs: Number(seededMs.toFixed(1)),
-          ratio: Number((lateMs / seededMs).toFixed(2)),
+          ratio: Number((ms / seededMs).toFixed(2)),
         };
         progress(
-          `${name} with ${lateTraces} late traces: ${lateMs.toFixed(1)} ms (${(lateMs / seededMs).toFixed(2)}× the seeded project's without)`,
+          `${name} with ${oldTraces[kind]} ${kind} traces: ${ms.toFixed(1)} ms (${(ms / seededMs).toFixed(2)}× the seeded project's without)`,
         );
       }
     }
+    // Each statement's median time a round (0 in a round that did not send it), per kind of round.
+    const statementNames = [...new Set(kinds.flatMap((kind) => statementSamples[kind].flatMap((times) => [...times.keys()])))].sort();
+    const statements = Object.fromEntries(
+      statementNames.map((name) => [
+        name,
+        Object.fromEntries(
+          kinds.map((kind) => [kind, Number(median(statementSamples[kind].map((times) => times.get(name) ?? 0)).toFixed(1))]),
+        ),
+      ]),
+    );
+    for (const [name, byKind] of Object.entries(statements))
+      progress(
+        `  ${name}: ${Object.entries(byKind)
+          .map(([kind, ms]) => `${kind} ${ms}`)
+          .join(', ')} ms`,
+      );
     writeResults({
       upkeep: {
         ...report,
+        statements,
         oneDayTraces: oneDay.traces,
         oneDayFeedback: oneDay.feedback,
         tracesPerRound: traces,
         rounds,
         windowSeconds: windowMs / 1000,
-        ...(lateTraces > 0 ? { lateTraces, late } : {}),
+        ...Object.fromEntries(oldTraceRounds.map((kind) => [kind, { traces: oldTraces[kind], ...withOldTraces[kind] }])),
         conditionCacheMiB,
         engineAllocatorDirtyDecayMs: allocatorDecayMs,
         dataset: { spans: seed.spans, traces: seed.traces },

@@ -1,4 +1,4 @@
-import { ClockBound, ClockOffsetError, clockBoundClient } from '@spanforge/clickhouse';
+import { ClockBound, ClockOffsetError, clockBoundClient, filedMinutesSql, storedTracesParams } from '@spanforge/clickhouse';
 import { SpanRepository } from '@spanforge/ingest';
 import { PriceTable, costOf } from '@spanforge/pricing';
 import { clockProbe } from '@spanforge/runtime';
@@ -399,6 +399,78 @@ describe('a round bounded by an older look', () => {
     await repository.refreshDailyCosts(ref, minutes);
     await repository.refreshTraceMetrics(ref, minutes);
     await expectFigures();
+  });
+
+  it("reads a long run's weeks of filings only where its id may be beside a round of new traces, and empties the filing its start left", async () => {
+    const { ref, send, rows, settled } = await lookProject();
+    // A fixed id, so that which granules the bloom filter keeps is the same on every run.
+    const long = 'a1'.repeat(16);
+    const fresh = Array.from({ length: 300 }, () => hex(16));
+    // Other traces' filings, two a minute through October: the project's month between the run's
+    // start and its newest step, in a partition (a month) of their own, so that no merge puts one
+    // of the run's filings in their granules.
+    const others = 81_920;
+    await h.services.clickhouse.command({
+      query: `INSERT INTO trace_minutes (tenant_id, project_id, minute, trace_id, start_time, present, computed_at)
+        SELECT {t:String}, {p:String}, toDateTime64('2026-10-01 00:00:00', 0, 'UTC') + toIntervalMinute(intDiv(number, 2)),
+          lower(hex(MD5(toString(number)))), toDateTime64('2026-10-01 00:00:00', 9, 'UTC') + toIntervalMinute(intDiv(number, 2)), 1, now64(6)
+        FROM numbers({n:UInt32})`,
+      query_params: { t: ref.tenantId, p: ref.projectId, n: others },
+    });
+    // The run's first step at 11-04 10:20:30; then one export (one round) with a step that starts
+    // five weeks earlier (a run that went on that long, whose early span came late) and 300 new traces.
+    await send([call(long, undefined, '2026-11-04T10:20:30Z', 1_000, 200)]);
+    await settled([['2026-11-04 10:20:00', 1]]);
+    await send([
+      call(long, undefined, '2026-09-30T08:00:10Z', 2_000, 300),
+      ...fresh.map((traceId) => call(traceId, undefined, '2026-11-04T10:21:10Z', 500, 50)),
+    ]);
+    await settled([
+      ['2026-09-30 08:00:00', 2],
+      ['2026-11-04 10:21:00', fresh.length],
+    ]);
+    // The round read the run's filings over its five weeks in a group of its own and emptied 11-04 10:20.
+    const filings = await rows<{ trace: string; minute: string }>(
+      `SELECT trace_id AS trace, toString(minute) AS minute FROM trace_minutes FINAL
+       WHERE project_id = {p:String} AND present = 1 AND trace_id IN {ids:Array(String)} ORDER BY minute, trace_id`,
+      { ids: [long, ...fresh] },
+    );
+    expect(filings).toStrictEqual([
+      { trace: long, minute: '2026-09-30 08:00:00' },
+      ...[...fresh].sort().map((trace) => ({ trace, minute: '2026-11-04 10:21:00' })),
+    ]);
+
+    // The read as the round sends it, for its two groups (the engine's memory of earlier reads off):
+    // the run's group reads the granules of its weeks that its id may be in, not the other traces'
+    // filings of October. In one condition OR'ed over the groups, the new traces' 300 ids would
+    // match nearly every granule's filter, and October would be read whole.
+    const groups = [[long], fresh];
+    const plan = (
+      await rows<{ explain: string }>(`EXPLAIN indexes = 1 ${filedMinutesSql(groups.length)}\nSETTINGS use_query_condition_cache = 0`, {
+        tenantId: ref.tenantId,
+        projectId: ref.projectId,
+        ...storedTracesParams(groups),
+      })
+    ).map((line) => line.explain.replace(/^[\s│├└─]+/, ''));
+    // Each read of trace_minutes: the granules its bloom filter was given, and those it kept.
+    const kept = plan.flatMap((line, i) => {
+      if (line !== 'Name: idx_trace_id') return [];
+      const [after, before] = plan
+        .slice(i)
+        .find((l) => l.startsWith('Granules:'))!
+        .replace('Granules: ', '')
+        .split('/')
+        .map(Number);
+      return [{ before: before!, after: after! }];
+    });
+    expect(kept).toHaveLength(groups.length);
+    const [longGroup, freshGroup] = kept as [{ before: number; after: number }, { before: number; after: number }];
+    // The others' filings fill others / 8,192 granules of 8,192 rows, all within the run's weeks;
+    // the filter may keep one or two of them (about 1 % a granule for one id).
+    const othersGranules = others / 8_192;
+    expect(longGroup.before).toBeGreaterThanOrEqual(othersGranules);
+    expect(longGroup.before - longGroup.after).toBeGreaterThanOrEqual(othersGranules - 2);
+    expect(freshGroup.after).toBeGreaterThanOrEqual(1);
   });
 });
 

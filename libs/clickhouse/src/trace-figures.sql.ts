@@ -381,20 +381,24 @@ export const REFRESH_COST_DAILY_SQL = refreshCostsSql(
  * time its spans cover (each filing was the first start of spans still stored; trace_index keeps
  * the earliest start even of a span stored again with a later one), read from trace_index as the
  * statement runs: a later computation's filing is seen even when it starts before the round's
- * look. The lookup reads every filing of the project in each group's minutes (the table is sorted
- * by minute, then trace id): little for a group of recent traces; a group holding a trace that
- * runs for days reads every filing of those days (docs/architecture.md, "Groups of like time").
+ * look. Each group is read by a select of its own, the selects' answers put together (a trace is in
+ * one group): a group of a few traces that run for days (a long agent run's) reads the granules of
+ * those days whose bloom filter on the trace id (031) says they may hold one of its ids, not every
+ * filing of those days. One condition OR'ed over the groups would not skip them: an index skips
+ * granules by the whole condition, and the round's other group, of hundreds of ids, matches nearly
+ * every granule's filter. A group of hundreds of ids reads every filing of its minutes, as before.
+ * docs/architecture.md, "Groups of like time".
  */
 export function filedMinutesSql(groups: number): string {
-  return `
-  ${STORED_TIMES_WITH_SQL}SELECT trace_id, toUnixTimestamp64Milli(minute) AS minute_ms, argMax(present, computed_at) AS present, toString(max(computed_at)) AS stamp
+  if (groups < 1) throw new Error('a statement over groups of traces needs at least one group');
+  const group = (i: number) => `SELECT trace_id, toUnixTimestamp64Milli(minute) AS minute_ms, argMax(present, computed_at) AS present,
+    toString(max(computed_at)) AS stamp
   FROM trace_minutes
   WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-    AND ${anyGroup(
-      groups,
-      (i) => `minute BETWEEN toStartOfMinute(${storedFirstStartSql(i)}) AND ${storedLastEndSql(i)} AND trace_id IN ${groupIdsSql(i)}`,
-    )}
+    AND minute BETWEEN toStartOfMinute(${storedFirstStartSql(i)}) AND ${storedLastEndSql(i)} AND trace_id IN ${groupIdsSql(i)}
   GROUP BY trace_id, minute`;
+  return `
+  ${STORED_TIMES_WITH_SQL}${Array.from({ length: groups }, (_, i) => group(i)).join('\n  UNION ALL\n  ')}`;
 }
 
 /**
