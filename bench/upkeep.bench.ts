@@ -230,7 +230,8 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 type StatementTimes = Map<string, number>;
 
 /**
- * `client` with the time of each statement it sends (from the call to its answer, read whole)
+ * `client` with the time of each statement it sends (from the call until the client has its answer:
+ * with the embedded engine, after the statement ran; its rows are parsed after)
  * added to `times().get(name)`: which of a step's statements takes its time.
  */
 function timedClient(client: ClickHouseClient, times: () => StatementTimes): ClickHouseClient {

@@ -440,7 +440,8 @@ describe('a round bounded by an older look', () => {
       ...[...fresh].sort().map((trace) => ({ trace, minute: '2026-11-04 10:21:00' })),
     ]);
 
-    // The read as the round sends it, for its two groups (the engine's memory of earlier reads off):
+    // The read as the round sends it (without the project's data policy filters), for its two
+    // groups (the engine's memory of earlier reads off):
     // the run's group reads the granules of its weeks that its id may be in, not the other traces'
     // filings of October. In one condition OR'ed over the groups, the new traces' 300 ids would
     // match nearly every granule's filter, and October would be read whole.
