@@ -3,7 +3,15 @@ import { execFileSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { REFRESH_ALL_SESSION_FIGURES_SQL, createClickHouseClient, engineSettings, type ClickHouseClient } from '@spanforge/clickhouse';
+import {
+  FairScheduler,
+  REFRESH_ALL_SESSION_FIGURES_SQL,
+  WORKER_PARTICIPANT,
+  createClickHouseClient,
+  engineSettings,
+  scheduledClient,
+  type ClickHouseClient,
+} from '@spanforge/clickhouse';
 import { DEFAULT_CONDITION_CACHE_MIB } from '@spanforge/config';
 import { SpanRepository, sessionsToRefresh } from '@spanforge/ingest';
 import { quiet, reportedAllocatorDecay, seededDatasetArguments, startBenchStack, temporaryDataDir } from './bench-stack';
@@ -226,32 +234,8 @@ async function upkeepRound(repository: SpanRepository, scope: Scope, traceIds: s
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-/** Milliseconds per statement name (its log_comment), summed over a round, as timedClient records them. */
+/** Milliseconds per statement name, summed over a round, as the statements' scheduler observed them. */
 type StatementTimes = Map<string, number>;
-
-/**
- * `client` with the time of each statement it sends (from the call until the client has its answer:
- * with the embedded engine, after the statement ran; its rows are parsed after)
- * added to `times().get(name)`: which of a step's statements takes its time.
- */
-function timedClient(client: ClickHouseClient, times: () => StatementTimes): ClickHouseClient {
-  const timed =
-    <A extends { clickhouse_settings?: { log_comment?: string } }, R>(send: (args: A) => Promise<R>) =>
-    async (args: A): Promise<R> => {
-      const started = performance.now();
-      try {
-        return await send(args);
-      } finally {
-        const name = args.clickhouse_settings?.log_comment ?? 'unnamed';
-        times().set(name, (times().get(name) ?? 0) + performance.now() - started);
-      }
-    };
-  return Object.assign(Object.create(client) as ClickHouseClient, {
-    query: timed(client.query.bind(client)),
-    command: timed(client.command.bind(client)),
-    exec: timed(client.exec.bind(client)),
-  });
-}
 
 /**
  * `npm run bench:upkeep [-- --spans N] [--data-dir DIR] [--traces K] [--rounds R] [--window-seconds W] [--condition-cache-mib C] [--late-traces L] [--long-traces L]`:
@@ -291,9 +275,12 @@ async function main(): Promise<void> {
   progress(`copying the seeded ClickHouse data to ${copy}`);
   execFileSync('cp', ['-a', path.join(dataDir, 'clickhouse'), copy]);
   const client = createClickHouseClient({ kind: 'embedded', path: path.join(copy, 'clickhouse'), conditionCacheMiB });
-  // Each round's statements' times, by name (timedClient).
+  // Each round's statements' times, by name: the worker's statements go through a scheduler, whose
+  // one slot (the round sends one at a time) times each as the all-in-one's metrics do.
   let roundTimes: StatementTimes = new Map();
-  const repository = new SpanRepository(timedClient(client, () => roundTimes));
+  const slots = new FairScheduler(1);
+  slots.observeRuns((_participant, ranMs, statement) => roundTimes.set(statement, (roundTimes.get(statement) ?? 0) + ranMs));
+  const repository = new SpanRepository(scheduledClient(client, slots, WORKER_PARTICIPANT));
   try {
     // The engine takes its arguments when it starts: the seeding's stack, closed above, must have let it stop.
     const engineMiB = (await engineSettings(client)).conditionCacheMiB;

@@ -192,9 +192,14 @@ const lookedToSql = (i: number) => `{to${i}:DateTime64(9, 'UTC')}`;
  * conditions stay conjuncts of the statement's own (each can move to PREWHERE on its own).
  */
 function anyGroup(groups: number, branch: (i: number) => string): string {
+  const branches = eachGroup(groups, branch);
+  return branches.length === 1 ? branches[0]! : `(${branches.map((b) => `(${b})`).join('\n    OR ')})`;
+}
+
+/** `branch(i)` of each of `groups` groups. */
+function eachGroup(groups: number, branch: (i: number) => string): string[] {
   if (groups < 1) throw new Error('a statement over groups of traces needs at least one group');
-  if (groups === 1) return branch(0);
-  return `(${Array.from({ length: groups }, (_, i) => `(${branch(i)})`).join('\n    OR ')})`;
+  return Array.from({ length: groups }, (_, i) => branch(i));
 }
 
 /**
@@ -390,7 +395,6 @@ export const REFRESH_COST_DAILY_SQL = refreshCostsSql(
  * docs/architecture.md, "Groups of like time".
  */
 export function filedMinutesSql(groups: number): string {
-  if (groups < 1) throw new Error('a statement over groups of traces needs at least one group');
   const group = (i: number) => `SELECT trace_id, toUnixTimestamp64Milli(minute) AS minute_ms, argMax(present, computed_at) AS present,
     toString(max(computed_at)) AS stamp
   FROM trace_minutes
@@ -398,7 +402,7 @@ export function filedMinutesSql(groups: number): string {
     AND minute BETWEEN toStartOfMinute(${storedFirstStartSql(i)}) AND ${storedLastEndSql(i)} AND trace_id IN ${groupIdsSql(i)}
   GROUP BY trace_id, minute`;
   return `
-  ${STORED_TIMES_WITH_SQL}${Array.from({ length: groups }, (_, i) => group(i)).join('\n  UNION ALL\n  ')}`;
+  ${STORED_TIMES_WITH_SQL}${eachGroup(groups, group).join('\n  UNION ALL\n  ')}`;
 }
 
 /**
