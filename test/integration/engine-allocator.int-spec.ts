@@ -48,29 +48,29 @@ async function openEngine(options: { conf?: string; plainFirst?: boolean }): Pro
 
 /** The embedded engine's allocator takes its options from JE_MALLOC_CONF (libs/config/src/config.ts, setEngineAllocatorOptions). */
 describe("the embedded engine's allocator", () => {
-  it('hands freed pages back after 250 ms when the operator sets nothing, and the start-up says so', async () => {
+  it('hands freed pages back after 1000 ms when the operator sets nothing, and the start-up says so', async () => {
     const engine = await openEngine({});
-    expect(engine.decayMs).toBe(250);
+    expect(engine.decayMs).toBe(1000);
     expect(engine.log).toContain(
-      'INFO  [clickhouse] embedded engine: its allocator hands freed pages back after 250 ms (JE_MALLOC_CONF="dirty_decay_ms:250")',
+      'INFO  [clickhouse] embedded engine: its allocator hands freed pages back after 1000 ms (JE_MALLOC_CONF="dirty_decay_ms:1000")',
     );
     expect(engine.log).not.toContain('WARN');
   });
 
   it("takes the operator's decay", async () => {
-    const engine = await openEngine({ conf: 'dirty_decay_ms:1000' });
-    expect(engine.decayMs).toBe(1000);
-    expect(engine.log).toContain('its allocator hands freed pages back after 1000 ms (JE_MALLOC_CONF="dirty_decay_ms:1000")');
+    const engine = await openEngine({ conf: 'dirty_decay_ms:250' });
+    expect(engine.decayMs).toBe(250);
+    expect(engine.log).toContain('its allocator hands freed pages back after 250 ms (JE_MALLOC_CONF="dirty_decay_ms:250")');
   });
 
   it('keeps its own when something else loaded the engine first, and the start-up warns', async () => {
     const engine = await openEngine({ plainFirst: true });
     // chDB's own decay: the options were set after the library read them.
     expect(engine.decayMs).not.toBeNull();
-    expect(engine.decayMs).not.toBe(250);
+    expect(engine.decayMs).not.toBe(1000);
     expect(engine.log).toContain(
       `WARN  [clickhouse] embedded engine: its allocator hands freed pages back after ${engine.decayMs} ms, ` +
-        'not after 250 ms as JE_MALLOC_CONF="dirty_decay_ms:250" asks: libchdb was loaded before they were set',
+        'not after 1000 ms as JE_MALLOC_CONF="dirty_decay_ms:1000" asks: libchdb was loaded before they were set',
     );
   });
 });

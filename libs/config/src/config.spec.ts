@@ -183,10 +183,10 @@ describe('setEngineAllocatorOptions', () => {
     else process.env.JE_MALLOC_CONF = before;
   });
 
-  it('sets a 250-ms decay of freed pages when the operator set nothing', () => {
+  it('sets a 1-s decay of freed pages when the operator set nothing', () => {
     delete process.env.JE_MALLOC_CONF;
     setEngineAllocatorOptions();
-    expect(process.env.JE_MALLOC_CONF).toBe('dirty_decay_ms:250');
+    expect(process.env.JE_MALLOC_CONF).toBe('dirty_decay_ms:1000');
   });
 
   it("keeps the operator's options, an empty value included (chDB's own settings)", () => {
@@ -199,10 +199,10 @@ describe('setEngineAllocatorOptions', () => {
 
   it('are the options engineAllocatorOptions reports, before and after they are set', () => {
     delete process.env.JE_MALLOC_CONF;
-    expect(engineAllocatorOptions()).toBe('dirty_decay_ms:250');
-    setEngineAllocatorOptions();
-    expect(engineAllocatorOptions()).toBe('dirty_decay_ms:250');
-    process.env.JE_MALLOC_CONF = 'dirty_decay_ms:1000';
     expect(engineAllocatorOptions()).toBe('dirty_decay_ms:1000');
+    setEngineAllocatorOptions();
+    expect(engineAllocatorOptions()).toBe('dirty_decay_ms:1000');
+    process.env.JE_MALLOC_CONF = 'dirty_decay_ms:250';
+    expect(engineAllocatorOptions()).toBe('dirty_decay_ms:250');
   });
 });

@@ -293,16 +293,19 @@ export function loadConfigFromEnvironment(): AppConfig {
  * when it is loaded. The engine allocates through jemalloc, compiled into libchdb, which keeps the
  * pages a statement freed resident until they decay: 5 s in chDB's build (which then purges them
  * at once: no "muzzy" stage). Under continuous ingest the engine frees insert-sized blocks several
- * times a second; a 250-ms decay hands them back sooner. That likely costs the inserts some CPU:
- * none showed in bench:ingest's throughput, where a decay of 0 cost a fifth of it (docs/scaling.md,
- * "Memory of the all-in-one"). An operator's JE_MALLOC_CONF, even an empty one, is kept as it is.
+ * times a second; a 1-s decay hands them back sooner than chDB's own, so fewer stay resident. A
+ * shorter one costs CPU: each page handed back is faulted in again by the next statement that needs
+ * it. At 250 ms (the default from session 37 to 48) bench:ingest had a quarter to a third less
+ * throughput on one machine, and the upkeep's round in a large project took 15–23 % longer
+ * (docs/scaling.md, "Memory of the all-in-one"). An operator's JE_MALLOC_CONF, even an empty one,
+ * is kept as it is.
  */
 export function setEngineAllocatorOptions(): void {
   process.env.JE_MALLOC_CONF = engineAllocatorOptions();
 }
 
 /** The embedded engine allocator's options when the operator sets none (setEngineAllocatorOptions). */
-export const DEFAULT_ENGINE_ALLOCATOR_OPTIONS = 'dirty_decay_ms:250';
+export const DEFAULT_ENGINE_ALLOCATOR_OPTIONS = 'dirty_decay_ms:1000';
 
 /** The options the embedded engine's allocator is given: the operator's JE_MALLOC_CONF, or the default (setEngineAllocatorOptions). */
 export function engineAllocatorOptions(): string {
