@@ -294,11 +294,9 @@ export function loadConfigFromEnvironment(): AppConfig {
  * pages a statement freed resident until they decay: 5 s in chDB's build (which then purges them
  * at once: no "muzzy" stage). Under continuous ingest the engine frees insert-sized blocks several
  * times a second; a 1-s decay hands them back sooner than chDB's own, so fewer stay resident. A
- * shorter one costs CPU: each page handed back is faulted in again by the next statement that needs
- * it. At 250 ms (the default from session 37 to 48) bench:ingest had a quarter to a third less
- * throughput on one machine, and the upkeep's round in a large project took 17–30 % longer
- * (docs/scaling.md, "Memory of the all-in-one"). An operator's JE_MALLOC_CONF, even an empty one,
- * is kept as it is.
+ * shorter one trades CPU for memory: each page handed back is faulted in again by the next
+ * statement that needs it (measured in docs/scaling.md, "Memory of the all-in-one"). An operator's
+ * JE_MALLOC_CONF, even an empty one, is kept as it is.
  */
 export function setEngineAllocatorOptions(): void {
   process.env.JE_MALLOC_CONF = engineAllocatorOptions();
