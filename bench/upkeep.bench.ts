@@ -39,7 +39,16 @@ type Project = (typeof PROJECTS)[number];
  */
 const OLD_TRACE_ROUNDS = ['late', 'long'] as const;
 type OldTraceRound = (typeof OLD_TRACE_ROUNDS)[number];
-type Round = Project | OldTraceRound;
+
+/**
+ * Rounds of the seeded project reported against its rounds without: the old-trace ones, and with
+ * `--continuing-traces N` a round whose K new traces include N that continue sessions the seeded
+ * project already holds (sessions of the rounds' day: a conversation's next turn), where a plain
+ * round's all start sessions of their own.
+ */
+const EXTRA_ROUNDS = [...OLD_TRACE_ROUNDS, 'continuing'] as const;
+type ExtraRound = (typeof EXTRA_ROUNDS)[number];
+type Round = Project | ExtraRound;
 
 interface Scope {
   tenantId: string;
@@ -54,7 +63,10 @@ const lastSeededDayMs = (seed: SeedResult): number => Date.parse(seed.to) - 86_4
  * under new trace and session ids (NEW_ID_SQL; new sessions, as most of a round's are), moved to the last seeded
  * day. With `windowMs`, each trace is moved to start within `windowMs` of `windowStartMs`, as the
  * traces of a round of live ingest do (they arrived together, so they started about together); without,
- * the traces keep their spacing over the 20 hours (a round of late, scattered data). Goes through
+ * the traces keep their spacing over the 20 hours (a round of late, scattered data). With
+ * `continuing`, the copies are of traces from the first 20 hours of the day before instead (no round
+ * writes there), under new trace ids but their own sessions' (the seeded project's, which they then
+ * continue: a conversation's next turn, the next day). Goes through
  * the same materialized views as ingest. Returns their trace ids.
  */
 async function storeRoundOfTraces(
@@ -64,17 +76,22 @@ async function storeRoundOfTraces(
   round: string,
   count: number,
   window: { startMs: number; windowMs: number } | undefined,
+  continuing = false,
 ): Promise<string[]> {
+  if (count === 0) return [];
+  // The copies' source: the seeded project's first 20 hours, or with `continuing` the day before the rounds'.
+  const fromMs = continuing ? lastSeededDayMs(seed) - 86_400_000 : Date.parse(seed.from);
   const picked = await client.query({
     query: `SELECT trace_id, toUnixTimestamp64Milli(min(start_time)) AS first_ms FROM trace_index
       WHERE tenant_id = {tenantId:String} AND project_id = {projectId:String}
-      GROUP BY trace_id HAVING min(start_time) < parseDateTime64BestEffort({from:String}, 9, 'UTC') + INTERVAL 20 HOUR
+      GROUP BY trace_id HAVING min(start_time) >= fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC')
+        AND min(start_time) < fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC') + INTERVAL 20 HOUR
       ORDER BY cityHash64(trace_id, {round:String}) LIMIT {count:UInt32}`,
-    query_params: { tenantId: seed.tenantId, projectId: seed.projectId, round, from: seed.from, count },
+    query_params: { tenantId: seed.tenantId, projectId: seed.projectId, round, fromMs, count },
     format: 'JSONEachRow',
   });
   const traces = await picked.json<{ trace_id: string; first_ms: string }>();
-  const lastDayShiftMs = lastSeededDayMs(seed) - Date.parse(seed.from);
+  const lastDayShiftMs = lastSeededDayMs(seed) - fromMs;
   // Each trace's own shift (ms): to its place in the window, or to the last day.
   const shifts = traces.map((t, i) =>
     window ? window.startMs + Math.floor((i * window.windowMs) / Math.max(traces.length, 1)) - Number(t.first_ms) : lastDayShiftMs,
@@ -82,7 +99,7 @@ async function storeRoundOfTraces(
   await client.command({
     query: `INSERT INTO spans SELECT * REPLACE ({targetTenant:String} AS tenant_id, {targetProject:String} AS project_id,
         ${NEW_ID_SQL('s.trace_id')} AS trace_id,
-        if(s.session_id = '', '', ${NEW_ID_SQL('s.session_id')}) AS session_id,
+        ${continuing ? 's.session_id' : `if(s.session_id = '', '', ${NEW_ID_SQL('s.session_id')})`} AS session_id,
         s.start_time + toIntervalMillisecond(transform(s.trace_id, {ids:Array(String)}, {shifts:Array(Int64)}, toInt64(0))) AS start_time,
         s.end_time + toIntervalMillisecond(transform(s.trace_id, {ids:Array(String)}, {shifts:Array(Int64)}, toInt64(0))) AS end_time)
       FROM spans AS s
@@ -238,7 +255,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 type StatementTimes = Map<string, number>;
 
 /**
- * `npm run bench:upkeep [-- --spans N] [--data-dir DIR] [--traces K] [--rounds R] [--window-seconds W] [--condition-cache-mib C] [--late-traces L] [--long-traces L]`:
+ * `npm run bench:upkeep [-- --spans N] [--data-dir DIR] [--traces K] [--rounds R] [--window-seconds W] [--condition-cache-mib C] [--late-traces L] [--long-traces L] [--continuing-traces N]`:
  * how the worker's per-round upkeep (the look at the stored traces, trace figures, session figures,
  * daily costs, trace metrics) grows with the project's size. On a copy of the seeded dataset (the
  * seed itself is left as it is),
@@ -248,9 +265,9 @@ type StatementTimes = Map<string, number>;
  * W = 0 over 20 hours, as late data. The report gives each statement's median per project and the
  * ratios seeded ÷ empty (1 = upkeep does not depend on the project's size) and seeded ÷ one day (1 =
  * it does not depend on the project's past). The engine's query condition cache has the
- * all-in-one's default size unless C MiB is given. With `--late-traces L` or `--long-traces L`
- * (default 0), the seeded project has one more kind of round each (OLD_TRACE_ROUNDS), reported
- * against the seeded project's rounds without.
+ * all-in-one's default size unless C MiB is given. With `--late-traces L`, `--long-traces L` or
+ * `--continuing-traces N` (default 0), the seeded project has one more kind of round each
+ * (EXTRA_ROUNDS), reported against the seeded project's rounds without.
  */
 async function main(): Promise<void> {
   const { spans, dataDir } = seededDatasetArguments();
@@ -263,7 +280,10 @@ async function main(): Promise<void> {
     late: Number(argument('--late-traces', '0')),
     long: Number(argument('--long-traces', '0')),
   };
-  const oldTraceRounds = OLD_TRACE_ROUNDS.filter((kind) => oldTraces[kind] > 0);
+  // Of a continuing round's K traces, N continue sessions of the seeded project (at most K).
+  const continuingTraces = Math.min(traces, Number(argument('--continuing-traces', '0')));
+  const extraTraces: Record<ExtraRound, number> = { ...oldTraces, continuing: continuingTraces };
+  const extraRounds = EXTRA_ROUNDS.filter((kind) => extraTraces[kind] > 0);
   const infra = await startBenchStack(dataDir);
   let seed: SeedResult;
   try {
@@ -299,21 +319,32 @@ async function main(): Promise<void> {
         `${oneDay.feedback.toLocaleString('en')} feedback scores`,
     );
     await quiet(client);
-    const samples: Record<Round, Array<Record<StatementName, number>>> = { seeded: [], empty: [], oneDay: [], late: [], long: [] };
-    const statementSamples: Record<Round, StatementTimes[]> = { seeded: [], empty: [], oneDay: [], late: [], long: [] };
-    const kinds: Round[] = [...PROJECTS, ...oldTraceRounds];
+    const samples: Record<Round, Array<Record<StatementName, number>>> = {
+      seeded: [],
+      empty: [],
+      oneDay: [],
+      late: [],
+      long: [],
+      continuing: [],
+    };
+    const statementSamples: Record<Round, StatementTimes[]> = { seeded: [], empty: [], oneDay: [], late: [], long: [], continuing: [] };
+    const kinds: Round[] = [...PROJECTS, ...extraRounds];
     for (let round = 0; round < rounds; round++) {
       // Each kind of round first, second, third (and fourth) in turn.
       const order = kinds.map((_, i) => kinds[(i + round) % kinds.length]!);
       for (const which of order) {
         const oldTraceRound = which === 'late' || which === 'long';
-        const scope = projects[oldTraceRound ? 'seeded' : which];
+        const scope = projects[oldTraceRound || which === 'continuing' ? 'seeded' : which];
         // Round r's traces start in minute r of the last seeded day's noon, in every project alike.
         const roundStartMs = lastSeededDayMs(seed) + 12 * 3_600_000 + round * 60_000;
         const window = windowMs > 0 ? { startMs: roundStartMs, windowMs } : undefined;
         // The rounds' names pick their traces (the seeded ones copied, the old ones given a span).
         const name = `u${round}${which === 'long' ? 'g' : which[0]}`;
-        const traceIds = await storeRoundOfTraces(client, seed, scope, name, traces, window);
+        const continuing = which === 'continuing' ? continuingTraces : 0;
+        const traceIds = [
+          ...(await storeRoundOfTraces(client, seed, scope, name, traces - continuing, window)),
+          ...(await storeRoundOfTraces(client, seed, scope, name, continuing, window, true)),
+        ];
         // (A late round's old traces are picked by its own name, as before the long rounds were added.)
         const oldIds = oldTraceRound
           ? await storeOldTraceSpans(
@@ -329,10 +360,17 @@ async function main(): Promise<void> {
         samples[which].push(await upkeepRound(repository, scope, [...traceIds, ...oldIds]));
         statementSamples[which].push(roundTimes);
       }
-      const besides = oldTraceRounds.map((kind) => `, ${oldTraces[kind]} ${kind} ones besides`).join('');
+      const besides = [
+        ...OLD_TRACE_ROUNDS.filter((kind) => oldTraces[kind] > 0).map((kind) => `, ${oldTraces[kind]} ${kind} ones besides`),
+        ...(continuingTraces > 0 ? [`, and a round of which ${continuingTraces} continue sessions`] : []),
+      ].join('');
       progress(`round ${round + 1} of ${rounds}: ${traces} traces to each project${besides}`);
     }
-    const withOldTraces: Record<OldTraceRound, Record<string, { ms: number; seededMs: number; ratio: number }>> = { late: {}, long: {} };
+    const withExtra: Record<ExtraRound, Record<string, { ms: number; seededMs: number; ratio: number }>> = {
+      late: {},
+      long: {},
+      continuing: {},
+    };
     const report: Record<string, { seededMs: number; emptyMs: number; oneDayMs: number; ratio: number; ratioToOneDay: number }> = {};
     for (const name of [...STEPS, 'round'] as const) {
       const pick = (s: Record<StatementName, number>) => (name === 'round' ? Object.values(s).reduce((a, b) => a + b, 0) : s[name]);
@@ -348,15 +386,16 @@ async function main(): Promise<void> {
         `${name}: ${seededMs.toFixed(1)} ms in the seeded project, ${emptyMs.toFixed(1)} ms in an empty one (${(seededMs / emptyMs).toFixed(2)}×), ` +
           `${oneDayMs.toFixed(1)} ms in the one holding only the day (seeded ${(seededMs / oneDayMs).toFixed(2)}× that)`,
       );
-      for (const kind of oldTraceRounds) {
+      for (const kind of extraRounds) {
         const ms = median(samples[kind].map(pick));
-        withOldTraces[kind][name] = {
+        withExtra[kind][name] = {
           ms: Number(ms.toFixed(1)),
           seededMs: Number(seededMs.toFixed(1)),
           ratio: Number((ms / seededMs).toFixed(2)),
         };
         progress(
-          `${name} with ${oldTraces[kind]} ${kind} traces: ${ms.toFixed(1)} ms (${(ms / seededMs).toFixed(2)}× the seeded project's without)`,
+          `${name} with ${extraTraces[kind]} ${kind === 'continuing' ? 'traces continuing sessions' : `${kind} traces`}: ${ms.toFixed(1)} ms ` +
+            `(${(ms / seededMs).toFixed(2)}× the seeded project's without)`,
         );
       }
     }
@@ -385,7 +424,7 @@ async function main(): Promise<void> {
         tracesPerRound: traces,
         rounds,
         windowSeconds: windowMs / 1000,
-        ...Object.fromEntries(oldTraceRounds.map((kind) => [kind, { traces: oldTraces[kind], ...withOldTraces[kind] }])),
+        ...Object.fromEntries(extraRounds.map((kind) => [kind, { traces: extraTraces[kind], ...withExtra[kind] }])),
         conditionCacheMiB,
         engineAllocatorDirtyDecayMs: allocatorDecayMs,
         dataset: { spans: seed.spans, traces: seed.traces },
