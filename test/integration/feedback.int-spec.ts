@@ -242,4 +242,29 @@ describe('feedback', () => {
     const mean = values.reduce((a, b) => a + b, 0) / values.length;
     expect(s2.feedback.find((f) => f.name === 'rating')).toEqual({ name: 'rating', count: values.length, avg: mean });
   });
+
+  it("counts a session's traces with and without scores, and a session no trace of which has one shows none", async () => {
+    // A project of its own: its sessions hold only these traces.
+    const own = await h.newProject('feedback-sessions');
+    const sent: string[] = [];
+    for (const [i, session] of ['x1', 'x1', 'x2'].entries())
+      sent.push(await sendAgentTrace(h, own, { session, calls: [CALL], start: Date.UTC(2026, 10, 22, i) }, sent.length));
+    // A score on x1's first trace; the answer comes after it shows on the session.
+    expect((await post({ traceId: sent[0], name: 'solo', value: 5 }, own.apiKey)).status).toBe(202);
+    type Sessions = {
+      sessions: {
+        nodes: Array<{ sessionId: string; traceCount: number; feedback: Array<{ name: string; count: number; avg: number | null }> }>;
+      };
+    };
+    const read = async () =>
+      (await graphql<Sessions>(api, '{ sessions { nodes { sessionId traceCount feedback { name count avg } } } }', {}, own.apiKey)).data!
+        .sessions.nodes;
+    // x2's figures come from the worker's upkeep of its trace: wait for them (at most 30 s).
+    const deadline = Date.now() + 30_000;
+    while (!(await read()).some((n) => n.sessionId === 'x2') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    const nodes = Object.fromEntries((await read()).map((n) => [n.sessionId, n]));
+    // x1: two traces, one scored once (5); the unscored trace adds no score and no name.
+    expect(nodes.x1).toEqual({ sessionId: 'x1', traceCount: 2, feedback: [{ name: 'solo', count: 1, avg: 5 }] });
+    expect(nodes.x2).toEqual({ sessionId: 'x2', traceCount: 1, feedback: [] });
+  });
 });
