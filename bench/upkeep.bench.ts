@@ -43,8 +43,8 @@ type OldTraceRound = (typeof OLD_TRACE_ROUNDS)[number];
 /**
  * Rounds of the seeded project reported against its rounds without: the old-trace ones, and with
  * `--continuing-traces N` a round whose K new traces include N that continue sessions the seeded
- * project already holds (sessions of the rounds' day: a conversation's next turn), where a plain
- * round's all start sessions of their own.
+ * project already holds (sessions of the day before the rounds': a conversation's next turn), where a
+ * plain round's all start sessions of their own.
  */
 const EXTRA_ROUNDS = [...OLD_TRACE_ROUNDS, 'continuing'] as const;
 type ExtraRound = (typeof EXTRA_ROUNDS)[number];
@@ -96,10 +96,16 @@ async function storeRoundOfTraces(
   const shifts = traces.map((t, i) =>
     window ? window.startMs + Math.floor((i * window.windowMs) / Math.max(traces.length, 1)) - Number(t.first_ms) : lastDayShiftMs,
   );
+  // A continuing copy's spans get ids of their own too: the session's rollup keeps its spans' usage by span id, and a next
+  // turn adds spans to the session, where the source's ids would fall onto the source trace's.
+  const ownSpanIds = continuing
+    ? ` substring(${NEW_ID_SQL('s.span_id')}, 1, 16) AS span_id,
+        if(s.parent_span_id = '', '', substring(${NEW_ID_SQL('s.parent_span_id')}, 1, 16)) AS parent_span_id,`
+    : '';
   await client.command({
     query: `INSERT INTO spans SELECT * REPLACE ({targetTenant:String} AS tenant_id, {targetProject:String} AS project_id,
         ${NEW_ID_SQL('s.trace_id')} AS trace_id,
-        ${continuing ? 's.session_id' : `if(s.session_id = '', '', ${NEW_ID_SQL('s.session_id')})`} AS session_id,
+        ${continuing ? 's.session_id' : `if(s.session_id = '', '', ${NEW_ID_SQL('s.session_id')})`} AS session_id,${ownSpanIds}
         s.start_time + toIntervalMillisecond(transform(s.trace_id, {ids:Array(String)}, {shifts:Array(Int64)}, toInt64(0))) AS start_time,
         s.end_time + toIntervalMillisecond(transform(s.trace_id, {ids:Array(String)}, {shifts:Array(Int64)}, toInt64(0))) AS end_time)
       FROM spans AS s
@@ -330,7 +336,7 @@ async function main(): Promise<void> {
     const statementSamples: Record<Round, StatementTimes[]> = { seeded: [], empty: [], oneDay: [], late: [], long: [], continuing: [] };
     const kinds: Round[] = [...PROJECTS, ...extraRounds];
     for (let round = 0; round < rounds; round++) {
-      // Each kind of round first, second, third (and fourth) in turn.
+      // Each kind of round in each place of the order in turn.
       const order = kinds.map((_, i) => kinds[(i + round) % kinds.length]!);
       for (const which of order) {
         const oldTraceRound = which === 'late' || which === 'long';
