@@ -60,14 +60,14 @@ const lastSeededDayMs = (seed: SeedResult): number => Date.parse(seed.to) - 86_4
 
 /**
  * Stores `count` traces in `target`: copies of traces from the seeded project's first 20 hours,
- * under new trace and session ids (NEW_ID_SQL; new sessions, as most of a round's are), moved to the last seeded
+ * under new trace and session ids (NEW_ID_SQL: sessions of their own), moved to the last seeded
  * day. With `windowMs`, each trace is moved to start within `windowMs` of `windowStartMs`, as the
  * traces of a round of live ingest do (they arrived together, so they started about together); without,
  * the traces keep their spacing over the 20 hours (a round of late, scattered data). With
  * `continuing`, the copies are of traces from the first 20 hours of the day before instead (no round
- * writes there), under new trace ids but their own sessions' (the seeded project's, which they then
- * continue: a conversation's next turn, the next day). Goes through
- * the same materialized views as ingest. Returns their trace ids.
+ * writes there), under new trace and span ids but their own sessions (the seeded project's, which
+ * they then continue: a conversation's next turn, the next day). Goes through the same
+ * materialized views as ingest. Returns their trace ids.
  */
 async function storeRoundOfTraces(
   client: ClickHouseClient,
