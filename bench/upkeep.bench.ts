@@ -50,6 +50,12 @@ const EXTRA_ROUNDS = [...OLD_TRACE_ROUNDS, 'continuing'] as const;
 type ExtraRound = (typeof EXTRA_ROUNDS)[number];
 type Round = Project | ExtraRound;
 
+const isExtraRound = (round: Round): round is ExtraRound => (EXTRA_ROUNDS as readonly Round[]).includes(round);
+
+/** A fresh value per kind of round (or any keys). */
+const eachOf = <K extends string, T>(keys: readonly K[], make: () => T): Record<K, T> =>
+  Object.fromEntries(keys.map((key) => [key, make()])) as Record<K, T>;
+
 interface Scope {
   tenantId: string;
   projectId: string;
@@ -99,8 +105,8 @@ async function storeRoundOfTraces(
   // A continuing copy's spans get ids of their own too: the session's rollup keeps its spans' usage by span id, and a next
   // turn adds spans to the session, where the source's ids would fall onto the source trace's.
   const ownSpanIds = continuing
-    ? ` substring(${NEW_ID_SQL('s.span_id')}, 1, 16) AS span_id,
-        if(s.parent_span_id = '', '', substring(${NEW_ID_SQL('s.parent_span_id')}, 1, 16)) AS parent_span_id,`
+    ? ` ${NEW_SPAN_ID_SQL('s.span_id')} AS span_id,
+        if(s.parent_span_id = '', '', ${NEW_SPAN_ID_SQL('s.parent_span_id')}) AS parent_span_id,`
     : '';
   await client.command({
     query: `INSERT INTO spans SELECT * REPLACE ({targetTenant:String} AS tenant_id, {targetProject:String} AS project_id,
@@ -147,7 +153,7 @@ async function storeOldTraceSpans(
   // (Traces that end by the next day: none an earlier round made long.)
   const ids = (await picked.json<{ trace_id: string }>()).map((t) => t.trace_id);
   await client.command({
-    query: `INSERT INTO spans SELECT * REPLACE (substring(lower(hex(MD5(concat({round:String}, s.span_id)))), 1, 16) AS span_id,
+    query: `INSERT INTO spans SELECT * REPLACE (${NEW_SPAN_ID_SQL('s.span_id')} AS span_id,
         now64(3) AS ingested_at${
           startMs === undefined
             ? ''
@@ -230,6 +236,9 @@ async function countOf(client: ClickHouseClient, query: string, params: Record<s
  * each lookup by id skip the seeded parts whole, which real ids never do). newId in SQL.
  */
 const NEW_ID_SQL = (column: string) => `lower(hex(MD5(concat({round:String}, ${column}))))`;
+
+/** A copied span's new id (16 hex digits), as NEW_ID_SQL makes trace ids. */
+const NEW_SPAN_ID_SQL = (column: string) => `substring(${NEW_ID_SQL(column)}, 1, 16)`;
 
 /** NEW_ID_SQL's id of `id` copied in `round`. */
 const newId = (round: string, id: string): string =>
@@ -325,22 +334,15 @@ async function main(): Promise<void> {
         `${oneDay.feedback.toLocaleString('en')} feedback scores`,
     );
     await quiet(client);
-    const samples: Record<Round, Array<Record<StatementName, number>>> = {
-      seeded: [],
-      empty: [],
-      oneDay: [],
-      late: [],
-      long: [],
-      continuing: [],
-    };
-    const statementSamples: Record<Round, StatementTimes[]> = { seeded: [], empty: [], oneDay: [], late: [], long: [], continuing: [] };
     const kinds: Round[] = [...PROJECTS, ...extraRounds];
+    const samples = eachOf(kinds, (): Array<Record<StatementName, number>> => []);
+    const statementSamples = eachOf(kinds, (): StatementTimes[] => []);
     for (let round = 0; round < rounds; round++) {
       // Each kind of round in each place of the order in turn.
       const order = kinds.map((_, i) => kinds[(i + round) % kinds.length]!);
       for (const which of order) {
         const oldTraceRound = which === 'late' || which === 'long';
-        const scope = projects[oldTraceRound || which === 'continuing' ? 'seeded' : which];
+        const scope = projects[isExtraRound(which) ? 'seeded' : which];
         // Round r's traces start in minute r of the last seeded day's noon, in every project alike.
         const roundStartMs = lastSeededDayMs(seed) + 12 * 3_600_000 + round * 60_000;
         const window = windowMs > 0 ? { startMs: roundStartMs, windowMs } : undefined;
@@ -372,11 +374,7 @@ async function main(): Promise<void> {
       ].join('');
       progress(`round ${round + 1} of ${rounds}: ${traces} traces to each project${besides}`);
     }
-    const withExtra: Record<ExtraRound, Record<string, { ms: number; seededMs: number; ratio: number }>> = {
-      late: {},
-      long: {},
-      continuing: {},
-    };
+    const withExtra = eachOf(extraRounds, (): Record<string, { ms: number; seededMs: number; ratio: number }> => ({}));
     const report: Record<string, { seededMs: number; emptyMs: number; oneDayMs: number; ratio: number; ratioToOneDay: number }> = {};
     for (const name of [...STEPS, 'round'] as const) {
       const pick = (s: Record<StatementName, number>) => (name === 'round' ? Object.values(s).reduce((a, b) => a + b, 0) : s[name]);

@@ -26,6 +26,16 @@ describe('feedback', () => {
       )
     ).data!.trace.feedback;
 
+  /** The sessions page of a project (its key's), each session with its trace count and scores. */
+  const sessionNodes = async (key = project.apiKey) =>
+    (
+      await q<{
+        sessions: {
+          nodes: Array<{ sessionId: string; traceCount: number; feedback: Array<{ name: string; count: number; avg: number | null }> }>;
+        };
+      }>('{ sessions { nodes { sessionId traceCount feedback { name count avg } } } }', {}, key)
+    ).data!.sessions.nodes;
+
   const sendTrace = (session: string, start: number) => sendAgentTrace(h, project, { session, calls: [CALL], start }, traceIds.length);
 
   beforeAll(async () => {
@@ -198,10 +208,7 @@ describe('feedback', () => {
   });
 
   it('attaches score counts and means to sessions and filters traces by score', async () => {
-    const result = await q<{
-      sessions: { nodes: Array<{ sessionId: string; feedback: Array<{ name: string; count: number; avg: number | null }> }> };
-    }>('{ sessions { nodes { sessionId feedback { name count avg } } } }');
-    const s1 = result.data!.sessions.nodes.find((n) => n.sessionId === 's1')!;
+    const s1 = (await sessionNodes()).find((n) => n.sessionId === 's1')!;
     // s1 holds traces 0 and 1: helpful 4 and tone friendly on trace 0, thumbs true on trace 1.
     expect(s1.feedback).toEqual([
       { name: 'helpful', count: 1, avg: 4 },
@@ -235,10 +242,7 @@ describe('feedback', () => {
     expect(responses.map((r) => r.status)).toEqual(values.map(() => 202));
     const ids = await Promise.all(responses.map(async (r) => ((await r.json()) as { id: string }).id));
     expect(new Set(ids).size).toBe(values.length);
-    const result = await q<{
-      sessions: { nodes: Array<{ sessionId: string; feedback: Array<{ name: string; count: number; avg: number | null }> }> };
-    }>('{ sessions { nodes { sessionId feedback { name count avg } } } }');
-    const s2 = result.data!.sessions.nodes.find((n) => n.sessionId === 's2')!;
+    const s2 = (await sessionNodes()).find((n) => n.sessionId === 's2')!;
     const mean = values.reduce((a, b) => a + b, 0) / values.length;
     expect(s2.feedback.find((f) => f.name === 'rating')).toEqual({ name: 'rating', count: values.length, avg: mean });
   });
@@ -251,18 +255,11 @@ describe('feedback', () => {
       sent.push(await sendAgentTrace(h, own, { session, calls: [CALL], start: Date.UTC(2026, 10, 22, i) }, sent.length));
     // A score on x1's first trace; the answer comes after it shows on the session.
     expect((await post({ traceId: sent[0], name: 'solo', value: 5 }, own.apiKey)).status).toBe(202);
-    type Sessions = {
-      sessions: {
-        nodes: Array<{ sessionId: string; traceCount: number; feedback: Array<{ name: string; count: number; avg: number | null }> }>;
-      };
-    };
-    const read = async () =>
-      (await graphql<Sessions>(api, '{ sessions { nodes { sessionId traceCount feedback { name count avg } } } }', {}, own.apiKey)).data!
-        .sessions.nodes;
     // x2's figures come from the worker's upkeep of its trace: wait for them (at most 30 s).
     const deadline = Date.now() + 30_000;
-    while (!(await read()).some((n) => n.sessionId === 'x2') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-    const nodes = Object.fromEntries((await read()).map((n) => [n.sessionId, n]));
+    while (!(await sessionNodes(own.apiKey)).some((n) => n.sessionId === 'x2') && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
+    const nodes = Object.fromEntries((await sessionNodes(own.apiKey)).map((n) => [n.sessionId, n]));
     // x1: two traces, one scored once (5); the unscored trace adds no score and no name.
     expect(nodes.x1).toEqual({ sessionId: 'x1', traceCount: 2, feedback: [{ name: 'solo', count: 1, avg: 5 }] });
     expect(nodes.x2).toEqual({ sessionId: 'x2', traceCount: 1, feedback: [] });
