@@ -12,19 +12,19 @@ interface RollupRow {
   first_seen: string;
   last_seen: string;
   trace_ids: string[];
-  /** Span ids, then per span: cost, uncached input, cache read, cache write, output and reasoning tokens. */
+  /** The spans' ids, then one array per kind of value of SpanUsage, in the same order. */
   usage: [string[], number[], number[], number[], number[], number[], number[]];
 }
 
-const usage = (spans: Array<[string, number, number, number, number, number, number]>): RollupRow['usage'] => [
-  spans.map((s) => s[0]),
-  spans.map((s) => s[1]),
-  spans.map((s) => s[2]),
-  spans.map((s) => s[3]),
-  spans.map((s) => s[4]),
-  spans.map((s) => s[5]),
-  spans.map((s) => s[6]),
-];
+/** A span's usage: its id, cost, uncached input, cache read, cache write, output and reasoning tokens. */
+type SpanUsage = [string, number, number, number, number, number, number];
+
+/** One insert's row of a session: its first and last time (a day of 2026-11), its traces, its spans' usage. */
+function row(session_id: string, first_seen: string, last_seen: string, trace_ids: string[], spans: SpanUsage[]): RollupRow {
+  // The rollup keeps one array per kind of value, each in the spans' order.
+  const usage = [0, 1, 2, 3, 4, 5, 6].map((k) => spans.map((span) => span[k])) as RollupRow['usage'];
+  return { session_id, first_seen: `2026-11-${first_seen}.000000000`, last_seen: `2026-11-${last_seen}.000000000`, trace_ids, usage };
+}
 
 /**
  * Rows not yet merged, as the refresh finds them between inserts and merges. s1: span b stored
@@ -32,57 +32,39 @@ const usage = (spans: Array<[string, number, number, number, number, number, num
  * was; s2: two turns whose spans are all distinct; s3: a turn without usage.
  */
 const ROWS: RollupRow[] = [
-  {
-    session_id: 's1',
-    first_seen: '2026-11-20 10:00:00.000000000',
-    last_seen: '2026-11-20 10:00:05.000000000',
-    trace_ids: ['t1'],
-    usage: usage([
+  row(
+    's1',
+    '20 10:00:00',
+    '20 10:00:05',
+    ['t1'],
+    [
       ['a', 0.5, 100, 20, 0, 10, 0],
       ['b', 0.25, 40, 0, 5, 4, 1],
-    ]),
-  },
-  {
-    session_id: 's1',
-    first_seen: '2026-11-20 10:00:01.000000000',
-    last_seen: '2026-11-20 10:00:06.000000000',
-    trace_ids: ['t1'],
-    usage: usage([
+    ],
+  ),
+  row(
+    's1',
+    '20 10:00:01',
+    '20 10:00:06',
+    ['t1'],
+    [
       ['a', 0.5, 100, 20, 0, 10, 0],
       ['b', 0.75, 40, 0, 5, 9, 1],
-    ]),
-  },
-  {
-    session_id: 's1',
-    first_seen: '2026-11-20 10:05:00.000000000',
-    last_seen: '2026-11-20 10:05:09.000000000',
-    trace_ids: ['t2'],
-    usage: usage([['c', 0.125, 7, 0, 0, 3, 2]]),
-  },
-  {
-    session_id: 's2',
-    first_seen: '2026-11-21 08:00:00.000000000',
-    last_seen: '2026-11-21 08:00:01.000000000',
-    trace_ids: ['t3'],
-    usage: usage([['d', 1, 1, 0, 0, 1, 0]]),
-  },
-  {
-    session_id: 's2',
-    first_seen: '2026-11-21 08:10:00.000000000',
-    last_seen: '2026-11-21 08:10:04.000000000',
-    trace_ids: ['t4'],
-    usage: usage([
+    ],
+  ),
+  row('s1', '20 10:05:00', '20 10:05:09', ['t2'], [['c', 0.125, 7, 0, 0, 3, 2]]),
+  row('s2', '21 08:00:00', '21 08:00:01', ['t3'], [['d', 1, 1, 0, 0, 1, 0]]),
+  row(
+    's2',
+    '21 08:10:00',
+    '21 08:10:04',
+    ['t4'],
+    [
       ['e', 2, 3, 1, 1, 5, 0],
       ['f', 0.5, 2, 0, 0, 2, 2],
-    ]),
-  },
-  {
-    session_id: 's3',
-    first_seen: '2026-11-22 09:00:00.000000000',
-    last_seen: '2026-11-22 09:00:02.000000000',
-    trace_ids: ['t5'],
-    usage: usage([]),
-  },
+    ],
+  ),
+  row('s3', '22 09:00:00', '22 09:00:02', ['t5'], []),
 ];
 
 /** The columns the rows are inserted with, as `format` reads them. */
