@@ -19,17 +19,22 @@ interface RollupRow {
 /** A span's usage: its id, cost, uncached input, cache read, cache write, output and reasoning tokens. */
 type SpanUsage = [string, number, number, number, number, number, number];
 
-/** One insert's row of a session: its first and last time (a day of 2026-11), its traces, its spans' usage. */
+/**
+ * One insert's row of a session: its first and last time (a day of 2024-02: a month, so a partition, of
+ * the rollup no other test writes, whose parts a merge could fold into this test's), its traces, its
+ * spans' usage.
+ */
 function row(session_id: string, first_seen: string, last_seen: string, trace_ids: string[], spans: SpanUsage[]): RollupRow {
   // The rollup keeps one array per kind of value, each in the spans' order.
   const usage = [0, 1, 2, 3, 4, 5, 6].map((k) => spans.map((span) => span[k])) as RollupRow['usage'];
-  return { session_id, first_seen: `2026-11-${first_seen}.000000000`, last_seen: `2026-11-${last_seen}.000000000`, trace_ids, usage };
+  return { session_id, first_seen: `2024-02-${first_seen}.000000000`, last_seen: `2024-02-${last_seen}.000000000`, trace_ids, usage };
 }
 
 /**
  * Rows not yet merged, as the refresh finds them between inserts and merges. s1: span b stored
- * again in a later row with a greater cost and output (a copy written again), span a again as it
- * was; s2: two turns whose spans are all distinct; s3: a turn without usage.
+ * again in a later row with a greater cost but a smaller output (so neither row's copy is the
+ * answer whole), span a again as it was; s2: two turns whose spans are all distinct; s3: a turn
+ * without usage.
  */
 const ROWS: RollupRow[] = [
   row(
@@ -39,7 +44,7 @@ const ROWS: RollupRow[] = [
     ['t1'],
     [
       ['a', 0.5, 100, 20, 0, 10, 0],
-      ['b', 0.25, 40, 0, 5, 4, 1],
+      ['b', 0.25, 40, 0, 5, 9, 1],
     ],
   ),
   row(
@@ -49,7 +54,7 @@ const ROWS: RollupRow[] = [
     ['t1'],
     [
       ['a', 0.5, 100, 20, 0, 10, 0],
-      ['b', 0.75, 40, 0, 5, 9, 1],
+      ['b', 0.75, 40, 0, 5, 4, 1],
     ],
   ),
   row('s1', '20 10:05:00', '20 10:05:09', ['t2'], [['c', 0.125, 7, 0, 0, 3, 2]]),
@@ -155,7 +160,7 @@ describe('session figures from the sessions rollup', () => {
     );
     const expected = ['s1', 's2', 's3'].map(expectedFigures);
     expect(figures).toEqual(expected.map((e) => ({ ...e, cost_usd: expect.closeTo(e.cost_usd, 12) })));
-    // s1 counts span a once and span b at its copy's cost and output, not the rows' plain sums.
+    // s1 counts span a once and span b at the later copy's cost and the earlier one's output, not the rows' plain sums.
     expect(expected[0]).toMatchObject({ cost_usd: 0.5 + 0.75 + 0.125, input_tokens: 120 + 45 + 7, output_tokens: 10 + 10 + 5 });
   });
 });
