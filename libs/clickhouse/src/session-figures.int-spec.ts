@@ -111,7 +111,8 @@ function expectedFigures(sessionId: string) {
 /**
  * The session figures refresh counts each span of a session once, at its greatest usage, whether
  * or not some span is in two of the session's rollup rows: a span stored again (a re-sent export)
- * before its rows are merged adds nothing, a span stored again with more usage counts at that.
+ * before its rows are merged adds nothing, and a span whose copies differ counts each kind of value
+ * at its greatest over the copies.
  */
 describe('session figures from the sessions rollup', () => {
   let client: ClickHouseClient;
