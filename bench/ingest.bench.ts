@@ -47,21 +47,12 @@ async function main(): Promise<void> {
 
     // The floor is measured before and after the end-to-end run, each time on a quiet engine
     // (no background merges), and averaged: merges left by one phase would otherwise tax the next.
-    const rows = await floorRows(infra, corpus);
-    const validation = measureValidation(corpus, rows);
-    progress(
-      `store-domain checks: ${validation.spanCheckUs.toFixed(3)} µs/span before the 200, ${validation.rowCheckUs.toFixed(3)} µs/row in the row builder, serialisation ${validation.serialiseUs.toFixed(3)} µs/row against ${validation.stringifyUs.toFixed(3)} with JSON.stringify alone`,
-    );
-    await quiet(infra.clickhouse);
-    let cpu = cpuSnapshot();
-    const floorBefore = await measureFloor(infra, rows);
-    const floorCpu = cpuSince(cpu);
-    progress(`floor (raw insert of the same rows): ${Math.round(floorBefore)} spans/s`);
+    const { validation, floor: floorBefore, cpu: floorCpu } = await checksAndFloor(infra, corpus);
     await quiet(infra.clickhouse);
     await infra.startWorkers();
     const [httpLine] = await infra.startGateway();
     const endpoint = /http:\/\/\S+/.exec(httpLine!)![0];
-    cpu = cpuSnapshot();
+    const cpu = cpuSnapshot();
     const { result: e2e, statements } = await timedStatements(infra, () =>
       profiled('ingest-e2e', process.argv.includes('--profile'), () => measureEndToEnd(infra, corpus, endpoint)),
     );
@@ -144,6 +135,28 @@ async function main(): Promise<void> {
     await infra.shutdown.run();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The store-domain checks and the floor before the end-to-end run, on rows built here and dropped
+ * when it returns: a corpus's rows take hundreds of MB of heap, and kept alive through the run
+ * they would charge the server in this process with garbage collection no server of ours does.
+ */
+async function checksAndFloor(
+  infra: BenchStack,
+  corpus: Corpus,
+): Promise<{ validation: ReturnType<typeof measureValidation>; floor: number; cpu: ReturnType<typeof cpuSince> }> {
+  const rows = await floorRows(infra, corpus);
+  const validation = measureValidation(corpus, rows);
+  progress(
+    `store-domain checks: ${validation.spanCheckUs.toFixed(3)} µs/span before the 200, ${validation.rowCheckUs.toFixed(3)} µs/row in the row builder, serialisation ${validation.serialiseUs.toFixed(3)} µs/row against ${validation.stringifyUs.toFixed(3)} with JSON.stringify alone`,
+  );
+  await quiet(infra.clickhouse);
+  const before = cpuSnapshot();
+  const floor = await measureFloor(infra, rows);
+  const cpu = cpuSince(before);
+  progress(`floor (raw insert of the same rows): ${Math.round(floor)} spans/s`);
+  return { validation, floor, cpu };
 }
 
 function measureDecode(corpus: Corpus): number {
