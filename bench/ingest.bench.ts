@@ -349,7 +349,7 @@ async function measureFloor(infra: BenchStack, rows: SpanRow[]): Promise<number>
   const repository = new SpanRepository(infra.clickhouse);
   const started = performance.now();
   for (let i = 0; i < rows.length; i += SPAN_BATCH.maxItems) {
-    await repository.insertSpanLines(rows.slice(i, i + SPAN_BATCH.maxItems).map((row) => `${JSON.stringify(row)}\n`));
+    await repository.insertSpanLines(rows.slice(i, i + SPAN_BATCH.maxItems).map((row) => Buffer.from(`${JSON.stringify(row)}\n`)));
   }
   return rows.length / ((performance.now() - started) / 1000);
 }

@@ -62,10 +62,10 @@ class HeldRepository extends SpanRepository {
   /** Every row line this worker inserted. */
   readonly lines: string[] = [];
 
-  override async insertSpanLines(texts: string[]): Promise<void> {
+  override async insertSpanLines(lines: Uint8Array[]): Promise<void> {
     await this.beforeInsert.get(++this.inserts)?.();
-    for (const text of texts) this.lines.push(...text.split('\n').filter(Boolean));
-    await super.insertSpanLines(texts);
+    for (const line of lines) this.lines.push(new TextDecoder().decode(line).trimEnd());
+    await super.insertSpanLines(lines);
   }
 }
 

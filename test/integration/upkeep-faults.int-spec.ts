@@ -275,7 +275,7 @@ describe('a round bounded by an older look', () => {
     });
     const second = { ...stored, span_id: hex(8), start_time: '2026-11-04 10:20:30.000000000', end_time: '2026-11-04 10:20:50.000000000' };
     const repository = new SpanRepository(h.services.clickhouse);
-    await repository.insertSpanLines([`${JSON.stringify(second)}\n`]);
+    await repository.insertSpanLines([Buffer.from(`${JSON.stringify(second)}\n`)]);
     // That round's look (both calls, from 10:20:30); then another worker's round stores the root and files the trace under 10:19.
     const { look } = await repository.storedTraces(ref, [traceId], []);
     expect(look?.groups).toEqual([expect.objectContaining({ from: '2026-11-04 10:20:30.000000000' })]);

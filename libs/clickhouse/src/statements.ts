@@ -46,14 +46,19 @@ export function withProjectFilters(sql: string, scope: ProjectStatementScope, op
 }
 
 /**
- * Runs an `INSERT … FORMAT JSONEachRow` of lines already serialised (each ending in '\n'), as one
- * insert. The answer to an INSERT has no rows, but it has to be read to its end: a connection cut
+ * Runs an `INSERT … FORMAT JSONEachRow` of lines already serialised (each ending in '\n'; text, or
+ * UTF-8 bytes), as one insert. The answer to an INSERT has no rows, but it has to be read to its end: a connection cut
  * before then, or an exception ClickHouse writes into a response it already started, means the
  * insert may not have been stored. Such a failure propagates: without a ClickHouse error code it
  * counts as transient and the insert is retried (a copy stored twice collapses), instead of the
  * jobs being acknowledged for rows that may be missing.
  */
-export async function insertLines(client: ClickHouseClient, query: string, lines: string[], name: string): Promise<void> {
+export async function insertLines(
+  client: ClickHouseClient,
+  query: string,
+  lines: ReadonlyArray<string | Uint8Array>,
+  name: string,
+): Promise<void> {
   const result = await client.exec({ query, values: Readable.from(lines), ...namedStatement(name) });
   result.stream.resume();
   await finished(result.stream);

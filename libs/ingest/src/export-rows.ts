@@ -11,9 +11,11 @@ import { spanPartition, toSpanRow, type SpanPrice, type SpanRow } from './span.r
 export interface ChunkPart {
   /** The partition's id (spanPartition): its rows' start month, or the week they expire in. */
   partition: number;
-  /** JSONEachRow lines, each ending in '\n'. */
-  text: string;
-  rows: number;
+  /**
+   * JSONEachRow lines, one a row, each in UTF-8 and ending in '\n': bytes a line, not one string
+   * of the part (docs/architecture.md, "In the worker", step 4).
+   */
+  lines: Buffer[];
 }
 
 /**
@@ -151,9 +153,8 @@ export function exportRows(job: ExportJob, overrides: PriceOverride[], policy?: 
     for (const column of conformRow(row)) conversions.set(column, (conversions.get(column) ?? 0) + 1);
     const partition = spanPartition(starts[index]!, row.retention_days);
     let part = parts.get(partition);
-    if (!part) parts.set(partition, (part = { partition, text: '', rows: 0 }));
-    part.text += `${serialiseRow(row)}\n`;
-    part.rows++;
+    if (!part) parts.set(partition, (part = { partition, lines: [] }));
+    part.lines.push(Buffer.from(`${serialiseRow(row)}\n`));
     traces.add(row.trace_id);
     if (row.session_id !== '') sessions.add(row.session_id);
     if (row.parent_span_id === '' && isUpgradableRoot(row.span_type)) plainRoots.push(row.trace_id);

@@ -69,7 +69,7 @@ describe('SpanRepository SQL', () => {
 
   it('insertSpanLines', async () => {
     const line = `${JSON.stringify({ tenant_id: 'tenant-1', project_id: 'project-1', trace_id: T1, span_id: '00000000000000aa' })}\n`;
-    expectStatements(await record(() => repository.insertSpanLines([line])), 1);
+    expectStatements(await record(() => repository.insertSpanLines([Buffer.from(line)])), 1);
   });
 
   it('insertAccounting', async () => {

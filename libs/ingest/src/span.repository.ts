@@ -251,9 +251,9 @@ const ROOT_TO_RUN = "parent_span_id = '' AND gen_ai_trace AND has({upgradable:Ar
 export class SpanRepository {
   constructor(private readonly client: ClickHouseClient) {}
 
-  /** Inserts rows already serialised as JSONEachRow lines (one string per export), as one insert. */
-  async insertSpanLines(texts: string[]): Promise<void> {
-    await insertLines(this.client, 'INSERT INTO spans FORMAT JSONEachRow', texts, 'ingest.insert_spans');
+  /** Inserts rows already serialised as JSONEachRow lines (UTF-8, one a row), as one insert. */
+  async insertSpanLines(lines: Uint8Array[]): Promise<void> {
+    await insertLines(this.client, 'INSERT INTO spans FORMAT JSONEachRow', lines, 'ingest.insert_spans');
   }
 
   async insertAccounting(rows: AccountingRow[]): Promise<void> {

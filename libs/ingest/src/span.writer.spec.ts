@@ -11,6 +11,9 @@ import {
   type UpkeepItem,
 } from './span.writer';
 
+/** Rows as the writer hands them to the store (UTF-8 lines), read back as text. */
+const textOf = (lines: Uint8Array[]) => lines.map((line) => Buffer.from(line).toString('utf8')).join('');
+
 /**
  * The writer's ordering rules, against a recording stand-in for the repository (the SQL itself is
  * covered by the ingest integration tests on real ClickHouse). Each write is gated so the test
@@ -52,8 +55,8 @@ class RecordingRepository {
     }
   }
 
-  async insertSpanLines(texts: string[]): Promise<void> {
-    await this.record(`insert ${texts.join('').trim().split('\n').join(',')}`);
+  async insertSpanLines(lines: Uint8Array[]): Promise<void> {
+    await this.record(`insert ${textOf(lines).trim().split('\n').join(',')}`);
   }
 
   /** The plainRoots of each storedTraces call. */
@@ -133,7 +136,7 @@ function chunk(line: string, traces: string[], plainRoots: string[] = [], sessio
     projectId: 'p',
     exportId: `export-${line}`,
     minute: 0,
-    parts: [{ partition: 202612, text: `${line}\n`, rows: 1 }],
+    parts: [{ partition: 202612, lines: [Buffer.from(`${line}\n`)] }],
     rows: 1,
     traces,
     sessions,
@@ -343,9 +346,9 @@ describe('SpanWriter', () => {
     repository.stored.set('A', { sessionId: 's1', hasSessionless: true, rootToRun: false });
     repository.sessionless = [{ text: 'a0\n', rows: 1 }];
     const insertSpanLines = repository.insertSpanLines.bind(repository);
-    repository.insertSpanLines = async (texts) => {
-      if (texts.includes('a0\n')) repository.tombstones.set('A', { jobId: 'j3', sessions: ['s1'] });
-      await insertSpanLines(texts);
+    repository.insertSpanLines = async (lines) => {
+      if (lines.some((line) => textOf([line]) === 'a0\n')) repository.tombstones.set('A', { jobId: 'j3', sessions: ['s1'] });
+      await insertSpanLines(lines);
     };
     await writer.close();
     writer = new SpanWriter(repository as unknown as SpanRepository, { maxItems: 100, maxDelayMs: 20 }, sinks);
@@ -484,8 +487,8 @@ describe('SpanWriter when ClickHouse refuses rows', () => {
     accounting = [];
     warnings = [];
     // This store refuses any insert holding a line that starts with "bad".
-    repository.insertSpanLines = async (texts: string[]) => {
-      const lines = texts.join('').trim().split('\n');
+    repository.insertSpanLines = async (bytes: Uint8Array[]) => {
+      const lines = textOf(bytes).trim().split('\n');
       if (lines.some((line) => line.startsWith('bad'))) throw new Refusal('Cannot parse input');
       repository.log.push(`insert ${lines.join(',')}`);
     };
@@ -510,7 +513,7 @@ describe('SpanWriter when ClickHouse refuses rows', () => {
       projectId,
       exportId,
       minute: 60,
-      parts: [{ partition: 202612, text: lines.map((l) => `${l}\n`).join(''), rows: lines.length }],
+      parts: [{ partition: 202612, lines: lines.map((l) => Buffer.from(`${l}\n`)) }],
       rows: lines.length,
       traces: [exportId],
       sessions: [],
@@ -567,10 +570,10 @@ describe('SpanWriter when ClickHouse refuses rows', () => {
   it('splits a batch whose rows start in more months than one insert takes', () => {
     const chunks = [0, 1].map((half) => ({
       ...exportChunk(`e${half}`, []),
-      parts: Array.from({ length: 80 }, (_, i) => ({ partition: 190001 + half * 80 + i, text: `r${half}-${i}\n`, rows: 1 })),
+      parts: Array.from({ length: 80 }, (_, i) => ({ partition: 190001 + half * 80 + i, lines: [Buffer.from(`r${half}-${i}\n`)] })),
     }));
     const inserts = insertsOf(chunks);
-    expect(inserts.map((pieces) => new Set(pieces.map((p) => p.text)).size)).toEqual([
+    expect(inserts.map((pieces) => new Set(pieces.map((p) => textOf(p.lines))).size)).toEqual([
       MAX_PARTITIONS_PER_INSERT,
       160 - MAX_PARTITIONS_PER_INSERT,
     ]);

@@ -268,7 +268,7 @@ export class SpanWriter {
    */
   private async insertOrIsolate(pieces: Piece[]): Promise<void> {
     try {
-      await withRetries(() => this.repository.insertSpanLines(pieces.map((p) => p.text)));
+      await withRetries(() => this.repository.insertSpanLines(pieces.flatMap((p) => p.lines)));
       return;
     } catch (error) {
       if (isTransientClickHouseError(error)) throw error;
@@ -289,7 +289,7 @@ export class SpanWriter {
     const attempt = async (block: Line[]): Promise<void> => {
       try {
         budget--;
-        await withRetries(() => this.repository.insertSpanLines(block.map((line) => line.text)));
+        await withRetries(() => this.repository.insertSpanLines(block.map((line) => line.bytes)));
         stored += block.length;
       } catch (error) {
         if (isTransientClickHouseError(error)) throw error;
@@ -314,20 +314,23 @@ export class SpanWriter {
   private async deadLetter(refused: Refused[]): Promise<void> {
     if (refused.length === 0) return;
     const now = Date.now();
-    const letters: DeadLetter[] = refused.map(({ line, error }) => ({
-      tenantId: line.chunk.tenantId,
-      projectId: line.chunk.projectId,
-      id: newDeadLetterId(),
-      kind: 'span_row',
-      reason: 'store_refused',
-      error: describeError(error),
-      exportId: line.chunk.exportId,
-      spans: 1,
-      payload: line.text.trimEnd(),
-      deadLetteredAt: now,
-      replayedAt: null,
-      retentionDays: retentionOfLine(line.text),
-    }));
+    const letters: DeadLetter[] = refused.map(({ line, error }) => {
+      const text = line.bytes.toString('utf8');
+      return {
+        tenantId: line.chunk.tenantId,
+        projectId: line.chunk.projectId,
+        id: newDeadLetterId(),
+        kind: 'span_row',
+        reason: 'store_refused',
+        error: describeError(error),
+        exportId: line.chunk.exportId,
+        spans: 1,
+        payload: text.trimEnd(),
+        deadLetteredAt: now,
+        replayedAt: null,
+        retentionDays: retentionOfLine(text),
+      };
+    });
     await this.sinks.deadLetters.add(letters);
     const byExport = new Map<RowChunk, number>();
     for (const { line } of refused) byExport.set(line.chunk, (byExport.get(line.chunk) ?? 0) + 1);
@@ -604,16 +607,16 @@ interface Backfill {
   refigured: ReadonlySet<string>;
 }
 
-/** Text of one chunk's rows going into one insert. */
+/** One chunk's rows going into one insert (ChunkPart.lines). */
 interface Piece {
   chunk: RowChunk;
-  text: string;
+  lines: Buffer[];
 }
 
 interface Line {
   chunk: RowChunk;
-  /** One JSONEachRow line with its '\n'. */
-  text: string;
+  /** One JSONEachRow line with its '\n', in UTF-8. */
+  bytes: Buffer;
 }
 
 interface Refused {
@@ -630,12 +633,12 @@ export function insertsOf(chunks: RowChunk[]): Piece[][] {
   const partitions = new Set<number>();
   for (const chunk of chunks) for (const part of chunk.parts) partitions.add(part.partition);
   if (partitions.size <= MAX_PARTITIONS_PER_INSERT)
-    return [chunks.flatMap((chunk) => chunk.parts.map((part) => ({ chunk, text: part.text })))];
+    return [chunks.flatMap((chunk) => chunk.parts.map((part) => ({ chunk, lines: part.lines })))];
   const byPartition = new Map<number, Piece[]>();
   for (const chunk of chunks) {
     for (const part of chunk.parts) {
       const pieces = byPartition.get(part.partition) ?? [];
-      pieces.push({ chunk, text: part.text });
+      pieces.push({ chunk, lines: part.lines });
       byPartition.set(part.partition, pieces);
     }
   }
@@ -648,11 +651,16 @@ export function insertsOf(chunks: RowChunk[]): Piece[][] {
 }
 
 function linesOf(piece: Piece): Line[] {
-  const lines: Line[] = [];
-  for (let start = 0; start < piece.text.length;) {
-    let end = piece.text.indexOf('\n', start);
-    if (end === -1) end = piece.text.length - 1;
-    lines.push({ chunk: piece.chunk, text: piece.text.slice(start, end + 1) });
+  return piece.lines.map((bytes) => ({ chunk: piece.chunk, bytes }));
+}
+
+/** The JSONEachRow lines of `text` (lines ending in '\n'; the last may lack it). */
+function textLines(text: string): string[] {
+  const lines: string[] = [];
+  for (let start = 0; start < text.length;) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length - 1;
+    lines.push(text.slice(start, end + 1));
     start = end + 1;
   }
   return lines;
@@ -683,12 +691,11 @@ function partitionOfLine(line: string): number {
 /** JSONEachRow lines of `spans` (read back, or dead-lettered), grouped by their partition. */
 export function partsOfStoredLines(text: string): ChunkPart[] {
   const parts = new Map<number, ChunkPart>();
-  for (const { text: line } of linesOf({ chunk: undefined as unknown as RowChunk, text })) {
+  for (const line of textLines(text)) {
     const partition = partitionOfLine(line);
     let part = parts.get(partition);
-    if (!part) parts.set(partition, (part = { partition, text: '', rows: 0 }));
-    part.text += line;
-    part.rows++;
+    if (!part) parts.set(partition, (part = { partition, lines: [] }));
+    part.lines.push(Buffer.from(line));
   }
   return [...parts.values()];
 }
