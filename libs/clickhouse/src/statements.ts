@@ -45,13 +45,43 @@ export function withProjectFilters(sql: string, scope: ProjectStatementScope, op
     : `${statement}\nSETTINGS ${filters}`;
 }
 
+/** About how many bytes of lines one chunk of an insert's stream carries. */
+const STREAM_CHUNK_BYTES = 1024 * 1024;
+
 /**
- * Runs an `INSERT … FORMAT JSONEachRow` of lines already serialised (each ending in '\n'; text, or
- * UTF-8 bytes), as one insert. The answer to an INSERT has no rows, but it has to be read to its end: a connection cut
- * before then, or an exception ClickHouse writes into a response it already started, means the
- * insert may not have been stored. Such a failure propagates: without a ClickHouse error code it
- * counts as transient and the insert is retried (a copy stored twice collapses), instead of the
- * jobs being acknowledged for rows that may be missing.
+ * An insert's lines as its stream sends them: runs of byte lines joined into chunks of about
+ * STREAM_CHUNK_BYTES, text lines as they are. A chunk a row would cost a write a row wherever the
+ * stream goes: to a ClickHouse server through the client's gzip stream (a round trip to Node's
+ * thread pool each), or into the embedded engine's rows file.
+ */
+function* streamChunks(lines: ReadonlyArray<string | Uint8Array>): Generator<string | Uint8Array> {
+  let run: Uint8Array[] = [];
+  let bytes = 0;
+  for (const line of lines) {
+    if (typeof line === 'string') {
+      if (run.length > 0) yield Buffer.concat(run, bytes);
+      run = [];
+      bytes = 0;
+      yield line;
+      continue;
+    }
+    run.push(line);
+    bytes += line.byteLength;
+    if (bytes < STREAM_CHUNK_BYTES) continue;
+    yield Buffer.concat(run, bytes);
+    run = [];
+    bytes = 0;
+  }
+  if (run.length > 0) yield Buffer.concat(run, bytes);
+}
+
+/**
+ * Runs an `INSERT … FORMAT JSONEachRow` of lines already serialised (each ending in '\n'; text,
+ * or UTF-8 bytes), as one insert. The answer to an INSERT has no rows, but it has to be read to
+ * its end: a connection cut before then, or an exception ClickHouse writes into a response it
+ * already started, means the insert may not have been stored. Such a failure propagates: without
+ * a ClickHouse error code it counts as transient and the insert is retried (a copy stored twice
+ * collapses), instead of the jobs being acknowledged for rows that may be missing.
  */
 export async function insertLines(
   client: ClickHouseClient,
@@ -59,7 +89,7 @@ export async function insertLines(
   lines: ReadonlyArray<string | Uint8Array>,
   name: string,
 ): Promise<void> {
-  const result = await client.exec({ query, values: Readable.from(lines), ...namedStatement(name) });
+  const result = await client.exec({ query, values: Readable.from(streamChunks(lines)), ...namedStatement(name) });
   result.stream.resume();
   await finished(result.stream);
 }

@@ -195,8 +195,8 @@ export class SpanWriter {
   }
 
   /**
-   * Resolves once this export's rows are stored and its traces' upkeep is done. The chunk's text
-   * is released once inserted (the caller must not need it afterwards).
+   * Resolves once this export's rows are stored and its traces' upkeep is done. The chunk's rows
+   * (its parts' lines) are released once inserted (the caller must not need them afterwards).
    */
   async write(chunk: RowChunk): Promise<void> {
     await this.writeChunk(chunk);
