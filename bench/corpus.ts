@@ -60,8 +60,9 @@ export interface CorpusOptions {
 
 /**
  * Only the encoded requests are kept: a bench that kept the SDK's span objects alive would charge
- * the server in its process with the garbage collection of the bench's own data (with the floor's
- * rows beside them, full collections left 465–641 MB live during bench:ingest's end-to-end run).
+ * the server in its process with the garbage collection of the bench's own data (with them, the
+ * floor's rows and the server's own data, full collections left 465–641 MB live during one
+ * bench:ingest end-to-end run).
  */
 export interface Corpus {
   /** OTLP ExportTraceServiceRequest bodies, in protobuf, `spansPerRequest` spans each. */

@@ -139,9 +139,9 @@ async function main(): Promise<void> {
 
 /**
  * The store-domain checks and the floor before the end-to-end run, on rows built here and dropped
- * when it returns: kept alive through the run (with the corpus's span objects, 465–641 MB live
- * after full collections), they charged the server in this process with garbage collection no
- * server of ours does.
+ * when it returns: kept alive through the run, they would charge the server in this process with
+ * garbage collection no server of ours does (with the corpus's span objects and the server's own
+ * data, full collections left 465–641 MB live during one end-to-end run).
  */
 async function checksAndFloor(
   infra: BenchStack,

@@ -37,6 +37,20 @@ describe('insertLines', () => {
     expect(asText(chunks)).toBe(rows.join(''));
   });
 
+  it('sends nothing for no lines, and no empty chunk around text lines that start or end the insert', async () => {
+    const none = recordingClient();
+    await insertLines(none.client, 'INSERT INTO t FORMAT JSONEachRow', [], 'test.insert');
+    expect(none.chunks).toEqual([]);
+
+    const { client, chunks } = recordingClient();
+    await insertLines(client, 'INSERT INTO t FORMAT JSONEachRow', ['{"a":1}\n', Buffer.from('{"a":2}\n'), '{"a":3}\n'], 'test.insert');
+    expect(chunks.map((chunk) => (typeof chunk === 'string' ? `text ${chunk}` : `bytes ${chunk.toString('utf8')}`))).toEqual([
+      'text {"a":1}\n',
+      'bytes {"a":2}\n',
+      'text {"a":3}\n',
+    ]);
+  });
+
   it('sends text lines as they are, with the byte lines around them joined in order', async () => {
     const { client, chunks } = recordingClient();
     await insertLines(

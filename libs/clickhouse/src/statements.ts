@@ -50,9 +50,10 @@ const STREAM_CHUNK_BYTES = 1024 * 1024;
 
 /**
  * An insert's lines as its stream sends them: runs of byte lines joined into chunks of about
- * STREAM_CHUNK_BYTES, text lines as they are. A chunk a row would cost a write a row wherever the
- * stream goes: to a ClickHouse server through the client's gzip stream (a round trip to Node's
- * thread pool each), or into the embedded engine's rows file.
+ * STREAM_CHUNK_BYTES, text lines as they are. Sent one a row, each chunk would take a round trip
+ * to Node's thread pool through the client's gzip stream to a ClickHouse server (BENCHMARKS.md,
+ * "Ingest", session 52); the embedded engine's rows file is written in writes of about a MiB
+ * either way.
  */
 function* streamChunks(lines: ReadonlyArray<string | Uint8Array>): Generator<string | Uint8Array> {
   let run: Uint8Array[] = [];
