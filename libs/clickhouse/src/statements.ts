@@ -59,19 +59,16 @@ function* streamChunks(lines: ReadonlyArray<string | Uint8Array>): Generator<str
   let run: Uint8Array[] = [];
   let bytes = 0;
   for (const line of lines) {
-    if (typeof line === 'string') {
-      if (run.length > 0) yield Buffer.concat(run, bytes);
-      run = [];
-      bytes = 0;
-      yield line;
-      continue;
+    if (typeof line !== 'string') {
+      run.push(line);
+      bytes += line.byteLength;
+      if (bytes < STREAM_CHUNK_BYTES) continue;
     }
-    run.push(line);
-    bytes += line.byteLength;
-    if (bytes < STREAM_CHUNK_BYTES) continue;
-    yield Buffer.concat(run, bytes);
+    // A full run, or a text line: the run so far goes first.
+    if (run.length > 0) yield Buffer.concat(run, bytes);
     run = [];
     bytes = 0;
+    if (typeof line === 'string') yield line;
   }
   if (run.length > 0) yield Buffer.concat(run, bytes);
 }

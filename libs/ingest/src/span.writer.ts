@@ -434,7 +434,7 @@ export class SpanWriter {
       projectId: ref.projectId,
       exportId: '',
       minute: 0,
-      parts: partsOfStoredLines(text),
+      parts: partsOfStoredLines(textLines(text)),
       rows,
       traces,
       sessions: [...new Set(sessions.values())],
@@ -688,10 +688,10 @@ function partitionOfLine(line: string): number {
   return spanPartition(start, retention);
 }
 
-/** JSONEachRow lines of `spans` (read back, or dead-lettered), grouped by their partition. */
-export function partsOfStoredLines(text: string): ChunkPart[] {
+/** JSONEachRow lines of `spans` (read back, or dead-lettered), each ending in '\n', by their partition. */
+export function partsOfStoredLines(lines: Iterable<string>): ChunkPart[] {
   const parts = new Map<number, ChunkPart>();
-  for (const line of textLines(text)) {
+  for (const line of lines) {
     const partition = partitionOfLine(line);
     let part = parts.get(partition);
     if (!part) parts.set(partition, (part = { partition, lines: [] }));

@@ -85,7 +85,7 @@ export class IngestProcessor {
       );
     }
     if (chunk.redactions > 0) this.deps.redacted(chunk.redactions);
-    // The chunk itself, not a copy: the writer drops its text once inserted, and a copy would leave
+    // The chunk itself, not a copy: the writer drops its rows once inserted, and a copy would leave
     // this one holding it until the upkeep is done (every job in flight, hundreds of KB each).
     chunk.rerun = rerun;
     // Both settle before the job fails: the write's failure (an UpkeepFailedError tells a retry to
@@ -153,13 +153,12 @@ export class IngestProcessor {
     const rows = letters.filter((letter) => letter.kind === 'span_row');
     let stored = 0;
     if (rows.length > 0) {
-      const text = rows.map((letter) => `${letter.payload}\n`).join('');
       const ids = rows.map(idsOf);
       await this.deps.spans.write({
         ...project,
         exportId: '',
         minute: 0,
-        parts: partsOfStoredLines(text),
+        parts: partsOfStoredLines(rows.map((letter) => `${letter.payload}\n`)),
         rows: rows.length,
         traces: [...new Set(ids.map((row) => row.trace_id))],
         sessions: [...new Set(ids.map((row) => row.session_id).filter((sessionId) => sessionId !== ''))],
